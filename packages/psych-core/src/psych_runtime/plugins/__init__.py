@@ -1,0 +1,1 @@
+"""Plugin system: pluggy hooks over the ``psych_runtime`` entry-point group."""
