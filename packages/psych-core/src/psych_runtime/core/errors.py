@@ -1,0 +1,32 @@
+"""The exception hierarchy every layer shares.
+
+Everything the library raises on purpose derives from ``PsychError`` so a consumer can
+catch the library's refusals in one place without also catching their own bugs.
+"""
+
+
+class PsychError(Exception):
+    """Base class of every error Psych Runtime raises deliberately."""
+
+
+class AccessDenied(PsychError):
+    """The caller's Scope may not see or touch this Run (or resource)."""
+
+
+class RunNotFound(PsychError):
+    """No Run with this id exists (for this tenant)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} not found")
+        self.run_id = run_id
+
+
+class VersionNotFound(PsychError):
+    """A Run pins a Version the store does not hold."""
+
+    def __init__(self, version_hash: str) -> None:
+        super().__init__(f"version {version_hash!r} not found")
+        self.version_hash = version_hash
+
+
+__all__ = ["AccessDenied", "PsychError", "RunNotFound", "VersionNotFound"]

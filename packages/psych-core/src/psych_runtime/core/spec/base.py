@@ -1,0 +1,138 @@
+"""The base every Spec model shares, and the helpers that canonicalise collections.
+
+A Spec is data that is hashed and stored, so three things hold for every part of it:
+it cannot change after construction, it refuses keys it does not know (a typo must not
+vanish silently from the hash), and it never holds a live Python object. The last rule
+is checked before field validation so that the error names the callable plainly
+instead of surfacing as an obscure type mismatch.
+"""
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+
+class LiveObjectInSpec(ValueError):
+    """A callable (or a value JSON cannot carry) was put where Spec data belongs."""
+
+
+def _describe(value: object) -> str:
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(name, str):
+        return f"{type(value).__name__} {name!r}"
+    return type(value).__name__
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def refuse_live_objects(value: object, path: str = "") -> None:
+    """Walk plain containers and refuse callables and non-finite floats.
+
+    Already-built models are not entered: each one ran this check when it was
+    constructed. Mapping keys are checked as well as values.
+
+    Args:
+        value: the raw input about to be validated.
+        path: where ``value`` sits, for the error message.
+
+    Raises:
+        LiveObjectInSpec: naming the offending value and its path.
+    """
+    if isinstance(value, BaseModel | str | bytes | int | bool) or value is None:
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            where = path or "the value"
+            raise LiveObjectInSpec(f"{where} is {value!r}; a Spec holds only finite numbers")
+        return
+    if callable(value):
+        where = f" at {path!r}" if path else ""
+        raise LiveObjectInSpec(
+            f"found {_describe(value)}{where}: a Spec refers to tools and other code by "
+            "name and can never hold a callable; register the function and use its name"
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            refuse_live_objects(key, path)
+            refuse_live_objects(item, _join(path, key))
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            refuse_live_objects(item, _join(path, index))
+
+
+class SpecModel(BaseModel):
+    """Frozen, strict-keyed, callable-free base of every Spec model."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_live_objects(cls, data: object) -> object:
+        refuse_live_objects(data)
+        return data
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+def _duplicates(names: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for name in names:
+        (repeated if name in seen else seen).add(name)
+    return sorted(repeated)
+
+
+def sorted_by_name[N: _Named](items: tuple[N, ...], what: str) -> tuple[N, ...]:
+    """Refuse repeated names, then order by name so author order does not reach the hash.
+
+    Args:
+        items: the named parts as given.
+        what: what they are, for the error message (``"tool"``, ``"skill"``...).
+
+    Returns:
+        The same parts sorted by name.
+
+    Raises:
+        ValueError: when two parts share a name.
+    """
+    repeated = _duplicates(item.name for item in items)
+    if repeated:
+        raise ValueError(f"duplicate {what} name(s): {', '.join(repeated)}")
+    key: Callable[[N], str] = lambda item: item.name  # noqa: E731
+    return tuple(sorted(items, key=key))
+
+
+def sorted_set(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Collapse repeats and sort: the collection is a set that happens to be a tuple."""
+    return tuple(sorted(set(values)))
+
+
+def sorted_unique(values: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """Sort, refusing repeats rather than collapsing them (a repeat is likely a typo)."""
+    repeated = _duplicates(values)
+    if repeated:
+        raise ValueError(f"duplicate {what}: {', '.join(repeated)}")
+    return tuple(sorted(values))
+
+
+__all__ = [
+    "LiveObjectInSpec",
+    "SpecModel",
+    "refuse_live_objects",
+    "sorted_by_name",
+    "sorted_set",
+    "sorted_unique",
+]

@@ -1,0 +1,418 @@
+"""Publish-time validation: every problem in a Spec, found once, reported together.
+
+Model construction already refuses anything that is wrong on its face (a bad name, a
+duplicate, a loop with two stop rules). What remains needs outside knowledge or a view
+of the whole tree: which tools the process registered, which models exist, which MCP
+servers answer, whether skill links resolve, whether a tree of subagents fits its own
+depth limit. Those checks run here, before a Version exists, because a Run in front of
+a customer is the wrong moment to find a typo.
+
+All issues are gathered and raised in one ``SpecValidationError`` so an author fixes
+them in one pass instead of one per publish attempt.
+"""
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.spec import (
+    SPEC_ADAPTER,
+    AgentSpec,
+    AgentStep,
+    McpServer,
+    StaticTool,
+    ToolStep,
+    WorkflowSpec,
+    WorkflowStepRef,
+    walk_steps,
+)
+from psych_runtime.core.spec.names import OWNER_SEPARATOR
+
+MAX_NESTING = 16
+"""Embedded Specs (subagents, agent and workflow steps) may nest this deep below the root."""
+
+JSON_SCHEMA_TYPES: frozenset[str] = frozenset(
+    {"object", "array", "string", "number", "integer", "boolean", "null"}
+)
+
+_SKILL_LINK = re.compile(r"\[\[skill:([^\]]*)\]\]")
+
+
+class ValidationIssue(BaseModel):
+    """One problem, located by a dotted path from the root of the Spec.
+
+    Attributes:
+        path: for example ``subagents.0.spec.tools.1``; empty for the Spec itself.
+        message: what is wrong, in words an author can act on.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    message: str
+
+
+class SpecValidationError(PsychError, ValueError):
+    """A Spec cannot be published; ``issues`` lists every reason.
+
+    Attributes:
+        issues: each problem with its path, in the order they were found.
+    """
+
+    def __init__(self, issues: Iterable[ValidationIssue]) -> None:
+        self.issues: tuple[ValidationIssue, ...] = tuple(issues)
+        count = len(self.issues)
+        lines = "\n".join(f"  - {issue.path or '(spec)'}: {issue.message}" for issue in self.issues)
+        super().__init__(f"the spec has {count} issue{'s' if count != 1 else ''}:\n{lines}")
+
+
+def _names(values: Iterable[str], field: str) -> frozenset[str]:
+    if isinstance(values, str):
+        raise TypeError(f"{field} takes a collection of names, not a single string")
+    return frozenset(values)
+
+
+@dataclass(frozen=True, init=False)
+class ValidationContext:
+    """What the publishing process knows about its surroundings.
+
+    Each collection switches one check on; left empty, that dimension is not checked,
+    because a Spec may well be published by a process that is not the one running it.
+
+    Attributes:
+        registered_tools: names in the tool registry; code tools must be among them.
+        known_models: model ids the consumer can serve.
+        reachable_mcp_servers: MCP server names that answered; required servers must be
+            among them.
+        sandbox_profiles: sandbox profiles the host provides.
+    """
+
+    registered_tools: frozenset[str]
+    known_models: frozenset[str]
+    reachable_mcp_servers: frozenset[str]
+    sandbox_profiles: frozenset[str]
+
+    def __init__(
+        self,
+        *,
+        registered_tools: Iterable[str] = (),
+        known_models: Iterable[str] = (),
+        reachable_mcp_servers: Iterable[str] = (),
+        sandbox_profiles: Iterable[str] = (),
+    ) -> None:
+        object.__setattr__(self, "registered_tools", _names(registered_tools, "registered_tools"))
+        object.__setattr__(self, "known_models", _names(known_models, "known_models"))
+        object.__setattr__(
+            self,
+            "reachable_mcp_servers",
+            _names(reachable_mcp_servers, "reachable_mcp_servers"),
+        )
+        object.__setattr__(self, "sandbox_profiles", _names(sandbox_profiles, "sandbox_profiles"))
+
+
+def _at(path: str, *parts: object) -> str:
+    return ".".join([path, *map(str, parts)] if path else [str(part) for part in parts])
+
+
+def schema_issues(schema: Mapping[str, JsonValue]) -> list[str]:
+    """A shallow look at a tool's input schema, catching the usual authoring slips.
+
+    Only the root is examined: enough to catch a schema that providers would reject
+    outright, without pretending to be a JSON Schema validator.
+
+    Args:
+        schema: the schema as written; an empty one is accepted.
+
+    Returns:
+        Messages, empty when nothing is wrong.
+    """
+    if not schema:
+        return []
+    if "type" not in schema:
+        return ["the input schema has no root 'type'"]
+    found: list[str] = []
+    kind = schema["type"]
+    kinds = kind if isinstance(kind, list) else [kind]
+    for each in kinds:
+        if not isinstance(each, str) or each not in JSON_SCHEMA_TYPES:
+            found.append(f"{each!r} is not a JSON Schema type")
+    if "object" in kinds:
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        if not isinstance(properties, dict):
+            found.append("'properties' must be an object")
+            properties = {}
+        if not isinstance(required, list):
+            found.append("'required' must be a list")
+            required = []
+        for name in required:
+            if not isinstance(name, str) or name not in properties:
+                found.append(f"required property {name!r} is not in 'properties'")
+    return found
+
+
+class _Collector:
+    """Walks a Spec tree once, in a fixed order, writing down every issue."""
+
+    def __init__(self, context: ValidationContext) -> None:
+        self.context = context
+        self.issues: list[ValidationIssue] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.issues.append(ValidationIssue(path=path, message=message))
+
+    def visit(
+        self, spec: AgentSpec | WorkflowSpec, path: str, depth: int, ancestors: frozenset[int]
+    ) -> None:
+        if depth > MAX_NESTING:
+            self.add(path, f"specs are nested more than {MAX_NESTING} levels deep")
+            return
+        if id(spec) in ancestors:
+            self.add(path, f"spec {spec.name!r} contains itself")
+            return
+        inside = ancestors | {id(spec)}
+        if isinstance(spec, AgentSpec):
+            self.agent(spec, path, depth, inside)
+        else:
+            self.workflow(spec, path, depth, inside)
+
+    def agent(self, spec: AgentSpec, path: str, depth: int, ancestors: frozenset[int]) -> None:
+        self.models(spec, path)
+        self.tools(spec.tools, path)
+        self.servers(spec.mcp_servers, path)
+        self.skill_links(spec, path)
+        deepest = _delegation_depth(spec, {}, frozenset())
+        if deepest > spec.limits.max_delegation_depth:
+            self.add(
+                _at(path, "subagents"),
+                f"the subagent tree is {deepest} levels deep but "
+                f"limits.max_delegation_depth is {spec.limits.max_delegation_depth}",
+            )
+        execution = spec.code_execution
+        profiles = self.context.sandbox_profiles
+        if (
+            execution is not None
+            and execution.enabled
+            and profiles
+            and execution.profile not in profiles
+        ):
+            self.add(
+                _at(path, "code_execution", "profile"),
+                f"sandbox profile {execution.profile!r} is not provided here "
+                f"(available: {', '.join(sorted(profiles))})",
+            )
+        for index, ref in enumerate(spec.subagents):
+            self.visit(ref.spec, _at(path, "subagents", index, "spec"), depth + 1, ancestors)
+
+    def models(self, spec: AgentSpec, path: str) -> None:
+        known = self.context.known_models
+        if not known:
+            return
+        wanted: list[tuple[str, str]] = [(_at(path, "model", "model"), spec.model.model)]
+        wanted += [
+            (_at(path, "model", "fallbacks", i), model)
+            for i, model in enumerate(spec.model.fallbacks)
+        ]
+        if spec.compaction is not None and spec.compaction.model is not None:
+            wanted.append((_at(path, "compaction", "model"), spec.compaction.model))
+        if spec.spawn is not None:
+            wanted += [
+                (_at(path, "spawn", "models", i), model)
+                for i, model in enumerate(spec.spawn.models)
+            ]
+        for where, model in wanted:
+            if model not in known:
+                self.add(where, f"model {model!r} is not known")
+
+    def tools(self, tools: tuple[StaticTool, ...], path: str) -> None:
+        registered = self.context.registered_tools
+        for index, tool in enumerate(tools):
+            where = _at(path, "tools", index)
+            if tool.kind == "code":
+                if registered and tool.name not in registered:
+                    self.add(where, f"code tool {tool.name!r} is not registered")
+            else:
+                for message in schema_issues(tool.input_schema):
+                    self.add(_at(where, "input_schema"), f"tool {tool.name!r}: {message}")
+
+    def servers(self, servers: tuple[McpServer, ...], path: str) -> None:
+        reachable = self.context.reachable_mcp_servers
+        if not reachable:
+            return
+        for index, server in enumerate(servers):
+            if not server.optional and server.name not in reachable:
+                self.add(
+                    _at(path, "mcp_servers", index),
+                    f"MCP server {server.name!r} is required but not reachable; "
+                    "mark it optional if Runs may proceed without it",
+                )
+
+    def skill_links(self, spec: AgentSpec, path: str) -> None:
+        names = {skill.name for skill in spec.skills}
+        texts = [(_at(path, "instructions"), spec.instructions)]
+        texts += [
+            (_at(path, "skills", i, "body"), skill.body) for i, skill in enumerate(spec.skills)
+        ]
+        for where, text in texts:
+            for target in _SKILL_LINK.findall(text):
+                if target not in names:
+                    self.add(where, f"[[skill:{target}]] links to a skill this spec does not have")
+
+    def workflow(
+        self, spec: WorkflowSpec, path: str, depth: int, ancestors: frozenset[int]
+    ) -> None:
+        self.tools(spec.tools, path)
+        self.servers(spec.mcp_servers, path)
+        granted = {tool.name for tool in spec.tools}
+        for where, step in walk_steps(spec.steps, _at(path, "steps")):
+            if isinstance(step, ToolStep):
+                if not self.tool_reachable(step.tool, granted, spec.mcp_servers):
+                    self.add(
+                        _at(where, "tool"),
+                        f"tool {step.tool!r} is neither granted by the workflow nor registered",
+                    )
+            elif isinstance(step, AgentStep | WorkflowStepRef):
+                self.visit(step.spec, _at(where, "spec"), depth + 1, ancestors)
+
+    def tool_reachable(self, name: str, granted: set[str], servers: tuple[McpServer, ...]) -> bool:
+        if name in granted or name in self.context.registered_tools:
+            return True
+        for server in servers:
+            prefix = server.name + OWNER_SEPARATOR
+            if name.startswith(prefix) and _allowed(name[len(prefix) :], server.allow):
+                return True
+        return False
+
+
+def _allowed(tool: str, allow: tuple[str, ...]) -> bool:
+    if not allow:
+        return True
+    return any(
+        tool.startswith(pattern[:-1]) if pattern.endswith("*") else tool == pattern
+        for pattern in allow
+    )
+
+
+def _delegation_depth(spec: AgentSpec, memo: dict[int, int], active: frozenset[int]) -> int:
+    """Levels of subagents below ``spec``; a cycle counts as no further depth."""
+    key = id(spec)
+    if key in memo:
+        return memo[key]
+    if key in active or not spec.subagents:
+        return 0
+    below = active | {key}
+    depth = 1 + max(_delegation_depth(ref.spec, memo, below) for ref in spec.subagents)
+    memo[key] = depth
+    return depth
+
+
+def collect_issues(
+    spec: AgentSpec | WorkflowSpec, context: ValidationContext | None = None
+) -> tuple[ValidationIssue, ...]:
+    """Every publish-time issue in a constructed Spec, without raising.
+
+    Args:
+        spec: the Spec to check.
+        context: what the publishing process knows; None checks only what needs no
+            outside knowledge.
+
+    Returns:
+        The issues in visiting order; empty when the Spec may be published.
+    """
+    collector = _Collector(context or ValidationContext())
+    collector.visit(spec, "", 0, frozenset())
+    return tuple(collector.issues)
+
+
+_MISSING = object()
+
+
+def _child(node: object, element: int | str) -> object:
+    """``node[element]`` for a mapping, sequence or model, or ``_MISSING``."""
+    if isinstance(node, Mapping):
+        return node.get(element, _MISSING)
+    if isinstance(node, list | tuple):
+        if isinstance(element, int) and 0 <= element < len(node):
+            return node[element]
+        return _MISSING
+    if isinstance(node, BaseModel) and isinstance(element, str):
+        return getattr(node, element, _MISSING)
+    return _MISSING
+
+
+def _clean_path(loc: tuple[int | str, ...], data: object) -> str:
+    """Turn a pydantic error location into a dotted path through the author's input.
+
+    Pydantic puts the chosen member of a tagged union (``agent``, ``code``...) into the
+    location; those elements are dropped by following the input alongside, so the path
+    names only keys and indexes the author actually wrote.
+    """
+    parts: list[str] = []
+    node: object = data
+    for element in loc:
+        child = _child(node, element)
+        if child is _MISSING and _kind_of(node) == element:
+            continue
+        node = child
+        parts.append(str(element))
+    return ".".join(parts)
+
+
+def _kind_of(node: object) -> object:
+    if isinstance(node, Mapping):
+        return node.get("kind")
+    return getattr(node, "kind", None)
+
+
+def _from_pydantic(error: ValidationError, data: object) -> list[ValidationIssue]:
+    issues = []
+    for detail in error.errors():
+        message = detail["msg"].removeprefix("Value error, ")
+        issues.append(ValidationIssue(path=_clean_path(detail["loc"], data), message=message))
+    return issues
+
+
+def validate(
+    spec_or_dict: AgentSpec | WorkflowSpec | Mapping[str, object],
+    *,
+    context: ValidationContext | None = None,
+) -> AgentSpec | WorkflowSpec:
+    """Build (when given a dict) and check a Spec, raising every issue at once.
+
+    Args:
+        spec_or_dict: a Spec model, or a plain mapping naming its ``kind``.
+        context: what the publishing process knows about its surroundings.
+
+    Returns:
+        The validated Spec.
+
+    Raises:
+        SpecValidationError: listing every issue with its path. When the mapping cannot
+            even be built into a model, the construction errors are what it lists.
+    """
+    if isinstance(spec_or_dict, AgentSpec | WorkflowSpec):
+        spec = spec_or_dict
+    else:
+        try:
+            spec = SPEC_ADAPTER.validate_python(spec_or_dict)
+        except ValidationError as error:
+            raise SpecValidationError(_from_pydantic(error, spec_or_dict)) from None
+    issues = collect_issues(spec, context)
+    if issues:
+        raise SpecValidationError(issues)
+    return spec
+
+
+__all__ = [
+    "JSON_SCHEMA_TYPES",
+    "MAX_NESTING",
+    "SpecValidationError",
+    "ValidationContext",
+    "ValidationIssue",
+    "collect_issues",
+    "schema_issues",
+    "validate",
+]

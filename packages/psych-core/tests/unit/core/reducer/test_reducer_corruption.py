@@ -1,0 +1,553 @@
+"""Every way a log can contradict itself raises CorruptLog with the right reason.
+
+Each case builds a log whose LAST record is the offending one; the shared checks prove
+the prefix folds cleanly (so the last record really is the cause), that the error
+names that record's seq, and that a refused record leaves the state untouched.
+"""
+
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+from psych_runtime.core.corruption import CorruptionReason, CorruptLog
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.records import (
+    AttemptStarted,
+    QueueKind,
+    ResultAttachment,
+    SuspendReason,
+    TerminalState,
+    ToolFailure,
+    ToolOutcome,
+)
+from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.scope import Scope
+from psych_runtime.testing import LogBuilder
+
+R = CorruptionReason
+Build = Callable[[], LogBuilder]
+RETRYABLE = ToolFailure(kind="timeout", message="slow", transient=True)
+
+
+def base() -> LogBuilder:
+    return LogBuilder().admitted().attempt()
+
+
+def in_turn() -> LogBuilder:
+    return base().turn()
+
+
+def usd(amount: str) -> Cost:
+    return Cost(amount=Decimal(amount), currency="USD")
+
+
+def eur(amount: str) -> Cost:
+    return Cost(amount=Decimal(amount), currency="EUR")
+
+
+def expect_corrupt(builder: LogBuilder, reason: CorruptionReason) -> CorruptLog:
+    records = builder.build()
+    if len(records) > 1:
+        reduce(records[:-1])  # the prefix is fine: the last record is the culprit
+    with pytest.raises(CorruptLog) as info:
+        reduce(records)
+    assert info.value.reason is reason
+    assert info.value.seq == records[-1].seq
+    assert info.value.run_id == "run_test"
+    return info.value
+
+
+CASES: dict[CorruptionReason, list[object]] = {
+    R.NON_CONSECUTIVE_SEQ: [
+        pytest.param(lambda: base().turn(seq=5), id="gap"),
+        pytest.param(lambda: base().turn(seq=2), id="repeat"),
+        pytest.param(lambda: base().turn(seq=1), id="rewind-to-start"),
+    ],
+    R.UNKNOWN_OPERATION: [
+        pytest.param(lambda: base().turn(run_id="run_other"), id="a-other-run"),
+        pytest.param(lambda: base().turn(scope=Scope(tenant="globex")), id="b-other-tenant"),
+        pytest.param(lambda: LogBuilder().attempt(), id="c-attempt-as-first-record"),
+        pytest.param(lambda: LogBuilder().abort().attempt(), id="c-attempt-before-admission"),
+        pytest.param(lambda: base().model_started(), id="d-model-call-without-turn"),
+        pytest.param(
+            lambda: in_turn().model_started().model_finished().model_started(),
+            id="d-model-call-after-turn-closed",
+        ),
+        pytest.param(lambda: in_turn().model_started(turn=2), id="e-model-started-wrong-turn"),
+        pytest.param(
+            lambda: in_turn().model_started().model_finished(turn=3),
+            id="e-model-finished-wrong-turn",
+        ),
+        pytest.param(
+            lambda: in_turn().model_started().model_failed(turn=3), id="e-model-failed-wrong-turn"
+        ),
+        pytest.param(lambda: in_turn().tool_started("c1", turn=2), id="e-tool-wrong-turn"),
+        pytest.param(lambda: base().tool_started("c1", turn=2), id="e-tool-before-any-turn"),
+        pytest.param(lambda: in_turn().model_finished(), id="f-finished-without-call"),
+        pytest.param(lambda: in_turn().model_failed(), id="f-failed-without-call"),
+        pytest.param(
+            lambda: in_turn().model_started().model_finished().model_finished(),
+            id="f-finished-twice",
+        ),
+        pytest.param(lambda: base().messaged_child("run_child"), id="g-message-unknown-child"),
+        pytest.param(lambda: base().child_finished("run_child"), id="g-finish-unknown-child"),
+        pytest.param(lambda: base().resumed(), id="h-resume-not-suspended"),
+        pytest.param(
+            lambda: base().suspended(SuspendReason.QUESTION).resumed().resumed(),
+            id="h-resume-twice",
+        ),
+    ],
+    R.RECORD_AFTER_FINISH: [
+        pytest.param(lambda: base().settled().turn(), id="turn"),
+        pytest.param(lambda: base().settled().abort(), id="external-abort"),
+        pytest.param(lambda: base().settled().enqueued("e1", QueueKind.NEXT_RUN), id="next-run"),
+        pytest.param(lambda: base().settled().attempt(), id="attempt"),
+        pytest.param(
+            lambda: base().settled().settled(TerminalState.FAILED), id="second-run-settled"
+        ),
+    ],
+    R.MULTIPLE_OPEN_OPERATIONS: [
+        pytest.param(lambda: base().admitted(), id="second-admission"),
+        pytest.param(lambda: base().turn().turn(), id="turn-while-turn-open"),
+        pytest.param(
+            lambda: in_turn().model_started().model_started(turn=1), id="model-call-while-open"
+        ),
+        pytest.param(
+            lambda: base().spawned("run_c1").child_finished("run_c1").spawned("run_c1", name="b"),
+            id="child-run-id-reused",
+        ),
+        pytest.param(
+            lambda: base().spawned("run_c1").spawned("run_c2"), id="name-of-live-child-reused"
+        ),
+        pytest.param(
+            lambda: base().spawned("run_c1").child_finished("run_c1").child_finished("run_c1"),
+            id="child-finished-twice",
+        ),
+        pytest.param(
+            lambda: base().suspended(SuspendReason.QUESTION).suspended(SuspendReason.EXTERNAL),
+            id="suspended-while-suspended",
+        ),
+    ],
+    R.NON_CONSECUTIVE_ATTEMPT: [
+        pytest.param(lambda: base().attempt(attempt_number=3), id="attempt-skipped"),
+        pytest.param(
+            lambda: base().raw(AttemptStarted, worker_id="wrk_x", attempt_number=1),
+            id="attempt-repeated",
+        ),
+        pytest.param(lambda: base().turn(turn=2), id="turn-skipped"),
+        pytest.param(
+            lambda: in_turn().model_started().model_finished().turn(turn=1), id="turn-repeated"
+        ),
+        pytest.param(lambda: base().step_started("s1", attempt_number=2), id="first-step-not-1"),
+        pytest.param(
+            lambda: (
+                base()
+                .step_started("s1")
+                .step_completed("s1", failure=RETRYABLE, will_retry=True)
+                .step_started("s1", attempt_number=3)
+            ),
+            id="step-retry-skips",
+        ),
+        pytest.param(
+            lambda: base().step_started("s1").step_started("s1"), id="step-restart-same-number"
+        ),
+    ],
+    R.QUEUE_AFTER_ABORT: [
+        pytest.param(lambda: base().abort().enqueued("e1", QueueKind.STEER), id="steer"),
+        pytest.param(lambda: base().abort().enqueued("e1", QueueKind.FOLLOW_UP), id="follow-up"),
+        pytest.param(
+            lambda: base().abort().abort().enqueued("e1", QueueKind.STEER), id="after-two-aborts"
+        ),
+    ],
+    R.INVALID_QUEUE_CANCELLATION: [
+        pytest.param(lambda: base().cancelled("e1"), id="never-enqueued"),
+        pytest.param(lambda: base().enqueued("e1").cancelled("e1").cancelled("e1"), id="twice"),
+        pytest.param(lambda: base().enqueued("e1").consumed("e1").cancelled("e1"), id="consumed"),
+    ],
+    R.INCONSISTENT_STEP: [
+        pytest.param(
+            lambda: (
+                base().step_started("s1").step_completed("s1").step_started("s1", attempt_number=2)
+            ),
+            id="restart-after-final-completion",
+        ),
+        pytest.param(lambda: base().step_completed("s1"), id="completed-never-started"),
+        pytest.param(
+            lambda: base().step_started("s1").step_completed("s1").step_completed("s1"),
+            id="completed-twice",
+        ),
+        pytest.param(
+            lambda: (
+                base()
+                .step_started("s1")
+                .step_completed("s1", failure=RETRYABLE, will_retry=True)
+                .step_completed("s1")
+            ),
+            id="retrying-attempt-completed-again",
+        ),
+    ],
+    R.TOOL_CALL_MISMATCH: [
+        pytest.param(lambda: in_turn().tool_finished("c1"), id="finish-never-started"),
+        pytest.param(
+            lambda: in_turn().tool_started("c1").tool_finished("c1").tool_finished("c1"),
+            id="finish-twice",
+        ),
+        pytest.param(
+            lambda: in_turn().suspended(SuspendReason.APPROVAL, pending_call_id="c1"),
+            id="approval-for-unknown-call",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .tool_started("c1")
+                .tool_finished("c1")
+                .suspended(SuspendReason.APPROVAL, pending_call_id="c1")
+            ),
+            id="approval-for-settled-call",
+        ),
+    ],
+    R.DUPLICATE_TOOL_INVOCATION: [
+        pytest.param(lambda: in_turn().tool_started("c1").tool_started("c1"), id="while-open"),
+        pytest.param(
+            lambda: in_turn().tool_started("c1").tool_finished("c1").tool_started("c1"),
+            id="after-settled",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .tool_started("c1")
+                .tool_finished("c1", ToolOutcome.UNKNOWN)
+                .attempt()
+                .tool_started("c1")
+            ),
+            id="after-reclaim",
+        ),
+    ],
+    R.PROVISIONED_ENTRY_MISMATCH: [
+        pytest.param(lambda: base().enqueued("e1").enqueued("e1"), id="enqueue-reused"),
+        pytest.param(
+            lambda: base().enqueued("e1").consumed("e1").enqueued("e1", QueueKind.NEXT_RUN),
+            id="enqueue-reused-after-consumed",
+        ),
+        pytest.param(lambda: base().consumed("e1"), id="consume-never-enqueued"),
+        pytest.param(lambda: base().enqueued("e1").cancelled("e1").consumed("e1"), id="cancelled"),
+        pytest.param(lambda: base().enqueued("e1").consumed("e1").consumed("e1"), id="twice"),
+    ],
+    R.INVALID_DEFERRED_HANDLE: [
+        pytest.param(
+            lambda: in_turn().tool_started(
+                "c1", tool="read_tool_output", arguments={"handle": "h1"}
+            ),
+            id="never-issued",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .tool_started("c0", tool="run_code")
+                .tool_finished(
+                    "c0",
+                    attachments=(
+                        ResultAttachment(
+                            name="stdout",
+                            handle="h-out",
+                            data=b"x",
+                            size_bytes=1,
+                            observed_bytes=1,
+                            readable=False,
+                        ),
+                    ),
+                )
+                .tool_started("c1", tool="read_tool_output", arguments={"handle": "h-out"})
+            ),
+            id="unreadable-attachment",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .tool_started(
+                    "c0", tool="read_tool_output", arguments={"handle": "h1"}, parent_call_id="p"
+                )
+                .tool_finished("c0")
+                .tool_started("c1", tool="read_tool_output", arguments={"handle": "h1"})
+            ),
+            id="program-read-does-not-register",
+        ),
+    ],
+    R.INVALID_COMPACTION_REASON: [
+        pytest.param(lambda: in_turn().compacted(3, 2), id="inverted-range"),
+        pytest.param(lambda: in_turn().compacted(1, 4), id="ends-at-own-seq"),
+        pytest.param(lambda: in_turn().compacted(1, 9), id="ends-in-the-future"),
+    ],
+    R.INCONSISTENT_COST: [
+        pytest.param(
+            lambda: (
+                in_turn()
+                .model_started()
+                .model_finished(cost=usd("0.01"))
+                .turn()
+                .model_started()
+                .model_finished(cost=eur("0.01"))
+            ),
+            id="model-calls",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .model_started()
+                .model_finished(cost=usd("0.01"))
+                .compacted(1, 4, model="gpt-4o-mini", cost=eur("0.001"))
+            ),
+            id="compaction",
+        ),
+        pytest.param(
+            lambda: (
+                in_turn()
+                .model_started()
+                .model_finished(cost=eur("0.01"))
+                .turn()
+                .model_started()
+                .model_finished(cost=None)
+                .turn()
+                .model_started()
+                .model_finished(cost=usd("0.01"))
+            ),
+            id="after-unpriced-call",
+        ),
+    ],
+}
+
+
+def test_the_enum_has_exactly_the_fourteen_reasons() -> None:
+    assert {reason.value for reason in CorruptionReason} == {
+        "non_consecutive_seq",
+        "unknown_operation",
+        "record_after_finish",
+        "multiple_open_operations",
+        "non_consecutive_attempt",
+        "queue_after_abort",
+        "invalid_queue_cancellation",
+        "inconsistent_step",
+        "tool_call_mismatch",
+        "duplicate_tool_invocation",
+        "provisioned_entry_mismatch",
+        "invalid_deferred_handle",
+        "invalid_compaction_reason",
+        "inconsistent_cost",
+    }
+    assert set(CASES) == set(CorruptionReason)
+
+
+@pytest.mark.parametrize("build", CASES[R.NON_CONSECUTIVE_SEQ])
+def test_non_consecutive_seq(build: Build) -> None:
+    expect_corrupt(build(), R.NON_CONSECUTIVE_SEQ)
+
+
+def test_non_consecutive_seq_for_a_log_not_starting_at_one() -> None:
+    records = LogBuilder().admitted(seq=2).build()
+    with pytest.raises(CorruptLog) as info:
+        reduce(records)
+    assert info.value.reason is R.NON_CONSECUTIVE_SEQ
+    assert info.value.seq == 2
+
+
+def test_non_consecutive_seq_in_a_continued_fold() -> None:
+    records = base().turn().model_started().build()
+    prior = reduce(records[:2])
+    with pytest.raises(CorruptLog) as info:
+        reduce(records[3:], prior=prior)  # seq 3 is missing
+    assert info.value.reason is R.NON_CONSECUTIVE_SEQ
+    assert info.value.seq == 4
+
+
+@pytest.mark.parametrize("build", CASES[R.UNKNOWN_OPERATION])
+def test_unknown_operation(build: Build) -> None:
+    expect_corrupt(build(), R.UNKNOWN_OPERATION)
+
+
+def test_unknown_operation_when_the_fold_is_for_another_run() -> None:
+    records = base().build()
+    with pytest.raises(CorruptLog) as info:
+        reduce(records, run_id="run_other")
+    assert info.value.reason is R.UNKNOWN_OPERATION
+    assert info.value.seq == 1
+    assert info.value.run_id == "run_other"
+
+
+def test_principal_and_labels_may_differ_within_a_tenant() -> None:
+    other_person = Scope(tenant="acme", principal="bob", labels={"team": "ops"})
+    state = reduce(base().abort(scope=other_person).build())
+    assert state.aborted
+    assert state.scope == Scope(tenant="acme")
+
+
+@pytest.mark.parametrize("build", CASES[R.RECORD_AFTER_FINISH])
+def test_record_after_finish(build: Build) -> None:
+    expect_corrupt(build(), R.RECORD_AFTER_FINISH)
+
+
+def test_second_settlement_does_not_overwrite_the_first() -> None:
+    records = base().settled(output={"answer": 1}).settled(TerminalState.FAILED).build()
+    with pytest.raises(CorruptLog) as info:
+        reduce(records)
+    assert info.value.reason is R.RECORD_AFTER_FINISH
+    assert info.value.seq == 4
+    state = reduce(records[:3])
+    assert state.terminal_state is TerminalState.COMPLETED
+    assert state.output == {"answer": 1}
+
+
+@pytest.mark.parametrize("build", CASES[R.MULTIPLE_OPEN_OPERATIONS])
+def test_multiple_open_operations(build: Build) -> None:
+    expect_corrupt(build(), R.MULTIPLE_OPEN_OPERATIONS)
+
+
+def test_a_finished_childs_name_may_be_reused() -> None:
+    state = reduce(base().spawned("run_c1").child_finished("run_c1").spawned("run_c2").build())
+    assert [child.run_id for child in state.live_children] == ["run_c2"]
+
+
+@pytest.mark.parametrize("build", CASES[R.NON_CONSECUTIVE_ATTEMPT])
+def test_non_consecutive_attempt(build: Build) -> None:
+    expect_corrupt(build(), R.NON_CONSECUTIVE_ATTEMPT)
+
+
+@pytest.mark.parametrize("build", CASES[R.QUEUE_AFTER_ABORT])
+def test_queue_after_abort(build: Build) -> None:
+    expect_corrupt(build(), R.QUEUE_AFTER_ABORT)
+
+
+def test_next_run_entries_are_allowed_after_abort() -> None:
+    state = reduce(base().enqueued("e0").abort().enqueued("e1", QueueKind.NEXT_RUN).build())
+    assert [entry.entry_id for entry in state.pending_next_run] == ["e1"]
+    assert [entry.entry_id for entry in state.pending_steer] == ["e0"]
+
+
+@pytest.mark.parametrize("build", CASES[R.INVALID_QUEUE_CANCELLATION])
+def test_invalid_queue_cancellation(build: Build) -> None:
+    expect_corrupt(build(), R.INVALID_QUEUE_CANCELLATION)
+
+
+@pytest.mark.parametrize("build", CASES[R.INCONSISTENT_STEP])
+def test_inconsistent_step(build: Build) -> None:
+    expect_corrupt(build(), R.INCONSISTENT_STEP)
+
+
+@pytest.mark.parametrize("build", CASES[R.TOOL_CALL_MISMATCH])
+def test_tool_call_mismatch(build: Build) -> None:
+    expect_corrupt(build(), R.TOOL_CALL_MISMATCH)
+
+
+def test_only_approval_suspensions_must_name_an_open_call() -> None:
+    state = reduce(in_turn().suspended(SuspendReason.QUESTION, pending_call_id="c9").build())
+    assert state.suspended
+    assert state.pending_call is None
+    assert reduce(in_turn().suspended(SuspendReason.APPROVAL).build()).suspended
+
+
+@pytest.mark.parametrize("build", CASES[R.DUPLICATE_TOOL_INVOCATION])
+def test_duplicate_tool_invocation(build: Build) -> None:
+    expect_corrupt(build(), R.DUPLICATE_TOOL_INVOCATION)
+
+
+@pytest.mark.parametrize("build", CASES[R.PROVISIONED_ENTRY_MISMATCH])
+def test_provisioned_entry_mismatch(build: Build) -> None:
+    expect_corrupt(build(), R.PROVISIONED_ENTRY_MISMATCH)
+
+
+@pytest.mark.parametrize("build", CASES[R.INVALID_DEFERRED_HANDLE])
+def test_invalid_deferred_handle(build: Build) -> None:
+    expect_corrupt(build(), R.INVALID_DEFERRED_HANDLE)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        pytest.param(
+            in_turn()
+            .tool_started("c0", tool="lookup")
+            .tool_finished("c0", result=None, result_handle="h1")
+            .tool_started("c1", tool="read_tool_output", arguments={"handle": "h1"}),
+            id="issued-result-handle",
+        ),
+        pytest.param(
+            in_turn()
+            .tool_started("c0", tool="run_code")
+            .tool_finished(
+                "c0",
+                attachments=(
+                    ResultAttachment(
+                        name="stdout", handle="h-out", data=b"x", size_bytes=1, observed_bytes=1
+                    ),
+                ),
+            )
+            .tool_started("c1", tool="read_tool_output", arguments={"handle": "h-out"}),
+            id="readable-attachment",
+        ),
+        pytest.param(
+            in_turn().tool_started(
+                "c1", tool="read_tool_output", arguments={"handle": "h9"}, parent_call_id="c0"
+            ),
+            id="program-issued-read",
+        ),
+        pytest.param(
+            in_turn().tool_started("c1", tool="read_tool_output", arguments={"handle": 7}),
+            id="non-string-handle",
+        ),
+    ],
+)
+def test_deferred_handles_that_are_accepted(log: LogBuilder) -> None:
+    assert "c1" in reduce(log.build()).open_tool_calls
+
+
+@pytest.mark.parametrize("build", CASES[R.INVALID_COMPACTION_REASON])
+def test_invalid_compaction_reason(build: Build) -> None:
+    expect_corrupt(build(), R.INVALID_COMPACTION_REASON)
+
+
+def test_compaction_may_end_right_before_itself() -> None:
+    state = reduce(in_turn().compacted(1, 3).build())
+    assert state.compaction_boundary_seq == 3
+
+
+@pytest.mark.parametrize("build", CASES[R.INCONSISTENT_COST])
+def test_inconsistent_cost(build: Build) -> None:
+    expect_corrupt(build(), R.INCONSISTENT_COST)
+
+
+def test_one_foreign_currency_throughout_is_fine() -> None:
+    log = (
+        in_turn()
+        .model_started()
+        .model_finished(cost=eur("0.01"))
+        .compacted(1, 4, model="m", cost=eur("0.02"))
+    )
+    cost = reduce(log.build()).cost
+    assert cost is not None
+    assert (cost.amount, cost.currency) == (Decimal("0.03"), "EUR")
+
+
+ALL_CASES = [
+    case
+    for cases in CASES.values()
+    for case in cases
+    if len(case.values[0]().records) > 1  # type: ignore[attr-defined]
+]
+
+
+@pytest.mark.parametrize("build", ALL_CASES)
+def test_a_refused_record_leaves_the_state_untouched(build: Build) -> None:
+    records = build().build()
+    state = reduce(records[:-1])
+    before = state.copy()
+    with pytest.raises(CorruptLog):
+        fold_into(state, records[-1])
+    assert state == before
+
+
+def test_corrupt_log_reads_well() -> None:
+    error = CorruptLog(R.TOOL_CALL_MISMATCH, RunId("run_x"), 7, "call c1 was never started")
+    text = str(error)
+    for part in ("run_x", "7", "tool_call_mismatch", "call c1 was never started"):
+        assert part in text
+    assert (error.reason, error.run_id, error.seq) == (R.TOOL_CALL_MISMATCH, "run_x", 7)
