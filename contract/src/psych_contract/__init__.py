@@ -3,14 +3,18 @@
 Each suite is a plain pytest class. Subclass it in your adapter's test package and
 override the one fixture that builds a fresh adapter instance::
 
+    import pytest_asyncio
     from psych_contract import StoreContract
 
     class TestMyStore(StoreContract):
-        @pytest.fixture
+        @pytest_asyncio.fixture
         async def store(self):
-            yield MyStore(...)
+            store = MyStore(...)
+            yield store
+            await store.close()
 """
 
 from psych_contract._version import __version__
+from psych_contract.store import StoreContract
 
-__all__ = ["__version__"]
+__all__ = ["StoreContract", "__version__"]

@@ -1,0 +1,1043 @@
+"""The Store conformance suite.
+
+Subclass ``StoreContract`` in your adapter's tests and override the ``store`` fixture so
+it yields a fresh, empty store (and closes it afterwards). Every case below then runs
+against your adapter. A case's docstring says what it protects and where to look when
+it fails.
+
+Only the public port is used: ``psych_runtime.store.port``, its errors, and the record
+classes. Times are fixed whole-second instants passed in explicitly, so nothing here
+depends on the machine's clock, and timing is never asserted beyond "a waiter woke
+before its generous timeout".
+"""
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
+from typing import ClassVar
+
+import pytest
+import pytest_asyncio
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.records import Record
+from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.notify import WORK, Notifier
+from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+
+from psych_contract import _data as data
+
+W1 = WorkerId("contract-worker-1")
+W2 = WorkerId("contract-worker-2")
+LEASE = 30.0
+"""Lease length used throughout; claims happen at whole-second instants."""
+WAKE_TIMEOUT = 2.0
+"""How long a notifier waiter may take before the case counts the wake-up as lost."""
+
+
+async def _admit(
+    store: Store,
+    *,
+    tenant: str = "tenant-a",
+    state: RunState = RunState.RUNNABLE,
+    created_at: datetime = data.T0,
+    deadline_at: datetime | None = None,
+    idempotency_key: str | None = None,
+    runnable_at: datetime | None = None,
+) -> RunHeader:
+    """Create a Run through the public port and insist that this call created it."""
+    run, admitted = data.admission(
+        tenant=tenant,
+        state=state,
+        created_at=created_at,
+        deadline_at=deadline_at,
+        idempotency_key=idempotency_key,
+        runnable_at=runnable_at,
+    )
+    result = await store.create_run(run, admitted)
+    assert result.created, "create_run reported created=False for a brand-new run id"
+    return result.header
+
+
+async def _claim_only(store: Store, run: RunHeader, worker: WorkerId, now_s: int) -> RunHeader:
+    """Claim, insisting that the claimed Run is ``run`` (the only claimable one)."""
+    claimed = await store.claim(worker, data.at(now_s), LEASE)
+    assert claimed is not None, f"claim returned None while {run.run_id} was claimable"
+    assert claimed.run_id == run.run_id
+    return claimed
+
+
+async def _append(store: Store, run: RunHeader, first_seq: int, size: int) -> list[Record]:
+    records = data.batch(run, first_seq, size)
+    await store.append(run.run_id, first_seq, records)
+    return records
+
+
+def _notifier(store: Store) -> Notifier:
+    notifier = store.notifier
+    assert notifier is not None, (
+        "supports_notifier is True but store.notifier is None; set the flag to False"
+    )
+    return notifier
+
+
+async def _wakes(notifier: Notifier, key: str, action: Callable[[], Awaitable[object]]) -> bool:
+    """Start a waiter on ``key``, run ``action``, and report whether the waiter woke."""
+    seen = notifier.generation(key)
+    waiter = asyncio.create_task(notifier.wait(key, seen, WAKE_TIMEOUT))
+    await asyncio.sleep(0)  # let the waiter reach its wait before the action commits
+    await action()
+    return await waiter
+
+
+def _must_override(message: str) -> Store:
+    """Stand-in body of a fixture the adapter's subclass has to provide; never returns."""
+    pytest.fail(message)
+
+
+class StoreContract:
+    """Conformance cases every Store adapter must pass.
+
+    Capability flags (override as class attributes in your subclass):
+
+    Attributes:
+        supports_notifier: the store exposes a Notifier that it signals on commit.
+            Set False when ``store.notifier`` is None; the wake-up cases are skipped.
+        cross_process_notifier: signals reach another store instance on the same
+            backend (LISTEN/NOTIFY and the like). When True, also override the
+            ``peer_store`` fixture to yield a second instance on the same database.
+        concurrency: how many concurrent callers the contention cases start.
+    """
+
+    __test__: ClassVar[bool] = False
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
+
+    supports_notifier: ClassVar[bool] = True
+    cross_process_notifier: ClassVar[bool] = False
+    concurrency: ClassVar[int] = 12
+
+    def __init_subclass__(cls) -> None:
+        """Make subclasses collectable; the base itself is never run on its own."""
+        super().__init_subclass__()
+        if "__test__" not in cls.__dict__:
+            cls.__test__ = True
+
+    @pytest_asyncio.fixture
+    async def store(self) -> AsyncIterator[Store]:
+        """Override: yield a fresh, empty store, and close it after the test."""
+        yield _must_override("override the `store` fixture in your StoreContract subclass")
+
+    @pytest_asyncio.fixture
+    async def peer_store(self, store: Store) -> AsyncIterator[Store]:
+        """Override when ``cross_process_notifier`` is True: a second instance, same backend.
+
+        It must see what ``store`` writes; its notifier must wake on ``store``'s commits.
+        """
+        if not self.cross_process_notifier:
+            pytest.skip("the adapter declares cross_process_notifier = False")
+        yield _must_override("cross_process_notifier is True: override `peer_store` too")
+
+    # --- the suite itself --------------------------------------------------------------
+
+    async def test_overridden_cases_are_marked_xfail(self) -> None:
+        """A subclass may override a case only to mark it ``xfail(reason=...)``.
+
+        If this fails, one of your overrides silently replaced a standard case. Keep the
+        case as it is, or decorate your override with ``pytest.mark.xfail(reason=...)``
+        and explain why the adapter cannot meet it.
+        """
+        offenders: list[str] = []
+        for name, original in vars(StoreContract).items():
+            if not name.startswith("test_"):
+                continue
+            current = getattr(type(self), name)
+            if current is original:
+                continue
+            marks = getattr(current, "pytestmark", [])
+            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
+                offenders.append(name)
+        assert offenders == [], f"overridden without xfail(reason=...): {offenders}"
+
+    async def test_store_satisfies_the_protocol(self, store: Store) -> None:
+        """The adapter has every method of ``psych_runtime.store.port.Store``.
+
+        A failure names nothing; compare your class with the protocol by hand (a missing
+        ``notifier`` property or ``close`` method is the usual culprit).
+        """
+        assert isinstance(store, Store)
+
+    # --- append and read ---------------------------------------------------------------
+
+    async def test_concurrent_appends_at_the_same_seq_exactly_one_wins(self, store: Store) -> None:
+        """Many writers racing for seq 2: one batch lands, every other gets SeqConflict.
+
+        Check that the append is one conditional write (a unique key on (run, seq) or a
+        compare-and-set on the head), not a read of the head followed by a write.
+        """
+        run = await _admit(store)
+        attempts = [
+            store.append(run.run_id, 2, [data.consumer_record(run, 2, note=f"writer {i}")])
+            for i in range(self.concurrency)
+        ]
+        outcomes = await asyncio.gather(*attempts, return_exceptions=True)
+        winners = [i for i, outcome in enumerate(outcomes) if outcome is None]
+        losers = [outcome for outcome in outcomes if isinstance(outcome, SeqConflict)]
+        assert len(winners) == 1, outcomes
+        assert len(losers) == self.concurrency - 1, outcomes
+        assert await store.read(run.run_id, after=1) == [
+            data.consumer_record(run, 2, note=f"writer {winners[0]}")
+        ]
+
+    async def test_concurrent_batches_never_interleave(self, store: Store) -> None:
+        """Two batches of different lengths race at seq 2: the log holds exactly one of them.
+
+        If the log mixes records of both, the batch is not written in one transaction,
+        or the conflict check happens per record after some were already written.
+        """
+        run = await _admit(store)
+        first = data.batch(run, 2, 3)
+        second = [data.consumer_record(run, seq, note="second") for seq in (2, 3, 4, 5)]
+        outcomes = await asyncio.gather(
+            store.append(run.run_id, 2, first),
+            store.append(run.run_id, 2, second),
+            return_exceptions=True,
+        )
+        assert sorted(type(outcome).__name__ for outcome in outcomes) == [
+            "NoneType",
+            "SeqConflict",
+        ], outcomes
+        winner = first if outcomes[0] is None else second
+        assert await store.read(run.run_id, after=1) == winner
+        assert await store.head(run.run_id) == 1 + len(winner)
+
+    async def test_seq_conflict_names_run_and_seq(self, store: Store) -> None:
+        """The SeqConflict carries the run id and the expected seq that was refused.
+
+        Check how your adapter turns the driver's unique-violation into SeqConflict.
+        """
+        run = await _admit(store)
+        with pytest.raises(SeqConflict) as caught:
+            await store.append(run.run_id, 1, [data.admitted_for(run)])
+        assert caught.value.run_id == run.run_id
+        assert caught.value.seq == 1
+
+    async def test_gapless_sequencing_across_many_appends(self, store: Store) -> None:
+        """Forty-nine single-record appends after admission read back as seq 1..50."""
+        run = await _admit(store)
+        for seq in range(2, 51):
+            await _append(store, run, seq, 1)
+        records = await store.read(run.run_id)
+        assert [record.seq for record in records] == list(range(1, 51))
+
+    async def test_a_batch_of_fifty_reads_back_exactly(self, store: Store) -> None:
+        """One append of fifty mixed records reads back equal, field for field, in order.
+
+        A failure here usually means a serialisation loss: a decimal, a non-ASCII string,
+        a nested model, a timezone or a default field that did not survive the round
+        trip. Compare the first differing pair.
+        """
+        run = await _admit(store)
+        written = await _append(store, run, 2, 50)
+        assert await store.read(run.run_id, after=1) == written
+        assert await store.head(run.run_id) == 51
+
+    async def test_head_is_zero_for_an_unknown_run(self, store: Store) -> None:
+        """``head`` of a run id nobody created is 0, not an error."""
+        assert await store.head(data.new_run_id("ghost")) == 0
+
+    async def test_head_is_the_true_max(self, store: Store) -> None:
+        """After admission and nine appends the head is 10.
+
+        A lexical sort of seq (as text) or a count that ignores a batch shows up here.
+        """
+        run = await _admit(store)
+        for seq in range(2, 11):
+            await _append(store, run, seq, 1)
+        assert await store.head(run.run_id) == 10
+
+    async def test_range_read_crosses_pagination_boundary(self, store: Store) -> None:
+        """A 250-record log reads whole, and a window across any page size is exact.
+
+        If your adapter pages internally (DynamoDB, cursors), check the page hand-over.
+        """
+        run = await _admit(store)
+        for first in range(2, 251, 50):
+            await _append(store, run, first, min(50, 251 - first))
+        whole = await store.read(run.run_id)
+        assert [record.seq for record in whole] == list(range(1, 251))
+        window = await store.read(run.run_id, after=90, limit=120)
+        assert [record.seq for record in window] == list(range(91, 211))
+
+    async def test_read_after_boundaries(self, store: Store) -> None:
+        """``after`` is exclusive; reading at or past the head gives an empty list."""
+        run = await _admit(store)
+        await _append(store, run, 2, 19)
+        assert [r.seq for r in await store.read(run.run_id, after=0)] == list(range(1, 21))
+        assert [r.seq for r in await store.read(run.run_id, after=10)] == list(range(11, 21))
+        assert await store.read(run.run_id, after=20) == []
+        assert await store.read(run.run_id, after=120) == []
+
+    async def test_read_respects_limit(self, store: Store) -> None:
+        """``limit=5`` returns the first five records after ``after``, in order."""
+        run = await _admit(store)
+        await _append(store, run, 2, 19)
+        assert [r.seq for r in await store.read(run.run_id, limit=5)] == [1, 2, 3, 4, 5]
+        assert [r.seq for r in await store.read(run.run_id, after=17, limit=5)] == [18, 19, 20]
+
+    async def test_a_batch_conflicting_at_any_position_writes_nothing(self, store: Store) -> None:
+        """A refused batch leaves the log exactly as it was, whichever position clashed.
+
+        Covered: a batch starting before the head, one starting on the head's seq, and
+        one leaving a gap. If records of a refused batch appear, the batch is not one
+        transaction (or the gap is not checked).
+        """
+        run = await _admit(store)
+        before = [data.admitted_for(run), *await _append(store, run, 2, 3)]
+
+        def intruders(first: int, size: int) -> list[Record]:
+            return [
+                data.consumer_record(run, s, note="intruder") for s in range(first, first + size)
+            ]
+
+        for first in (2, 3, 4, 6):
+            with pytest.raises(SeqConflict):
+                await store.append(run.run_id, first, intruders(first, 4))
+            assert await store.read(run.run_id) == before, f"batch at {first} left records"
+            assert await store.head(run.run_id) == 4
+        await store.append(run.run_id, 5, intruders(5, 2))
+        assert await store.head(run.run_id) == 6
+
+    async def test_a_batch_with_bad_seq_fields_is_refused_and_writes_nothing(
+        self, store: Store
+    ) -> None:
+        """Records whose own seq or run id disagree with the append are a ValueError.
+
+        Validate the batch before touching the database: seq fields must be
+        ``expected_seq, expected_seq + 1, ...``, every record must name this run, and an
+        empty batch is refused.
+        """
+        run = await _admit(store)
+        other = await _admit(store)
+        good = data.batch(run, 2, 3)
+        bad_batches: list[list[Record]] = [
+            [good[0], good[1], data.batch(run, 5, 1)[0]],
+            data.batch(run, 3, 2),
+            [good[0], data.batch(other, 3, 1)[0]],
+            [],
+        ]
+        for records in bad_batches:
+            with pytest.raises(ValueError):
+                await store.append(run.run_id, 2, records)
+            assert await store.head(run.run_id) == 1
+        assert await store.head(other.run_id) == 1
+        await store.append(run.run_id, 2, good)
+        assert await store.head(run.run_id) == 4
+
+    async def test_append_to_an_unknown_run_raises_run_not_found(self, store: Store) -> None:
+        """A log exists only for an admitted Run; appending elsewhere is RunNotFound."""
+        ghost = data.header(data.new_run_id("ghost"))
+        with pytest.raises(RunNotFound):
+            await store.append(ghost.run_id, 2, data.batch(ghost, 2, 1))
+        assert await store.head(ghost.run_id) == 0
+
+    # --- fencing -----------------------------------------------------------------------
+
+    async def test_the_holders_fenced_append_succeeds(self, store: Store) -> None:
+        """The Worker named by the lease, at the current attempt count, may append."""
+        run = await _admit(store)
+        claimed = await _claim_only(store, run, W1, 0)
+        records = data.batch(run, 2, 2)
+        await store.append(run.run_id, 2, records, fence=Fence(W1, claimed.attempt_count))
+        assert await store.read(run.run_id, after=1) == records
+
+    async def test_a_stale_holders_fenced_batch_is_refused_after_takeover(
+        self, store: Store
+    ) -> None:
+        """After another Worker reclaims the expired lease, the old holder gets LeaseLost.
+
+        Nothing of the refused batch may be written, and the error names the run, the
+        stale worker and its attempt. The new holder's fenced append then succeeds. Check
+        that the fence comparison (holder and attempt count) runs in the same atomic
+        operation as the insert.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await _claim_only(store, run, W2, 60)
+        with pytest.raises(LeaseLost) as caught:
+            await store.append(run.run_id, 2, data.batch(run, 2, 3), fence=Fence(W1, 1))
+        assert (caught.value.run_id, caught.value.worker_id, caught.value.attempt) == (
+            run.run_id,
+            W1,
+            1,
+        )
+        assert await store.head(run.run_id) == 1
+        records = data.batch(run, 2, 3)
+        await store.append(run.run_id, 2, records, fence=Fence(W2, 2))
+        assert await store.read(run.run_id, after=1) == records
+
+    async def test_the_fence_compares_the_attempt_not_just_the_worker(self, store: Store) -> None:
+        """A Worker that reclaimed its own expired lease cannot write under the old attempt.
+
+        If this fails the fence checks only ``lease_holder``; it must also compare
+        ``attempt_count``.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await _claim_only(store, run, W1, 60)
+        with pytest.raises(LeaseLost):
+            await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W1, 1))
+        await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W1, 2))
+        assert await store.head(run.run_id) == 2
+
+    async def test_the_fence_is_checked_before_the_seq(self, store: Store) -> None:
+        """A stale fence at a taken seq reports LeaseLost, not SeqConflict.
+
+        A Worker treats LeaseLost as "stop, you were replaced" and SeqConflict as a log
+        race; reporting the conflict first would hide the takeover.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await _claim_only(store, run, W2, 60)
+        await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W2, 2))
+        with pytest.raises(LeaseLost):
+            await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W1, 1))
+
+    async def test_a_fence_is_an_epoch_not_a_clock(self, store: Store) -> None:
+        """A holder whose lease expired but was not yet reclaimed may still append.
+
+        ``append`` takes no clock, so the fence can only compare holder and attempt
+        count. If this fails, your adapter compares ``lease_expires_at`` to its own clock.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        assert [h.run_id for h in await store.expired_leases(data.at(3600))] == [run.run_id]
+        await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W1, 1))
+        assert await store.head(run.run_id) == 2
+
+    async def test_a_fenced_append_after_release_is_refused(self, store: Store) -> None:
+        """Once the holder released the Run, its fence is no longer valid."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SUSPENDED)
+        with pytest.raises(LeaseLost):
+            await store.append(run.run_id, 2, data.batch(run, 2, 1), fence=Fence(W1, 1))
+        assert await store.head(run.run_id) == 1
+
+    async def test_an_unfenced_consumer_append_succeeds_during_a_lease(self, store: Store) -> None:
+        """Consumers (abort, send, resume) append without a fence while a Worker holds it.
+
+        The fence is optional; when it is None the store checks only the seq.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        record = data.consumer_record(run, 2)
+        await store.append(run.run_id, 2, [record])
+        assert await store.read(run.run_id, after=1) == [record]
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def test_version_put_then_get_round_trips(self, store: Store) -> None:
+        """A stored Version comes back with the same hash, Spec and publication time.
+
+        A different hash means the Spec did not survive storage unchanged (compare
+        ``export_json()`` of both).
+        """
+        version = data.version("round-trip")
+        await store.put_version(version)
+        got = await store.get_version(version.hash)
+        assert got is not None
+        assert got.hash == version.hash
+        assert got.spec == version.spec
+        assert got.published_at == version.published_at
+
+    async def test_put_version_twice_is_a_no_op(self, store: Store) -> None:
+        """Storing a hash again neither fails nor replaces the first publication time."""
+        first = data.version("twice")
+        again = data.version("twice", published_s=3600)
+        assert again.hash == first.hash
+        await store.put_version(first)
+        await store.put_version(again)
+        got = await store.get_version(first.hash)
+        assert got is not None
+        assert got.published_at == first.published_at
+
+    async def test_get_unknown_version_returns_none(self, store: Store) -> None:
+        """An unknown hash reads as None, not as an error."""
+        assert await store.get_version(VersionHash("sha256:" + "0" * 64)) is None
+
+    # --- admission ---------------------------------------------------------------------
+
+    async def test_create_run_writes_the_header_and_the_admission_together(
+        self, store: Store
+    ) -> None:
+        """After create_run the header exists and the log holds exactly run_admitted.
+
+        Both must be written in one transaction: a Run must never be claimable with an
+        empty log.
+        """
+        run, admitted = data.admission(idempotency_key=data.new_key())
+        result = await store.create_run(run, admitted)
+        assert result.created
+        assert result.header == run
+        assert await store.get_run(run.run_id) == run
+        assert await store.head(run.run_id) == 1
+        assert await store.read(run.run_id) == [admitted]
+
+    async def test_create_run_refuses_a_mismatched_admission(self, store: Store) -> None:
+        """A run_admitted for another run id, or not at seq 1, is a ValueError.
+
+        Nothing may be written for either refused call.
+        """
+        run, _ = data.admission()
+        _, foreign = data.admission()
+        with pytest.raises(ValueError):
+            await store.create_run(run, foreign)
+        late = data.admitted_for(run).model_copy(update={"seq": 2})
+        with pytest.raises(ValueError):
+            await store.create_run(run, late)
+        assert await store.get_run(run.run_id) is None
+        assert await store.head(run.run_id) == 0
+
+    async def test_repeated_idempotency_key_returns_the_original_header(self, store: Store) -> None:
+        """A second admission with the same key returns the first Run and writes nothing.
+
+        Check the (tenant, idempotency_key) uniqueness and that the duplicate path
+        returns the stored header rather than the one passed in.
+        """
+        key = data.new_key()
+        first, first_admitted = data.admission(idempotency_key=key, message="first")
+        second, second_admitted = data.admission(idempotency_key=key, message="second")
+        created = await store.create_run(first, first_admitted)
+        repeated = await store.create_run(second, second_admitted)
+        assert created.created
+        assert not repeated.created
+        assert repeated.header == first
+        assert await store.get_run(second.run_id) is None
+        assert await store.head(second.run_id) == 0
+        assert await store.read(first.run_id) == [first_admitted]
+
+    async def test_an_idempotency_key_is_scoped_to_its_tenant(self, store: Store) -> None:
+        """The same key admits one Run per tenant, and still deduplicates within each."""
+        key = data.new_key()
+        in_a = await store.create_run(*data.admission(tenant="tenant-a", idempotency_key=key))
+        in_b = await store.create_run(*data.admission(tenant="tenant-b", idempotency_key=key))
+        again_b = await store.create_run(*data.admission(tenant="tenant-b", idempotency_key=key))
+        assert in_a.created
+        assert in_b.created
+        assert in_a.header.run_id != in_b.header.run_id
+        assert not again_b.created
+        assert again_b.header == in_b.header
+
+    async def test_create_run_with_a_duplicate_run_id_does_not_clobber(self, store: Store) -> None:
+        """A second create with an existing run id changes neither the header nor the log."""
+        first, first_admitted = data.admission(message="first")
+        clash, clash_admitted = data.admission(
+            first.run_id, state=RunState.SUSPENDED, created_at=data.at(50), message="clash"
+        )
+        await store.create_run(first, first_admitted)
+        result = await store.create_run(clash, clash_admitted)
+        assert not result.created
+        assert result.header == first
+        assert await store.get_run(first.run_id) == first
+        assert await store.read(first.run_id) == [first_admitted]
+
+    async def test_get_run_returns_none_for_an_unknown_run(self, store: Store) -> None:
+        """An unknown run id reads as None."""
+        assert await store.get_run(data.new_run_id("ghost")) is None
+
+    # --- tenancy -----------------------------------------------------------------------
+
+    async def test_scope_isolation_across_runs(self, store: Store) -> None:
+        """Each Run's header and records carry their own tenant and nobody else's."""
+        run_a = await _admit(store, tenant="tenant-a")
+        run_b = await _admit(store, tenant="tenant-b")
+        await _append(store, run_a, 2, 3)
+        await _append(store, run_b, 2, 3)
+        for run, tenant in ((run_a, "tenant-a"), (run_b, "tenant-b")):
+            got = await store.get_run(run.run_id)
+            assert got is not None
+            assert got.scope.tenant == tenant
+            records = await store.read(run.run_id)
+            assert len(records) == 4
+            assert {record.scope.tenant for record in records} == {tenant}
+            assert {record.run_id for record in records} == {run.run_id}
+
+    async def test_reads_with_another_tenant_see_nothing(self, store: Store) -> None:
+        """``read`` and ``get_run`` with the wrong ``tenant`` return [] and None.
+
+        With the right tenant (or none) they return the Run. Check that the tenant
+        filter is part of the query, not applied to the wrong column.
+        """
+        run = await _admit(store, tenant="tenant-a")
+        await _append(store, run, 2, 2)
+        assert await store.get_run(run.run_id, tenant="tenant-b") is None
+        assert await store.read(run.run_id, tenant="tenant-b") == []
+        assert await store.get_run(run.run_id, tenant="tenant-a") == run
+        assert len(await store.read(run.run_id, tenant="tenant-a")) == 3
+        assert len(await store.read(run.run_id, after=1, tenant="tenant-a")) == 2
+
+    # --- claim -------------------------------------------------------------------------
+
+    async def test_claim_returns_the_claimed_header(self, store: Store) -> None:
+        """The returned header is the stored one after the claim: running, held, counted.
+
+        Check that the claim's ``RETURNING`` (or equivalent) reflects the update, that
+        the lease expiry is ``now + lease_seconds``, and that no other field changed.
+        """
+        run = await _admit(store, idempotency_key=data.new_key())
+        claimed = await _claim_only(store, run, W1, 10)
+        expected = run.model_copy(
+            update={
+                "state": RunState.RUNNING,
+                "lease_holder": W1,
+                "lease_expires_at": data.at(10 + LEASE),
+                "attempt_count": 1,
+            }
+        )
+        assert claimed == expected
+        assert await store.get_run(run.run_id) == expected
+
+    async def test_claim_returns_none_when_nothing_is_runnable(self, store: Store) -> None:
+        """An empty store has nothing to claim."""
+        assert await store.claim(W1, data.at(0), LEASE) is None
+
+    @pytest.mark.parametrize("condition", ["parked", "suspended", "nested", "settled"])
+    async def test_claim_never_returns_an_unclaimable_run(
+        self, store: Store, condition: str
+    ) -> None:
+        """Parked (future ``runnable_at``), suspended, nested and settled Runs are skipped.
+
+        Check the claim's WHERE clause: state ``runnable`` (or ``running`` with an
+        expired lease) and ``runnable_at`` null or passed.
+        """
+        if condition == "parked":
+            await _admit(store, runnable_at=data.at(7200))
+        elif condition == "nested":
+            await _admit(store, state=RunState.NESTED)
+        else:
+            run = await _admit(store)
+            await _claim_only(store, run, W1, 0)
+            final = RunState.SUSPENDED if condition == "suspended" else RunState.SETTLED
+            await store.release(run.run_id, W1, final)
+        assert await store.claim(W2, data.at(3600), LEASE) is None
+
+    async def test_claim_takes_the_oldest_run_first(self, store: Store) -> None:
+        """Among claimable Runs the one created first is claimed first.
+
+        Order the candidates by ``runnable_at`` (when set) else ``created_at``, ascending.
+        """
+        newer = await _admit(store, created_at=data.at(100))
+        older = await _admit(store, created_at=data.at(0))
+        first = await store.claim(W1, data.at(200), LEASE)
+        second = await store.claim(W1, data.at(200), LEASE)
+        assert first is not None
+        assert second is not None
+        assert (first.run_id, second.run_id) == (older.run_id, newer.run_id)
+
+    async def test_claim_under_contention_exactly_one_winner(self, store: Store) -> None:
+        """``concurrency`` claimers race for one Run: one gets it, the rest get None.
+
+        The claim must be a single conditional update (``FOR UPDATE SKIP LOCKED``, a
+        conditional write, a compare-and-set), not a select followed by an update.
+        """
+        run = await _admit(store)
+        workers = [WorkerId(f"contract-racer-{i}") for i in range(self.concurrency)]
+        results = await asyncio.gather(*(store.claim(w, data.at(0), LEASE) for w in workers))
+        winners = [header for header in results if header is not None]
+        assert len(winners) == 1, results
+        assert winners[0].run_id == run.run_id
+        assert winners[0].attempt_count == 1
+        assert await store.get_run(run.run_id) == winners[0]
+
+    async def test_many_claimers_claim_each_run_exactly_once(self, store: Store) -> None:
+        """With many Runs and many concurrent claimers, every Run is claimed exactly once.
+
+        A duplicate means two claimers won the same Run; a missing Run means a claimer
+        skipped a Run it should have taken (for example a lock held too long).
+        """
+        runs = [await _admit(store, created_at=data.at(i)) for i in range(2 * self.concurrency)]
+
+        async def drain(worker: WorkerId) -> list[RunId]:
+            taken: list[RunId] = []
+            while (header := await store.claim(worker, data.at(1000), LEASE)) is not None:
+                taken.append(header.run_id)
+                await asyncio.sleep(0)
+            return taken
+
+        workers = [WorkerId(f"contract-drainer-{i}") for i in range(self.concurrency)]
+        taken = [run_id for part in await asyncio.gather(*map(drain, workers)) for run_id in part]
+        assert sorted(taken) == sorted(run.run_id for run in runs)
+        for run in runs:
+            header = await store.get_run(run.run_id)
+            assert header is not None
+            assert header.attempt_count == 1
+
+    async def test_claim_skips_a_run_with_a_live_lease(self, store: Store) -> None:
+        """A running Run whose lease has not expired is nobody else's to take."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        assert await store.claim(W2, data.at(10), LEASE) is None
+
+    async def test_lease_expiry_then_reclaim_by_a_different_worker(self, store: Store) -> None:
+        """Once the lease expires, another Worker claims the Run and becomes its holder."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        reclaimed = await _claim_only(store, run, W2, 31)
+        assert reclaimed.lease_holder == W2
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.lease_holder == W2
+        assert stored.lease_expires_at == data.at(31 + LEASE)
+
+    async def test_reclaim_increments_attempt_count(self, store: Store) -> None:
+        """attempt_count is 1 after the first claim and 2 after a reclaim (it is the fence)."""
+        run = await _admit(store)
+        assert (await _claim_only(store, run, W1, 0)).attempt_count == 1
+        assert (await _claim_only(store, run, W2, 60)).attempt_count == 2
+
+    # --- renew -------------------------------------------------------------------------
+
+    async def test_renew_true_for_the_holder(self, store: Store) -> None:
+        """The holder's renew moves the expiry to ``now + lease_seconds``."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        assert await store.renew(run.run_id, W1, data.at(20), LEASE)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.lease_expires_at == data.at(20 + LEASE)
+        assert await store.claim(W2, data.at(40), LEASE) is None
+
+    async def test_renew_false_for_a_non_holder(self, store: Store) -> None:
+        """Another Worker's renew fails and leaves the holder's lease as it was."""
+        run = await _admit(store)
+        held = await _claim_only(store, run, W1, 0)
+        assert not await store.renew(run.run_id, W2, data.at(20), LEASE)
+        assert await store.get_run(run.run_id) == held
+
+    async def test_renew_false_for_a_run_that_was_never_claimed(self, store: Store) -> None:
+        """Renewing an unclaimed (or unknown) Run fails without taking a lease."""
+        run = await _admit(store)
+        assert not await store.renew(run.run_id, W1, data.at(0), LEASE)
+        assert not await store.renew(data.new_run_id("ghost"), W1, data.at(0), LEASE)
+        assert await store.get_run(run.run_id) == run
+
+    async def test_renew_false_after_another_worker_reclaimed_the_expired_lease(
+        self, store: Store
+    ) -> None:
+        """The old holder cannot renew itself back in after a takeover."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        taken = await _claim_only(store, run, W2, 60)
+        assert not await store.renew(run.run_id, W1, data.at(61), LEASE)
+        assert await store.get_run(run.run_id) == taken
+
+    # --- release -----------------------------------------------------------------------
+
+    async def test_release_drops_the_lease_and_sets_the_state(self, store: Store) -> None:
+        """After release the state is the one given and holder and expiry are cleared."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SETTLED)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.state is RunState.SETTLED
+        assert stored.lease_holder is None
+        assert stored.lease_expires_at is None
+        assert stored.attempt_count == 1
+
+    async def test_release_is_tolerant_of_a_non_holder(self, store: Store) -> None:
+        """A non-holder's release (or one for an unknown Run) is a silent no-op.
+
+        The real holder's lease must be untouched.
+        """
+        run = await _admit(store)
+        held = await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W2, RunState.SETTLED)
+        await store.release(data.new_run_id("ghost"), W2, RunState.SETTLED)
+        assert await store.get_run(run.run_id) == held
+
+    async def test_release_to_runnable_lets_another_worker_claim(self, store: Store) -> None:
+        """A Run released as runnable is claimable at once, as the next attempt."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.RUNNABLE)
+        again = await _claim_only(store, run, W2, 1)
+        assert again.attempt_count == 2
+
+    async def test_release_with_runnable_at_parks_the_run(self, store: Store) -> None:
+        """``release(..., runnable_at=t)`` keeps the Run unclaimable until ``t``."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.RUNNABLE, runnable_at=data.at(300))
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.runnable_at == data.at(300)
+        assert await store.claim(W2, data.at(299), LEASE) is None
+        await _claim_only(store, run, W2, 300)
+
+    async def test_release_with_deadline_at_replaces_the_deadline(self, store: Store) -> None:
+        """``deadline_at`` given to release replaces the deadline; omitted, it is kept."""
+        run = await _admit(store, deadline_at=data.at(600))
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.RUNNABLE)
+        kept = await store.get_run(run.run_id)
+        assert kept is not None
+        assert kept.deadline_at == data.at(600)
+        await _claim_only(store, run, W1, 1)
+        await store.release(run.run_id, W1, RunState.SUSPENDED, deadline_at=data.at(5000))
+        moved = await store.get_run(run.run_id)
+        assert moved is not None
+        assert moved.deadline_at == data.at(5000)
+        assert await store.overdue_deadlines(data.at(1000)) == []
+
+    # --- settle_inline -----------------------------------------------------------------
+
+    async def test_settle_inline_settles_a_nested_run_nobody_holds(self, store: Store) -> None:
+        """A nested Run moves to settled and the call reports True."""
+        run = await _admit(store, state=RunState.NESTED)
+        assert await store.settle_inline(run.run_id)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.state is RunState.SETTLED
+
+    async def test_settle_inline_is_idempotent(self, store: Store) -> None:
+        """The first call settles (True); the second finds nothing to do (False)."""
+        run = await _admit(store, state=RunState.NESTED)
+        assert await store.settle_inline(run.run_id)
+        assert not await store.settle_inline(run.run_id)
+
+    async def test_settle_inline_leaves_a_runnable_run_alone(self, store: Store) -> None:
+        """Only ``nested`` Runs are settled inline; a runnable one is untouched."""
+        run = await _admit(store)
+        assert not await store.settle_inline(run.run_id)
+        assert await store.get_run(run.run_id) == run
+
+    async def test_settle_inline_does_not_take_a_run_a_worker_is_holding(
+        self, store: Store
+    ) -> None:
+        """A Run under a Worker's lease is not settled inline."""
+        run = await _admit(store)
+        held = await _claim_only(store, run, W1, 0)
+        assert not await store.settle_inline(run.run_id)
+        assert await store.get_run(run.run_id) == held
+
+    async def test_settle_inline_does_not_resurrect_or_re_settle(self, store: Store) -> None:
+        """Settled and suspended Runs are left exactly as they are."""
+        settled = await _admit(store, created_at=data.at(0))
+        suspended = await _admit(store, created_at=data.at(1))
+        await _claim_only(store, settled, W1, 10)
+        await store.release(settled.run_id, W1, RunState.SETTLED)
+        await _claim_only(store, suspended, W1, 10)
+        await store.release(suspended.run_id, W1, RunState.SUSPENDED)
+        for run in (settled, suspended):
+            before = await store.get_run(run.run_id)
+            assert not await store.settle_inline(run.run_id)
+            assert await store.get_run(run.run_id) == before
+
+    async def test_settle_inline_changes_the_state_and_nothing_else(self, store: Store) -> None:
+        """Every header field other than ``state`` (parking, key, deadline) is unchanged."""
+        run = await _admit(
+            store,
+            state=RunState.NESTED,
+            runnable_at=data.at(500),
+            idempotency_key=data.new_key(),
+            deadline_at=data.at(900),
+        )
+        assert await store.settle_inline(run.run_id)
+        assert await store.get_run(run.run_id) == run.model_copy(update={"state": RunState.SETTLED})
+
+    async def test_settle_inline_on_an_unknown_run_is_false(self, store: Store) -> None:
+        """An unknown run id is False, not an error."""
+        assert not await store.settle_inline(data.new_run_id("ghost"))
+
+    async def test_a_settled_inline_run_is_not_claimable_and_not_overdue(
+        self, store: Store
+    ) -> None:
+        """After settle_inline the Run leaves every sweep: claim, overdue, expired."""
+        run = await _admit(store, state=RunState.NESTED, deadline_at=data.at(10))
+        assert [h.run_id for h in await store.overdue_deadlines(data.at(100))] == [run.run_id]
+        assert await store.settle_inline(run.run_id)
+        assert await store.claim(W1, data.at(100), LEASE) is None
+        assert await store.overdue_deadlines(data.at(100)) == []
+        assert await store.expired_leases(data.at(100)) == []
+
+    # --- parking -----------------------------------------------------------------------
+
+    async def test_set_runnable_at_parks_a_run_until_the_time_passes(self, store: Store) -> None:
+        """A parked Run is unclaimable before ``runnable_at`` and claimable from it on."""
+        run = await _admit(store)
+        await store.set_runnable_at(run.run_id, data.at(300))
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.runnable_at == data.at(300)
+        assert await store.claim(W1, data.at(299), LEASE) is None
+        await _claim_only(store, run, W1, 300)
+
+    async def test_set_runnable_at_none_clears_the_parking(self, store: Store) -> None:
+        """Clearing the parking makes the Run claimable at once."""
+        run = await _admit(store, runnable_at=data.at(3000))
+        await store.set_runnable_at(run.run_id, None)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.runnable_at is None
+        await _claim_only(store, run, W1, 1)
+
+    async def test_set_runnable_at_on_an_unknown_run_raises(self, store: Store) -> None:
+        """Parking or waking a run id nobody created is RunNotFound."""
+        with pytest.raises(RunNotFound):
+            await store.set_runnable_at(data.new_run_id("ghost"), data.at(10))
+        with pytest.raises(RunNotFound):
+            await store.set_runnable_at(data.new_run_id("ghost"), None)
+
+    async def test_clearing_the_parking_wakes_a_suspended_run(self, store: Store) -> None:
+        """A suspended Run becomes runnable (``runnable_at`` None) and claimable."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SUSPENDED)
+        assert await store.claim(W2, data.at(100), LEASE) is None
+        await store.set_runnable_at(run.run_id, None)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.state is RunState.RUNNABLE
+        assert stored.runnable_at is None
+        assert (await _claim_only(store, run, W2, 100)).attempt_count == 2
+
+    async def test_parking_a_suspended_run_leaves_it_suspended(self, store: Store) -> None:
+        """Setting a time on a suspended Run does not make it runnable, even later."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SUSPENDED)
+        await store.set_runnable_at(run.run_id, data.at(300))
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.state is RunState.SUSPENDED
+        assert await store.claim(W2, data.at(400), LEASE) is None
+
+    async def test_waking_does_not_resurrect_a_settled_run(self, store: Store) -> None:
+        """``set_runnable_at(None)`` on a settled Run leaves it settled and unclaimable."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SETTLED)
+        await store.set_runnable_at(run.run_id, None)
+        stored = await store.get_run(run.run_id)
+        assert stored is not None
+        assert stored.state is RunState.SETTLED
+        assert await store.claim(W2, data.at(100), LEASE) is None
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def test_expired_leases_lists_exactly_the_runs_past_their_lease(
+        self, store: Store
+    ) -> None:
+        """Only running Runs whose lease passed; never-claimed and released Runs excluded."""
+        expired = await _admit(store, created_at=data.at(0))
+        live = await _admit(store, created_at=data.at(1))
+        released = await _admit(store, created_at=data.at(2))
+        await _admit(store, created_at=data.at(3))
+        await _claim_only(store, expired, W1, 10)
+        long_lease = await store.claim(W1, data.at(10), 3600)
+        assert long_lease is not None
+        assert long_lease.run_id == live.run_id
+        await _claim_only(store, released, W1, 10)
+        await store.release(released.run_id, W1, RunState.RUNNABLE)
+        listed = await store.expired_leases(data.at(100))
+        assert [header.run_id for header in listed] == [expired.run_id]
+        assert listed[0] == await store.get_run(expired.run_id)
+
+    async def test_expired_leases_respects_limit(self, store: Store) -> None:
+        """``limit`` caps the list; without it every expired lease is listed."""
+        runs = [await _admit(store, created_at=data.at(i)) for i in range(5)]
+        for _ in runs:
+            assert await store.claim(W1, data.at(10), LEASE) is not None
+        ids = {run.run_id for run in runs}
+        limited = await store.expired_leases(data.at(100), limit=2)
+        assert len(limited) == 2
+        assert {header.run_id for header in limited} <= ids
+        assert {header.run_id for header in await store.expired_leases(data.at(100))} == ids
+
+    async def test_overdue_deadlines_lists_exactly_the_runs_past_their_deadline(
+        self, store: Store
+    ) -> None:
+        """Runs whose deadline passed are listed; Runs with a later deadline are not."""
+        early = await _admit(store, deadline_at=data.at(10))
+        await _admit(store, deadline_at=data.at(1000))
+        also_early = await _admit(store, deadline_at=data.at(20), state=RunState.SUSPENDED)
+        listed = await store.overdue_deadlines(data.at(100))
+        assert {header.run_id for header in listed} == {early.run_id, also_early.run_id}
+
+    async def test_overdue_deadlines_excludes_settled_runs(self, store: Store) -> None:
+        """A settled Run is never overdue, whatever its deadline."""
+        settled = await _admit(store, deadline_at=data.at(10), created_at=data.at(0))
+        pending = await _admit(store, deadline_at=data.at(10), created_at=data.at(1))
+        await _claim_only(store, settled, W1, 5)
+        await store.release(settled.run_id, W1, RunState.SETTLED)
+        listed = await store.overdue_deadlines(data.at(100))
+        assert [header.run_id for header in listed] == [pending.run_id]
+
+    async def test_overdue_deadlines_respects_limit(self, store: Store) -> None:
+        """``limit`` caps the list; without it every overdue Run is listed."""
+        runs = [await _admit(store, deadline_at=data.at(10 + i)) for i in range(5)]
+        limited = await store.overdue_deadlines(data.at(100), limit=3)
+        assert len(limited) == 3
+        assert {h.run_id for h in limited} <= {run.run_id for run in runs}
+        assert len(await store.overdue_deadlines(data.at(100))) == 5
+
+    # --- notifier ----------------------------------------------------------------------
+
+    def _require_notifier(self, store: Store) -> Notifier:
+        if not self.supports_notifier:
+            pytest.skip("the adapter declares supports_notifier = False")
+        return _notifier(store)
+
+    async def test_work_wakes_after_admitting_a_runnable_run(self, store: Store) -> None:
+        """An idle Worker waiting on ``WORK`` wakes when a runnable Run is admitted.
+
+        Signal ``WORK`` after the create_run transaction commits (never before).
+        """
+        notifier = self._require_notifier(store)
+        assert await _wakes(notifier, WORK, lambda: _admit(store))
+
+    async def test_work_wakes_after_release_to_runnable(self, store: Store) -> None:
+        """Releasing a Run as runnable signals ``WORK``."""
+        notifier = self._require_notifier(store)
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        assert await _wakes(
+            notifier, WORK, lambda: store.release(run.run_id, W1, RunState.RUNNABLE)
+        )
+
+    async def test_work_wakes_after_waking_a_suspended_run(self, store: Store) -> None:
+        """``set_runnable_at(None)`` on a suspended Run signals ``WORK``."""
+        notifier = self._require_notifier(store)
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SUSPENDED)
+        assert await _wakes(notifier, WORK, lambda: store.set_runnable_at(run.run_id, None))
+
+    async def test_a_run_key_wakes_after_an_append(self, store: Store) -> None:
+        """A reader waiting on a run id wakes when a batch is appended to that Run."""
+        notifier = self._require_notifier(store)
+        run = await _admit(store)
+        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 2))
+
+    async def test_a_waiter_without_a_signal_times_out(self, store: Store) -> None:
+        """With no commit the wait returns False (so the other wake-up cases mean something)."""
+        notifier = self._require_notifier(store)
+        run = await _admit(store)
+        seen = notifier.generation(run.run_id)
+        assert not await notifier.wait(run.run_id, seen, 0.05)
+
+    async def test_signals_reach_another_instance(self, store: Store, peer_store: Store) -> None:
+        """Commits through ``store`` wake waiters on ``peer_store``'s notifier.
+
+        Runs only when ``cross_process_notifier`` is True. Check that the listener is
+        connected before the fixture returns and that notifications are sent on commit.
+        """
+        notifier = _notifier(peer_store)
+        run = await _admit(store)
+        assert await _wakes(notifier, WORK, lambda: _admit(store))
+        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 1))
+        assert await peer_store.head(run.run_id) == 2
+
+
+__all__ = ["StoreContract"]

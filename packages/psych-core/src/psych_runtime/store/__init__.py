@@ -1,0 +1,1 @@
+"""The Store port and its in-process adapter."""

@@ -1,0 +1,62 @@
+"""Errors a Store raises. Adapters raise these and nothing driver-specific."""
+
+from psych_runtime.core.errors import PsychError
+
+
+class StoreError(PsychError):
+    """Base class of the store's deliberate refusals and failures."""
+
+
+class SeqConflict(StoreError):
+    """Another writer appended first: the batch's expected sequence is taken.
+
+    Nothing of the refused batch was written.
+    """
+
+    def __init__(self, run_id: str, seq: int) -> None:
+        super().__init__(f"run {run_id!r}: sequence {seq} is already written")
+        self.run_id = run_id
+        self.seq = seq
+
+
+class LeaseLost(StoreError):
+    """The writer's fence no longer matches the Run's lease holder.
+
+    Raised by a fenced append after another Worker took the Run over. Nothing of the
+    refused batch was written.
+    """
+
+    def __init__(self, run_id: str, worker_id: str, attempt: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: worker {worker_id!r} (attempt {attempt}) no longer holds the lease"
+        )
+        self.run_id = run_id
+        self.worker_id = worker_id
+        self.attempt = attempt
+
+
+class StoreUnavailable(StoreError):
+    """The backing database could not be reached."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was migrated by a newer release than this code knows."""
+
+
+class InvalidStoreUrl(StoreError, ValueError):
+    """A store URL could not be understood."""
+
+
+class RecordTooLarge(StoreError, ValueError):
+    """A record exceeds what this backend can hold in one item."""
+
+
+__all__ = [
+    "InvalidStoreUrl",
+    "LeaseLost",
+    "RecordTooLarge",
+    "SchemaTooNew",
+    "SeqConflict",
+    "StoreError",
+    "StoreUnavailable",
+]

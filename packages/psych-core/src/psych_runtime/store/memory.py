@@ -1,0 +1,322 @@
+"""An in-process Store: dictionaries behind the Store port.
+
+Useful for unit tests, notebooks and single-process deployments that accept losing every
+Run when the process exits. It passes the same conformance suite as the durable stores,
+so code tested against it behaves the same on them.
+
+Atomicity without a lock: every method body runs on one event loop and never awaits
+between reading the state it checks and writing the state it changes. asyncio only
+switches tasks at an ``await``, so no other coroutine can observe or change the store
+halfway through a method. Anyone editing this module must keep it that way: an
+``await`` inside a method would quietly turn each conditional write into a race.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.version import Version
+from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.notify import WORK, LocalNotifier
+from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
+
+_CANDIDATE_STATES = frozenset({RunState.RUNNABLE, RunState.RUNNING})
+
+
+def _claimable(header: RunHeader, now: datetime) -> bool:
+    """Whether a Run may be leased at ``now``: free (or abandoned) and not parked."""
+    if header.runnable_at is not None and header.runnable_at > now:
+        return False
+    if header.state is RunState.RUNNABLE:
+        return True
+    if header.state is RunState.RUNNING:
+        # A running Run without a live lease was abandoned by its Worker.
+        expires = header.lease_expires_at
+        return expires is None or expires <= now
+    return False
+
+
+def _claim_order(header: RunHeader) -> tuple[datetime, datetime, str]:
+    """Oldest first, so a steady stream of new Runs cannot starve an old one."""
+    since = header.runnable_at if header.runnable_at is not None else header.created_at
+    return (since, header.created_at, header.run_id)
+
+
+class InMemoryStore:
+    """A Store that keeps everything in this process's memory.
+
+    It satisfies ``psych_runtime.store.port.Store`` structurally. Records and headers
+    are immutable pydantic models, so they are kept and handed out as they are: nothing
+    a caller holds can change what the store holds.
+
+    Besides the primary maps it keeps two indexes so the frequent scans stay small:
+    the Runs that could ever be claimed (``runnable`` or ``running``) and the Runs not
+    yet settled (the only ones a deadline sweep has to look at).
+    """
+
+    def __init__(self) -> None:
+        self._headers: dict[RunId, RunHeader] = {}
+        self._logs: dict[RunId, list[Record]] = {}
+        self._by_key: dict[tuple[str, str], RunId] = {}
+        self._versions: dict[VersionHash, Version] = {}
+        self._candidates: set[RunId] = set()
+        self._unsettled: set[RunId] = set()
+        self._notifier = LocalNotifier()
+
+    @property
+    def notifier(self) -> LocalNotifier:
+        """Signalled after every commit that a reader or an idle Worker may care about."""
+        return self._notifier
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """See ``Store.append``; checks run in the order input, fence, sequence."""
+        _check_batch(run_id, expected_seq, records)
+        header = self._headers.get(run_id)
+        if header is None:
+            raise RunNotFound(run_id)
+        if fence is not None and (
+            header.lease_holder != fence.worker_id or header.attempt_count != fence.attempt_count
+        ):
+            raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+        log = self._logs[run_id]
+        if len(log) != expected_seq - 1:
+            raise SeqConflict(run_id, expected_seq)
+        log.extend(records)
+        self._notifier.signal(run_id)
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """See ``Store.read``."""
+        if after < 0:
+            raise ValueError("after must not be negative")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must not be negative")
+        if self._visible(run_id, tenant) is None:
+            return []
+        log = self._logs[run_id]
+        end = len(log) if limit is None else after + limit
+        return log[after:end]
+
+    async def head(self, run_id: RunId) -> int:
+        """See ``Store.head``."""
+        log = self._logs.get(run_id)
+        return 0 if log is None else len(log)
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: Version) -> None:
+        """See ``Store.put_version``; the first stored copy wins."""
+        self._versions.setdefault(version.hash, version)
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """See ``Store.get_version``."""
+        return self._versions.get(version_hash)
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """See ``Store.create_run``."""
+        if admitted.run_id != header.run_id:
+            raise ValueError("the run_admitted record belongs to another Run")
+        if admitted.seq != 1:
+            raise ValueError("run_admitted must be written at seq 1")
+        key = None
+        if header.idempotency_key is not None:
+            key = (header.scope.tenant, header.idempotency_key)
+            existing_id = self._by_key.get(key)
+            if existing_id is not None:
+                return Admission(self._headers[existing_id], created=False)
+        existing = self._headers.get(header.run_id)
+        if existing is not None:
+            return Admission(existing, created=False)
+        if key is not None:
+            self._by_key[key] = header.run_id
+        self._logs[header.run_id] = [admitted]
+        self._put(header)
+        self._notifier.signal(header.run_id)
+        if header.state is RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+        return Admission(header, created=True)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """See ``Store.get_run``."""
+        return self._visible(run_id, tenant)
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """See ``Store.claim``; scans only the Runs that could be claimable."""
+        best: RunHeader | None = None
+        for run_id in self._candidates:
+            header = self._headers[run_id]
+            if _claimable(header, now) and (
+                best is None or _claim_order(header) < _claim_order(best)
+            ):
+                best = header
+        if best is None:
+            return None
+        claimed = best.model_copy(
+            update={
+                "state": RunState.RUNNING,
+                "lease_holder": worker_id,
+                "lease_expires_at": now + timedelta(seconds=lease_seconds),
+                "attempt_count": best.attempt_count + 1,
+            }
+        )
+        self._put(claimed)
+        return claimed
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """See ``Store.renew``."""
+        header = self._headers.get(run_id)
+        if header is None or header.state is not RunState.RUNNING:
+            return False
+        if header.lease_holder != worker_id:
+            return False
+        self._put(
+            header.model_copy(update={"lease_expires_at": now + timedelta(seconds=lease_seconds)})
+        )
+        return True
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """See ``Store.release``.
+
+        Signals the Run's key (someone may be waiting for it to stop) and, when the Run
+        comes back as ``runnable``, ``WORK`` so an idle Worker picks it up.
+        """
+        header = self._headers.get(run_id)
+        if header is None or header.lease_holder != worker_id:
+            return
+        changes: dict[str, object] = {
+            "state": state,
+            "lease_holder": None,
+            "lease_expires_at": None,
+            "runnable_at": runnable_at,
+        }
+        if deadline_at is not None:
+            changes["deadline_at"] = deadline_at
+        self._put(header.model_copy(update=changes))
+        self._notifier.signal(run_id)
+        if state is RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """See ``Store.settle_inline``."""
+        header = self._headers.get(run_id)
+        if header is None or header.state is not RunState.NESTED:
+            return False
+        if header.lease_holder is not None:
+            return False
+        self._put(header.model_copy(update={"state": RunState.SETTLED}))
+        self._notifier.signal(run_id)
+        return True
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
+        header = self._headers.get(run_id)
+        if header is None:
+            raise RunNotFound(run_id)
+        if header.state is RunState.SETTLED:
+            return
+        changes: dict[str, object] = {"runnable_at": runnable_at}
+        if runnable_at is None and header.state is RunState.SUSPENDED:
+            changes["state"] = RunState.RUNNABLE
+        updated = header.model_copy(update=changes)
+        self._put(updated)
+        if updated.state is RunState.RUNNABLE and runnable_at is None:
+            self._notifier.signal(WORK)
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.expired_leases``; oldest expiry first."""
+        expired: list[RunHeader] = []
+        for run_id in self._candidates:
+            header = self._headers[run_id]
+            expires = header.lease_expires_at
+            if header.state is RunState.RUNNING and expires is not None and expires <= now:
+                expired.append(header)
+        expired.sort(key=lambda h: (h.lease_expires_at, h.run_id))
+        return expired[:limit]
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.overdue_deadlines``; earliest deadline first."""
+        overdue = [
+            header
+            for header in (self._headers[run_id] for run_id in self._unsettled)
+            if header.deadline_at <= now
+        ]
+        overdue.sort(key=lambda h: (h.deadline_at, h.run_id))
+        return overdue[:limit]
+
+    async def close(self) -> None:
+        """Nothing to release; kept so callers can treat every store alike."""
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _visible(self, run_id: RunId, tenant: str | None) -> RunHeader | None:
+        header = self._headers.get(run_id)
+        if header is None or (tenant is not None and header.scope.tenant != tenant):
+            return None
+        return header
+
+    def _put(self, header: RunHeader) -> None:
+        """Replace a header and keep both indexes in step with its state."""
+        run_id = header.run_id
+        self._headers[run_id] = header
+        if header.state in _CANDIDATE_STATES:
+            self._candidates.add(run_id)
+        else:
+            self._candidates.discard(run_id)
+        if header.state is RunState.SETTLED:
+            self._unsettled.discard(run_id)
+        else:
+            self._unsettled.add(run_id)
+
+
+def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
+    """Refuse a malformed batch before anything else is looked at."""
+    if expected_seq < 1:
+        raise ValueError("expected_seq starts at 1")
+    if not records:
+        raise ValueError("an append needs at least one record")
+    for offset, record in enumerate(records):
+        if record.run_id != run_id:
+            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
+        if record.seq != expected_seq + offset:
+            raise ValueError(
+                f"record {offset} of the batch carries seq {record.seq}, "
+                f"expected {expected_seq + offset}"
+            )
+
+
+__all__ = ["InMemoryStore"]

@@ -1,0 +1,85 @@
+"""Wake-ups for idle Workers and waiting readers.
+
+A Notifier turns "poll every half second" into "wake the moment something changed".
+It only ever accelerates: every waiter also has a timeout and re-checks the store, so a
+lost or spurious signal costs latency, never correctness.
+
+The protocol is generation based so no signal can slip between a reader's check and its
+wait: read the generation, look at the store, then wait for the generation to move past
+what was read.
+"""
+
+import asyncio
+from typing import Protocol, runtime_checkable
+
+WORK = "__work__"
+"""The key signalled when some Run may have become claimable."""
+
+
+@runtime_checkable
+class Notifier(Protocol):
+    """Signals keyed by a string: ``WORK`` for claimable Runs, a run id for its log."""
+
+    def generation(self, key: str) -> int:
+        """How many times ``key`` has been signalled in this process."""
+        ...
+
+    def signal(self, key: str) -> None:
+        """Record that ``key`` changed and wake everyone waiting on it."""
+        ...
+
+    async def wait(self, key: str, seen: int, timeout: float) -> bool:
+        """Wait until ``key`` moves past generation ``seen``, or the timeout passes.
+
+        Returns:
+            True when a signal arrived, False on timeout.
+        """
+        ...
+
+
+class LocalNotifier:
+    """An in-process Notifier built on asyncio futures.
+
+    Stores that span processes (PostgreSQL's LISTEN/NOTIFY, say) feed their remote
+    events into one of these, so waiters only ever deal with this class.
+    """
+
+    def __init__(self) -> None:
+        self._generations: dict[str, int] = {}
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+
+    def generation(self, key: str) -> int:
+        """See ``Notifier.generation``."""
+        return self._generations.get(key, 0)
+
+    def signal(self, key: str) -> None:
+        """See ``Notifier.signal``."""
+        self._generations[key] = self._generations.get(key, 0) + 1
+        waiters = self._waiters.pop(key, None)
+        if waiters:
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)
+
+    async def wait(self, key: str, seen: int, timeout: float) -> bool:
+        """See ``Notifier.wait``."""
+        if self.generation(key) > seen:
+            return True
+        if timeout <= 0:
+            return False
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(key, []).append(future)
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return self.generation(key) > seen
+        finally:
+            waiters = self._waiters.get(key)
+            if waiters is not None and future in waiters:
+                waiters.remove(future)
+                if not waiters:
+                    del self._waiters[key]
+        return True
+
+
+__all__ = ["WORK", "LocalNotifier", "Notifier"]

@@ -1,0 +1,220 @@
+"""The Store port: the three primitives everything durable rests on.
+
+A Store keeps, per Run, an immutable append-only log and one small mutable header (the
+lease, the claimable state). Everything else in Psych is built on three operations:
+append a batch at an expected sequence, claim a Run under a condition, and read a range.
+
+The queue is the store: a Run is claimable when it is ``runnable`` (and its
+``runnable_at`` has passed) or ``running`` with an expired lease. There is no broker.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.version import Version
+from psych_runtime.store.notify import Notifier
+
+
+class RunState(StrEnum):
+    """Where a Run stands for claiming purposes; the log holds the detail."""
+
+    RUNNABLE = "runnable"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    NESTED = "nested"
+    """A child executed inline by its parent's Attempt; never claimable."""
+    SETTLED = "settled"
+
+
+class RunHeader(BaseModel):
+    """The one mutable row beside a Run's immutable log.
+
+    Attributes:
+        run_id: the Run.
+        scope: tenancy; stores filter by ``scope.tenant``.
+        version_hash: the Version the Run pinned at admission.
+        state: claimability.
+        created_at: admission time.
+        deadline_at: when the supervisor aborts the Run. Moved later by time spent
+            suspended, so waiting for a person does not eat the working budget.
+        lease_holder: the Worker holding the lease, if any.
+        lease_expires_at: when that lease stops being honoured.
+        idempotency_key: admission is exactly-once per (tenant, key).
+        attempt_count: how many times the Run has been claimed; also the fence epoch.
+        runnable_at: not claimable before this instant.
+        parent_run_id: the delegating Run, for a child.
+        delegation_depth: how deep in a delegation tree the Run sits.
+        continues_run_id: the previous Run of a conversation thread.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: RunId
+    scope: Scope
+    version_hash: VersionHash
+    state: RunState
+    created_at: datetime
+    deadline_at: datetime
+    lease_holder: WorkerId | None = None
+    lease_expires_at: datetime | None = None
+    idempotency_key: Annotated[str | None, Field(max_length=256)] = None
+    attempt_count: Annotated[int, Field(ge=0)] = 0
+    runnable_at: datetime | None = None
+    parent_run_id: RunId | None = None
+    delegation_depth: Annotated[int, Field(ge=0)] = 0
+    continues_run_id: RunId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """Identifies the lease an Attempt's writes are valid under.
+
+    A fenced append succeeds only while the Run's header still names this Worker as
+    holder at this attempt count; a takeover bumps the count, so a zombie Worker's
+    writes are refused in the same atomic step as the sequence check.
+    """
+
+    worker_id: WorkerId
+    attempt_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The result of ``create_run``: the Run's header and whether this call made it."""
+
+    header: RunHeader
+    created: bool
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The persistence port. Every method is a single atomic operation."""
+
+    @property
+    def notifier(self) -> Notifier | None:
+        """Signals commits to waiters, or None when the backend cannot."""
+        ...
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Write ``records`` at ``expected_seq .. expected_seq + n - 1``, all or nothing.
+
+        Raises:
+            SeqConflict: the log's head is not ``expected_seq - 1``.
+            LeaseLost: ``fence`` is given and no longer matches the lease.
+            RunNotFound: the Run does not exist.
+            ValueError: the records' own ``seq`` fields do not match the positions.
+        """
+        ...
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """Records with ``seq > after`` in order, at most ``limit`` of them.
+
+        When ``tenant`` is given, another tenant's Run reads as empty.
+        """
+        ...
+
+    async def head(self, run_id: RunId) -> int:
+        """The highest written seq, or 0 for an unknown Run."""
+        ...
+
+    async def put_version(self, version: Version) -> None:
+        """Store a Version; storing the same hash again is a no-op."""
+        ...
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """The stored Version, or None."""
+        ...
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """Admit a Run: its header and its ``run_admitted`` record in one operation.
+
+        Idempotent per (tenant, idempotency key): a repeated key returns the existing
+        header with ``created=False`` and writes nothing. A duplicate run id never
+        overwrites the existing Run (also ``created=False``).
+        """
+        ...
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """The header, or None (also None for another tenant's Run when given)."""
+        ...
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """Lease one claimable Run to ``worker_id``; exactly one claimer wins.
+
+        The returned header reflects the claim (holder, expiry, ``attempt_count``
+        incremented, state ``running``).
+        """
+        ...
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """Extend the lease; False when ``worker_id`` no longer holds it."""
+        ...
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """Drop the lease and set the state; a silent no-op for a non-holder.
+
+        ``runnable_at`` parks the released Run until then; ``deadline_at``, when given,
+        replaces the header's deadline (used to extend it by time spent suspended).
+        """
+        ...
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """Move a ``nested`` Run to ``settled``; False for any other state."""
+        ...
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """Park a Run until a time, or (None) clear parking and wake a suspended Run.
+
+        Raises:
+            RunNotFound: the Run does not exist.
+        """
+        ...
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Running Runs whose lease has expired (read only)."""
+        ...
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Unsettled Runs past their deadline (read only)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+        ...
+
+
+__all__ = ["Admission", "Fence", "RunHeader", "RunState", "Store"]
