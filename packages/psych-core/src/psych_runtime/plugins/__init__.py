@@ -1,1 +1,93 @@
-"""Plugin system: pluggy hooks over the ``psych_runtime`` entry-point group."""
+"""Plugin system: pluggy hooks over the ``psych_runtime`` entry-point group.
+
+A plugin is a module that declares the plugin API it was built for and implements
+registration hooks; an installed distribution exposes it with one entry point::
+
+    [project.entry-points.psych_runtime]
+    acme = "acme_psych_store"
+
+Stores are then opened by URL, whatever plugin provides them::
+
+    store = await open_store("memory://")
+
+Set ``PSYCH_DISABLE_PLUGIN_AUTOLOAD=1`` to skip discovery and call
+``register_plugin`` yourself.
+"""
+
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    DoctorResult,
+    SandboxBackend,
+    StoreBackend,
+    TelemetryBackend,
+    ToolSourceBackend,
+)
+from psych_runtime.plugins.collect import (
+    Registered,
+    blob_store_backends,
+    doctor_checks,
+    registrations,
+    sandbox_backends,
+    store_backends,
+    telemetry_backends,
+    tool_source_backends,
+)
+from psych_runtime.plugins.errors import (
+    DuplicateBackend,
+    IncompatiblePlugin,
+    InvalidPlugin,
+    PluginError,
+    PluginLoadError,
+    UnknownStoreScheme,
+)
+from psych_runtime.plugins.hookspecs import hookimpl, hookspec
+from psych_runtime.plugins.manager import (
+    AUTOLOAD_ENV,
+    PLUGIN_API_VERSION,
+    LoadedPlugin,
+    autoload_disabled,
+    autoload_enabled,
+    get_plugin_manager,
+    loaded_plugins,
+    register_plugin,
+    reset_plugin_manager,
+)
+from psych_runtime.plugins.store_urls import open_store, store_scheme
+
+__all__ = [
+    "AUTOLOAD_ENV",
+    "PLUGIN_API_VERSION",
+    "BlobStoreBackend",
+    "DoctorCheck",
+    "DoctorResult",
+    "DuplicateBackend",
+    "IncompatiblePlugin",
+    "InvalidPlugin",
+    "LoadedPlugin",
+    "PluginError",
+    "PluginLoadError",
+    "Registered",
+    "SandboxBackend",
+    "StoreBackend",
+    "TelemetryBackend",
+    "ToolSourceBackend",
+    "UnknownStoreScheme",
+    "autoload_disabled",
+    "autoload_enabled",
+    "blob_store_backends",
+    "doctor_checks",
+    "get_plugin_manager",
+    "hookimpl",
+    "hookspec",
+    "loaded_plugins",
+    "open_store",
+    "register_plugin",
+    "registrations",
+    "reset_plugin_manager",
+    "sandbox_backends",
+    "store_backends",
+    "store_scheme",
+    "telemetry_backends",
+    "tool_source_backends",
+]

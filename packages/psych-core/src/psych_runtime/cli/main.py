@@ -1,0 +1,48 @@
+"""Entry point of the ``psych`` console script."""
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from psych_runtime._version import __version__
+from psych_runtime.cli import doctor, new
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``psych`` and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="psych",
+        description=(
+            "Developer tooling for Psych Runtime. It scaffolds projects and reports on "
+            "the installation; it never runs an agent."
+        ),
+    )
+    parser.add_argument(
+        "--version", action="store_true", help="print the installed psych-runtime version"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    new.add_parser(commands)
+    doctor.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``psych`` with ``argv`` (default: the process arguments) and return the exit code.
+
+    Usage errors exit through argparse with status 2, as with any argparse program.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"psych-runtime {__version__}")
+        return 0
+    if args.command == "new":
+        return new.run(args)
+    if args.command == "doctor":
+        return doctor.run(args)
+    parser.print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Descriptions of what a plugin can provide.
+
+Registration hooks hand these to their ``register`` callback instead of live objects:
+describing a backend costs nothing, so installing a plugin never opens a connection or
+imports a database driver until somebody actually asks for that backend.
+"""
+
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from psych_runtime.store.port import Store
+
+_SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
+
+
+def _check_name(kind: str, name: str) -> None:
+    """Reject an empty name at registration time, when the fault points at the plugin."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a {kind} needs a non-empty name")
+
+
+def _checked_schemes(kind: str, name: str, schemes: Iterable[str]) -> tuple[str, ...]:
+    """Validate the schemes a backend claims and return them as a tuple.
+
+    A bad scheme is reported while the plugin registers, naming the backend; otherwise it
+    would only surface later as a puzzling "unknown scheme" for the user's URL.
+    """
+    if isinstance(schemes, str):
+        raise ValueError(f"{kind} {name!r}: schemes must be a tuple of strings, not one string")
+    claimed = tuple(schemes)
+    if not claimed:
+        raise ValueError(f"{kind} {name!r}: claims no URL schemes")
+    for scheme in claimed:
+        if not isinstance(scheme, str) or not _SCHEME.fullmatch(scheme):
+            raise ValueError(
+                f"{kind} {name!r}: {scheme!r} is not a lower-case URL scheme "
+                "(a letter, then letters, digits, '+', '-' or '.')"
+            )
+    return claimed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreBackend:
+    """A Store implementation a plugin offers, keyed by the URL schemes it opens.
+
+    Attributes:
+        name: a short label for the backend, shown by ``psych doctor``.
+        schemes: URL schemes this backend opens, lower case, e.g. ``("postgresql",)``.
+        open: async factory called as ``await open(url, **options)``. Import the
+            database driver inside it, not at module level.
+        package: the distribution that ships the backend; shown in diagnostics so a
+            user knows what to upgrade or remove.
+        description: one line for humans.
+    """
+
+    name: str
+    schemes: tuple[str, ...]
+    open: Callable[..., Awaitable["Store"]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("store backend", self.name)
+        schemes = _checked_schemes("store backend", self.name, self.schemes)
+        object.__setattr__(self, "schemes", schemes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlobStoreBackend:
+    """A blob store a plugin offers, keyed by the URL schemes it opens.
+
+    ``open`` returns ``object`` for now: the BlobStore port is not defined yet, and a
+    looser type today lets plugins register blob stores without a later API break.
+
+    Attributes:
+        name: a short label for the backend.
+        schemes: URL schemes this backend opens, lower case.
+        open: async factory called as ``await open(url, **options)``.
+        package: the distribution that ships the backend.
+        description: one line for humans.
+    """
+
+    name: str
+    schemes: tuple[str, ...]
+    open: Callable[..., Awaitable[object]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("blob store backend", self.name)
+        schemes = _checked_schemes("blob store backend", self.name, self.schemes)
+        object.__setattr__(self, "schemes", schemes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxBackend:
+    """A sandbox a plugin offers, chosen by name.
+
+    ``open`` returns ``object`` until the Sandbox port is defined.
+
+    Attributes:
+        name: how configuration refers to this sandbox, e.g. ``"subprocess"``.
+        open: async factory called as ``await open(**options)``.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    open: Callable[..., Awaitable[object]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("sandbox backend", self.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TelemetryBackend:
+    """A telemetry sink a plugin offers, chosen by name.
+
+    ``open`` returns ``object`` until the Telemetry port is defined.
+
+    Attributes:
+        name: how configuration refers to it, e.g. ``"otel"``.
+        open: async factory called as ``await open(**options)``.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    open: Callable[..., Awaitable[object]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("telemetry backend", self.name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSourceBackend:
+    """A kind of remote tool source (MCP servers, A2A peers) a plugin offers.
+
+    Publish-time validation uses the registered kinds to report a Spec that needs a
+    tool source no installed plugin provides. ``open`` returns ``object`` until the
+    tool-source port is defined.
+
+    Attributes:
+        name: the kind of source, e.g. ``"mcp"`` or ``"a2a"``.
+        open: async factory called as ``await open(**options)``.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    open: Callable[..., Awaitable[object]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("tool source backend", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorResult:
+    """The outcome of one health check.
+
+    Attributes:
+        ok: whether the check passed; any failure makes ``psych doctor`` exit 1.
+        detail: what was found, in one line; say what to do when ``ok`` is False.
+    """
+
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorCheck:
+    """A health check a plugin contributes to ``psych doctor``.
+
+    Attributes:
+        name: a short label shown next to the result.
+        run: performs the check synchronously. It must not start a Worker and should
+            stay off the network unless that is the whole point of the check; an
+            exception counts as a failed check rather than crashing the report.
+    """
+
+    name: str
+    run: Callable[[], DoctorResult]
+
+    def __post_init__(self) -> None:
+        _check_name("doctor check", self.name)
+
+
+__all__ = [
+    "BlobStoreBackend",
+    "DoctorCheck",
+    "DoctorResult",
+    "SandboxBackend",
+    "StoreBackend",
+    "TelemetryBackend",
+    "ToolSourceBackend",
+]

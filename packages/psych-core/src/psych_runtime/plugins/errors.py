@@ -1,0 +1,105 @@
+"""Errors raised while finding, loading and asking plugins.
+
+Each message names the plugin (its entry point and the distribution that ships it) so
+the person reading a traceback knows which package to upgrade, fix or uninstall.
+"""
+
+from psych_runtime.core.errors import PsychError
+
+
+class PluginError(PsychError):
+    """A plugin could not be loaded or misbehaved while registering its backends."""
+
+
+class IncompatiblePlugin(PluginError):
+    """A plugin was built for a plugin API other than the one this release speaks.
+
+    Raised before the plugin is registered, so none of its hooks ever run.
+
+    Attributes:
+        plugin: the plugin's name (its entry-point name, for an installed plugin).
+        distribution: the distribution and version that ship it, when known.
+        declared: the ``PSYCH_PLUGIN_API`` value the plugin declares, or None when it
+            declares none.
+        expected: the plugin API version this release of psych-runtime speaks.
+    """
+
+    def __init__(
+        self,
+        plugin: str,
+        distribution: str | None,
+        declared: object,
+        expected: int,
+    ) -> None:
+        where = f" from {distribution}" if distribution else ""
+        if declared is None:
+            problem = "does not declare PSYCH_PLUGIN_API"
+        else:
+            problem = f"declares PSYCH_PLUGIN_API = {declared!r}"
+        super().__init__(
+            f"plugin {plugin!r}{where} {problem}, but this psych-runtime speaks plugin API "
+            f"{expected}; install a release of the plugin built for plugin API {expected}"
+        )
+        self.plugin = plugin
+        self.distribution = distribution
+        self.declared = declared
+        self.expected = expected
+
+
+class PluginLoadError(PluginError):
+    """Importing a plugin's entry point failed; the original error is the cause."""
+
+
+class InvalidPlugin(PluginError):
+    """A plugin does not fit the hook specifications.
+
+    Typical causes: a misspelled hook name, a hook argument no specification offers, or
+    a ``register`` call with something that is not a backend description.
+    """
+
+
+class DuplicateBackend(PluginError):
+    """Two plugins claim the same URL scheme, so neither can be picked silently."""
+
+
+class UnknownStoreScheme(PsychError, ValueError):
+    """No installed plugin opens store URLs with this scheme.
+
+    Attributes:
+        scheme: the scheme that was asked for.
+        package: the first-party distribution that provides it, when one does.
+        available: the schemes the loaded plugins do provide.
+    """
+
+    def __init__(
+        self,
+        scheme: str,
+        available: tuple[str, ...],
+        package: str | None,
+        *,
+        autoload: bool = True,
+    ) -> None:
+        if package is not None:
+            hint = f"install {package} (pip install {package}) to open {scheme}:// URLs"
+        else:
+            listing = ", ".join(available) if available else "none"
+            hint = f"no installed plugin provides it; schemes available: {listing}"
+        if not autoload:
+            hint += (
+                "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
+                "are only used once registered by hand"
+            )
+        super().__init__(f"unknown store scheme {scheme!r}: {hint}")
+        self.scheme = scheme
+        self.package = package
+        self.available = available
+
+
+__all__ = [
+    "DuplicateBackend",
+    "IncompatiblePlugin",
+    "InvalidPlugin",
+    "PluginError",
+    "PluginLoadError",
+    "UnknownStoreScheme",
+]

@@ -1,0 +1,107 @@
+"""The hooks a Psych plugin may implement.
+
+There is one registration hook per port. Each receives a ``register`` callback and
+returns nothing: the plugin calls ``register`` once per backend it offers, passing a
+description (see ``psych_runtime.plugins.backends``) rather than an instance, so merely
+having a plugin installed never costs a connection or a driver import.
+
+A plugin module looks like this::
+
+    import psych_runtime
+    from psych_runtime.plugins import StoreBackend, hookimpl
+
+    PSYCH_PLUGIN_API = 1
+
+    @hookimpl
+    def psych_register_stores(register):
+        register(StoreBackend(name="acme", schemes=("acme",), open=_open, package="acme-store"))
+"""
+
+from collections.abc import Callable
+
+import pluggy
+
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    SandboxBackend,
+    StoreBackend,
+    TelemetryBackend,
+    ToolSourceBackend,
+)
+
+PROJECT_NAME = "psych_runtime"
+"""The pluggy project name, which is also the entry-point group plugins register under."""
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
+    """Offer Store backends, each keyed by the URL schemes ``open_store`` matches.
+
+    Args:
+        register: call once per ``StoreBackend`` the plugin provides.
+    """
+
+
+@hookspec
+def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
+    """Offer blob store backends, each keyed by URL scheme.
+
+    Args:
+        register: call once per ``BlobStoreBackend`` the plugin provides.
+    """
+
+
+@hookspec
+def psych_register_sandboxes(register: Callable[[SandboxBackend], None]) -> None:
+    """Offer process-isolated sandboxes for running untrusted code.
+
+    Args:
+        register: call once per ``SandboxBackend`` the plugin provides.
+    """
+
+
+@hookspec
+def psych_register_telemetry(register: Callable[[TelemetryBackend], None]) -> None:
+    """Offer telemetry sinks.
+
+    Args:
+        register: call once per ``TelemetryBackend`` the plugin provides.
+    """
+
+
+@hookspec
+def psych_register_tool_sources(register: Callable[[ToolSourceBackend], None]) -> None:
+    """Offer kinds of remote tool source, such as MCP servers or A2A peers.
+
+    Args:
+        register: call once per ``ToolSourceBackend`` the plugin provides.
+    """
+
+
+@hookspec
+def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
+    """Offer health checks that ``psych doctor`` runs and reports.
+
+    A plugin knows best what it needs (a driver importable, a credential configured),
+    so it checks that itself instead of the core guessing.
+
+    Args:
+        register: call once per ``DoctorCheck``.
+    """
+
+
+__all__ = [
+    "PROJECT_NAME",
+    "hookimpl",
+    "hookspec",
+    "psych_doctor_checks",
+    "psych_register_blob_stores",
+    "psych_register_sandboxes",
+    "psych_register_stores",
+    "psych_register_telemetry",
+    "psych_register_tool_sources",
+]

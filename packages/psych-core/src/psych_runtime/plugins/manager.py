@@ -1,0 +1,257 @@
+"""Find, check and register plugins; build the one cached ``PluginManager``.
+
+Installed plugins are discovered through the ``psych_runtime`` entry-point group, and
+the core's own backends arrive the same way (psych-runtime declares an entry point for
+its built-in plugin), so nothing here special-cases first-party code.
+
+Entry points are walked by hand rather than with pluggy's
+``load_setuptools_entrypoints`` so that each plugin's declared API version is checked
+before the plugin is registered: a plugin built for another API never gets a hook
+called. Loading happens once, on first use, and the result is cached until
+``reset_plugin_manager()``.
+"""
+
+import importlib.metadata
+import os
+import threading
+from dataclasses import dataclass, field
+
+import pluggy
+
+from psych_runtime.plugins import hookspecs
+from psych_runtime.plugins.errors import (
+    IncompatiblePlugin,
+    InvalidPlugin,
+    PluginError,
+    PluginLoadError,
+)
+
+PLUGIN_API_VERSION = 1
+"""The plugin API this release speaks; a plugin declares it as ``PSYCH_PLUGIN_API``."""
+
+API_ATTRIBUTE = "PSYCH_PLUGIN_API"
+"""The module-level name through which a plugin declares its plugin API version."""
+
+AUTOLOAD_ENV = "PSYCH_DISABLE_PLUGIN_AUTOLOAD"
+"""Set to ``1`` to skip entry-point discovery; plugins are then registered by hand."""
+
+_FALSY = frozenset({"", "0", "false", "no", "off"})
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPlugin:
+    """A plugin the manager registered, with where it came from.
+
+    Attributes:
+        name: the name the plugin is registered under (its entry-point name when it
+            was discovered).
+        source: the entry point's target (``module`` or ``module:attr``), or a
+            description of the object for a plugin registered by hand.
+        distribution: the distribution that ships it; None when registered by hand.
+        version: that distribution's version; None when registered by hand.
+    """
+
+    name: str
+    source: str
+    distribution: str | None = None
+    version: str | None = None
+
+    @property
+    def origin(self) -> str | None:
+        """``distribution version`` for messages, or None for a hand-registered plugin."""
+        if self.distribution is None:
+            return None
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
+
+
+@dataclass(slots=True)
+class _Cache:
+    manager: pluggy.PluginManager | None = None
+    loaded: list[LoadedPlugin] = field(default_factory=list)
+    autoload: bool = True
+
+
+_lock = threading.RLock()
+_cache = _Cache()
+
+
+def autoload_disabled() -> bool:
+    """Whether the environment asks for entry-point discovery to be skipped.
+
+    Any value other than empty, ``0``, ``false``, ``no`` or ``off`` disables it, the
+    way pytest treats its own switch.
+    """
+    return os.environ.get(AUTOLOAD_ENV, "").strip().lower() not in _FALSY
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, loading installed plugins on first call.
+
+    Raises:
+        IncompatiblePlugin: an installed plugin declares another plugin API version.
+        PluginLoadError: an entry point could not be imported.
+        InvalidPlugin: a plugin implements a hook that does not exist or with
+            arguments no hook offers.
+        PluginError: two distributions install plugins under the same name.
+    """
+    with _lock:
+        if _cache.manager is None:
+            manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+            manager.add_hookspecs(hookspecs)
+            autoload = not autoload_disabled()
+            loaded = _load_entry_points(manager) if autoload else []
+            _check_pending(manager, loaded)
+            # Only a fully loaded manager is cached: after a failure the next call
+            # tries again and fails loudly again, instead of running half-loaded.
+            _cache.manager, _cache.loaded, _cache.autoload = manager, loaded, autoload
+        return _cache.manager
+
+
+def register_plugin(plugin: object, name: str | None = None) -> str:
+    """Register a plugin object or module by hand and return its registered name.
+
+    This is how tests and embedding applications add plugins when autoload is off.
+    The plugin must declare ``PSYCH_PLUGIN_API`` like an installed one.
+
+    Raises:
+        IncompatiblePlugin: the plugin declares another plugin API version, or none.
+        InvalidPlugin: its hooks do not match the hook specifications; it is left
+            unregistered.
+        PluginError: the name, or the object itself, is already registered.
+    """
+    with _lock:
+        manager = get_plugin_manager()
+        plugin_name = name or _default_name(plugin)
+        _check_api(plugin, plugin_name, None)
+        if manager.get_plugin(plugin_name) is not None:
+            raise PluginError(f"a plugin named {plugin_name!r} is already registered")
+        _register(manager, plugin, plugin_name, None)
+        record = LoadedPlugin(name=plugin_name, source=_describe(plugin))
+        try:
+            _check_pending(manager, [record])
+        except InvalidPlugin:
+            manager.unregister(name=plugin_name)
+            raise
+        _cache.loaded.append(record)
+        return plugin_name
+
+
+def loaded_plugins() -> tuple[LoadedPlugin, ...]:
+    """Every registered plugin, discovered or hand-registered, in registration order."""
+    with _lock:
+        get_plugin_manager()
+        return tuple(_cache.loaded)
+
+
+def autoload_enabled() -> bool:
+    """Whether the current manager was built with entry-point discovery on."""
+    with _lock:
+        get_plugin_manager()
+        return _cache.autoload
+
+
+def reset_plugin_manager() -> None:
+    """Forget the cached manager so the next use rediscovers plugins.
+
+    Meant for tests, which change the environment or ``sys.path`` between cases.
+    Modules already imported stay imported.
+    """
+    with _lock:
+        _cache.manager = None
+        _cache.loaded = []
+        _cache.autoload = True
+
+
+def _load_entry_points(manager: pluggy.PluginManager) -> list[LoadedPlugin]:
+    loaded: list[LoadedPlugin] = []
+    found = importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME)
+    for entry_point in sorted(found, key=lambda ep: (ep.name, ep.value)):
+        dist = entry_point.dist
+        record = LoadedPlugin(
+            name=entry_point.name,
+            source=entry_point.value,
+            distribution=dist.name if dist is not None else None,
+            version=dist.version if dist is not None else None,
+        )
+        earlier = next((p for p in loaded if p.name == record.name), None)
+        if earlier is not None:
+            raise PluginError(
+                f"two installed plugins use the entry-point name {record.name!r}: "
+                f"{_where(earlier)} and {_where(record)}; uninstall one of them"
+            )
+        try:
+            plugin = entry_point.load()
+        except Exception as exc:
+            raise PluginLoadError(
+                f"could not import plugin {record.name!r} ({record.source}) from "
+                f"{_where(record)}: {type(exc).__name__}: {exc}"
+            ) from exc
+        _check_api(plugin, record.name, record.origin)
+        _register(manager, plugin, record.name, record.origin)
+        loaded.append(record)
+    return loaded
+
+
+def _check_api(plugin: object, name: str, origin: str | None) -> None:
+    declared = getattr(plugin, API_ATTRIBUTE, None)
+    # ``type(...) is int`` rather than isinstance: True would otherwise pass as 1.
+    if type(declared) is not int or declared != PLUGIN_API_VERSION:
+        raise IncompatiblePlugin(name, origin, declared, PLUGIN_API_VERSION)
+
+
+def _register(manager: pluggy.PluginManager, plugin: object, name: str, origin: str | None) -> None:
+    where = f" from {origin}" if origin else ""
+    try:
+        manager.register(plugin, name=name)
+    except pluggy.PluginValidationError as exc:
+        raise InvalidPlugin(
+            f"plugin {name!r}{where} does not fit the hook specifications: {exc}"
+        ) from exc
+    except ValueError as exc:
+        # pluggy refuses the same object under a second name, or a name twice.
+        raise PluginError(f"plugin {name!r}{where} could not be registered: {exc}") from exc
+
+
+def _check_pending(manager: pluggy.PluginManager, candidates: list[LoadedPlugin]) -> None:
+    try:
+        manager.check_pending()
+    except pluggy.PluginValidationError as exc:
+        name = manager.get_name(exc.plugin) or _describe(exc.plugin)
+        record = next((p for p in candidates if p.name == name), None)
+        where = f" from {record.origin}" if record is not None and record.origin else ""
+        raise InvalidPlugin(
+            f"plugin {name!r}{where} implements a hook Psych does not define ({exc}); "
+            "hook names are listed in psych_runtime.plugins.hookspecs"
+        ) from exc
+
+
+def _default_name(plugin: object) -> str:
+    name = getattr(plugin, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    return f"{type(plugin).__qualname__}-{id(plugin):x}"
+
+
+def _describe(plugin: object) -> str:
+    name = getattr(plugin, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    return f"{type(plugin).__module__}.{type(plugin).__qualname__} instance"
+
+
+def _where(record: LoadedPlugin) -> str:
+    return record.origin or "an unknown distribution"
+
+
+__all__ = [
+    "API_ATTRIBUTE",
+    "AUTOLOAD_ENV",
+    "PLUGIN_API_VERSION",
+    "LoadedPlugin",
+    "autoload_disabled",
+    "autoload_enabled",
+    "get_plugin_manager",
+    "loaded_plugins",
+    "register_plugin",
+    "reset_plugin_manager",
+]

@@ -1,0 +1,257 @@
+"""Entry-point discovery, plugin API versioning and hook validation."""
+
+import psych_runtime
+import pytest
+from psych_runtime.plugins import (
+    AUTOLOAD_ENV,
+    PLUGIN_API_VERSION,
+    IncompatiblePlugin,
+    InvalidPlugin,
+    PluginError,
+    PluginLoadError,
+    StoreBackend,
+    UnknownStoreScheme,
+    builtin,
+    get_plugin_manager,
+    loaded_plugins,
+    open_store,
+    register_plugin,
+    store_backends,
+)
+
+FAKE_STORE = """
+    from psych_runtime.plugins import StoreBackend, hookimpl
+
+    PSYCH_PLUGIN_API = {api}
+
+    class FakeStore:
+        def __init__(self, url, options):
+            self.url = url
+            self.options = options
+
+    async def _open(url, **options):
+        return FakeStore(url, options)
+
+    @hookimpl
+    def {hook}(register):
+        register(
+            StoreBackend(name="fake", schemes=("fake",), open=_open, package="fake-psych-store")
+        )
+"""
+
+
+def fake_store_source(api: object = 1, hook: str = "psych_register_stores") -> str:
+    return FAKE_STORE.format(api=api, hook=hook)
+
+
+async def test_an_installed_distribution_provides_a_store_scheme(fake_dist):
+    fake_dist(module="fake_psych_store_plugin", source=fake_store_source())
+
+    store = await open_store("fake://x", pool_size=3)
+
+    assert type(store).__module__ == "fake_psych_store_plugin"
+    assert store.url == "fake://x"
+    assert store.options == {"pool_size": 3}
+    [record] = [p for p in loaded_plugins() if p.name == "fakestore"]
+    assert (record.distribution, record.version) == ("fake-psych-store", "0.1")
+    assert record.source == "fake_psych_store_plugin"
+
+
+def test_entry_points_are_loaded_once_and_cached(fake_dist):
+    fake_dist(module="fake_cached_plugin", source=fake_store_source())
+
+    first = get_plugin_manager()
+
+    assert get_plugin_manager() is first
+    assert first.has_plugin("fakestore")
+
+
+def test_a_plugin_for_another_api_version_is_refused_before_registration(fake_dist):
+    fake_dist(module="fake_future_plugin", source=fake_store_source(api=99), version="2.0")
+
+    with pytest.raises(IncompatiblePlugin) as caught:
+        get_plugin_manager()
+
+    message = str(caught.value)
+    assert "fakestore" in message
+    assert "fake-psych-store 2.0" in message
+    assert "99" in message
+    assert f"plugin API {PLUGIN_API_VERSION}" in message
+    assert caught.value.declared == 99
+    assert caught.value.expected == PLUGIN_API_VERSION
+
+
+def test_a_failed_load_is_not_cached(fake_dist):
+    fake_dist(module="fake_refused_plugin", source=fake_store_source(api=99))
+
+    for _ in range(2):
+        with pytest.raises(IncompatiblePlugin):
+            get_plugin_manager()
+
+
+def test_a_plugin_that_declares_no_api_version_is_refused(fake_dist):
+    source = fake_store_source().replace("PSYCH_PLUGIN_API = 1", "")
+    fake_dist(module="fake_undeclared_plugin", source=source)
+
+    with pytest.raises(IncompatiblePlugin, match="does not declare PSYCH_PLUGIN_API") as caught:
+        get_plugin_manager()
+
+    assert caught.value.declared is None
+    assert "fakestore" in str(caught.value)
+
+
+@pytest.mark.parametrize("declared", ["'1'", "True", "1.0"])
+def test_the_api_version_must_be_the_integer_itself(fake_dist, declared):
+    fake_dist(module="fake_sloppy_plugin", source=fake_store_source(api=declared))
+
+    with pytest.raises(IncompatiblePlugin):
+        get_plugin_manager()
+
+
+def test_a_misspelled_hook_fails_loudly(fake_dist):
+    fake_dist(module="fake_typo_plugin", source=fake_store_source(hook="psych_register_storez"))
+
+    with pytest.raises(InvalidPlugin, match="psych_register_storez") as caught:
+        get_plugin_manager()
+
+    assert "fakestore" in str(caught.value)
+    assert "fake-psych-store" in str(caught.value)
+
+
+def test_an_entry_point_that_cannot_be_imported_names_the_plugin(fake_dist):
+    fake_dist(module="fake_broken_plugin", source="import does_not_exist_anywhere\n")
+
+    with pytest.raises(PluginLoadError, match="fakestore") as caught:
+        get_plugin_manager()
+
+    assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_two_distributions_with_the_same_entry_point_name_are_refused(fake_dist):
+    fake_dist(module="fake_first_plugin", source=fake_store_source(), dist="first_dist")
+    other = fake_store_source().replace('"fake"', '"other"')
+    fake_dist(module="fake_second_plugin", source=other, dist="second_dist")
+
+    with pytest.raises(PluginError, match="first-dist") as caught:
+        get_plugin_manager()
+
+    assert "second-dist" in str(caught.value)
+
+
+def test_autoload_off_loads_no_entry_points(fake_dist, monkeypatch):
+    fake_dist(module="fake_ignored_plugin", source=fake_store_source())
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+
+    assert loaded_plugins() == ()
+    assert store_backends() == {}
+
+
+async def test_autoload_off_leaves_even_the_memory_store_to_be_registered_by_hand(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+
+    with pytest.raises(UnknownStoreScheme, match="PSYCH_DISABLE_PLUGIN_AUTOLOAD"):
+        await open_store("memory://")
+
+    from psych_runtime.store.memory import InMemoryStore
+
+    register_plugin(builtin)
+    store = await open_store("memory://")
+
+    assert isinstance(store, InMemoryStore)
+
+
+@pytest.mark.parametrize("value", ["0", "", "false"])
+def test_falsy_switch_values_keep_autoload_on(monkeypatch, value):
+    monkeypatch.setenv(AUTOLOAD_ENV, value)
+
+    assert "memory" in {p.name for p in loaded_plugins()}
+
+
+async def test_the_memory_store_comes_from_psych_runtimes_own_entry_point():
+    from psych_runtime.store.memory import InMemoryStore
+
+    [record] = [p for p in loaded_plugins() if p.name == "memory"]
+    backend = store_backends()["memory"]
+    store = await open_store("memory://")
+    other = await open_store("memory://")
+
+    assert record.distribution == "psych-runtime"
+    assert record.version == psych_runtime.__version__
+    assert record.source == "psych_runtime.plugins.builtin"
+    assert backend.package == "psych-runtime"
+    assert isinstance(store, InMemoryStore)
+    assert store is not other
+
+
+async def test_the_memory_store_refuses_options():
+    with pytest.raises(TypeError, match="path"):
+        await open_store("memory://", path="x")
+
+
+def test_a_hand_registered_plugin_is_checked_like_an_installed_one(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+
+    class Old:
+        PSYCH_PLUGIN_API = 0
+
+    with pytest.raises(IncompatiblePlugin, match="'old'"):
+        register_plugin(Old(), name="old")
+    assert not get_plugin_manager().has_plugin("old")
+
+
+def test_a_hand_registered_plugin_with_a_misspelled_hook_is_left_unregistered(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    from psych_runtime.plugins import hookimpl
+
+    class Typo:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_register_storez(self, register):
+            raise AssertionError("never called")
+
+    with pytest.raises(InvalidPlugin, match="psych_register_storez"):
+        register_plugin(Typo(), name="typo")
+
+    assert not get_plugin_manager().has_plugin("typo")
+    assert [p.name for p in loaded_plugins()] == []
+
+
+def test_a_hook_with_an_argument_no_spec_offers_is_refused(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    from psych_runtime.plugins import hookimpl
+
+    class Extra:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_register_stores(self, register, config):
+            raise AssertionError("never called")
+
+    with pytest.raises(InvalidPlugin, match="config"):
+        register_plugin(Extra(), name="extra")
+
+
+def test_registering_the_same_name_twice_is_refused(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    register_plugin(builtin)
+
+    class Another:
+        PSYCH_PLUGIN_API = 1
+
+    with pytest.raises(PluginError, match="already registered"):
+        register_plugin(Another(), name=builtin.__name__)
+
+
+def test_backend_descriptions_reject_malformed_schemes():
+    async def _open(url: str) -> object:
+        raise AssertionError("never called")
+
+    with pytest.raises(ValueError, match="claims no URL schemes"):
+        StoreBackend(name="x", schemes=(), open=_open, package="p")
+    with pytest.raises(ValueError, match="not a lower-case URL scheme"):
+        StoreBackend(name="x", schemes=("Fake",), open=_open, package="p")
+    with pytest.raises(ValueError, match="not one string"):
+        StoreBackend(name="x", schemes="fake", open=_open, package="p")
+    listed = StoreBackend(name="x", schemes=["a", "b"], open=_open, package="p")
+    assert listed.schemes == ("a", "b")

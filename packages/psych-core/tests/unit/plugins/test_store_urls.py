@@ -1,0 +1,179 @@
+"""Choosing a Store backend by URL scheme, and what the errors tell the user."""
+
+import pytest
+from psych_runtime.core.errors import PsychError
+from psych_runtime.plugins import (
+    AUTOLOAD_ENV,
+    DoctorCheck,
+    DoctorResult,
+    DuplicateBackend,
+    InvalidPlugin,
+    PluginError,
+    StoreBackend,
+    UnknownStoreScheme,
+    builtin,
+    doctor_checks,
+    hookimpl,
+    open_store,
+    register_plugin,
+    store_backends,
+    store_scheme,
+)
+from psych_runtime.store.errors import InvalidStoreUrl
+
+
+@pytest.fixture(autouse=True)
+def autoload_off(monkeypatch):
+    """Installed plugins must not change these answers, so only hand-registered ones count."""
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+
+
+class Opened:
+    def __init__(self, backend: str, url: str) -> None:
+        self.backend = backend
+        self.url = url
+
+
+def store_plugin(backend_name: str, *schemes: str, package: str = "pkg"):
+    async def _open(url: str) -> Opened:
+        return Opened(backend_name, url)
+
+    class Plugin:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_register_stores(self, register):
+            register(StoreBackend(name=backend_name, schemes=schemes, open=_open, package=package))
+
+    return Plugin()
+
+
+@pytest.mark.parametrize(
+    ("url", "package"),
+    [
+        ("postgresql://db/app", "psych-store-postgres"),
+        ("postgres://db/app", "psych-store-postgres"),
+        ("postgresql+asyncpg://db/app", "psych-store-postgres"),
+        ("sqlite:///runs.db", "psych-store-sqlite"),
+        ("mysql://db/app", "psych-store-mysql"),
+        ("dynamodb://table", "psych-store-dynamo"),
+    ],
+)
+async def test_a_first_party_scheme_names_the_package_to_install(url, package):
+    register_plugin(builtin)
+
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store(url)
+
+    assert f"pip install {package}" in str(caught.value)
+    assert caught.value.package == package
+
+
+async def test_an_unknown_scheme_lists_what_is_available():
+    register_plugin(builtin)
+    register_plugin(store_plugin("acme", "acme", "acme+tls"), name="acme")
+
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store("redis://localhost")
+
+    message = str(caught.value)
+    assert "no installed plugin provides it" in message
+    assert "acme, acme+tls, memory" in message
+    assert caught.value.package is None
+    assert caught.value.available == ("acme", "acme+tls", "memory")
+
+
+async def test_unknown_scheme_is_both_a_psych_error_and_a_value_error():
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store("nope://")
+
+    assert isinstance(caught.value, PsychError)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("url", ["", "runs.db", "/var/runs.db", "://host", "1abc://x"])
+async def test_a_url_without_a_scheme_is_invalid(url):
+    register_plugin(builtin)
+
+    with pytest.raises(InvalidStoreUrl, match="no scheme"):
+        await open_store(url)
+
+
+def test_schemes_are_matched_case_insensitively():
+    assert store_scheme("PostgreSQL://h/db") == "postgresql"
+
+
+async def test_each_scheme_goes_to_the_backend_that_claims_it():
+    register_plugin(store_plugin("one", "one"), name="p1")
+    register_plugin(store_plugin("two", "two", "deux"), name="p2")
+
+    opened = [await open_store(url) for url in ("one://a", "deux://b", "two://c")]
+
+    assert [(o.backend, o.url) for o in opened] == [
+        ("one", "one://a"),
+        ("two", "deux://b"),
+        ("two", "two://c"),
+    ]
+
+
+def test_two_plugins_claiming_one_scheme_are_both_named():
+    register_plugin(store_plugin("alpha", "shared", package="alpha-dist"), name="alpha-plugin")
+    register_plugin(
+        store_plugin("beta", "other", "shared", package="beta-dist"), name="beta-plugin"
+    )
+
+    with pytest.raises(DuplicateBackend) as caught:
+        store_backends()
+
+    message = str(caught.value)
+    for fragment in ("'shared'", "alpha-plugin", "alpha-dist", "beta-plugin", "beta-dist"):
+        assert fragment in message
+
+
+def test_registering_something_other_than_a_backend_names_the_plugin():
+    class Sloppy:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_register_stores(self, register):
+            register("postgresql")
+
+    register_plugin(Sloppy(), name="sloppy")
+
+    with pytest.raises(InvalidPlugin, match=r"'sloppy'.*StoreBackend"):
+        store_backends()
+
+
+def test_a_hook_that_raises_is_reported_with_the_plugin_name():
+    class Broken:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_register_stores(self, register):
+            raise RuntimeError("boom")
+
+    register_plugin(Broken(), name="broken")
+
+    with pytest.raises(PluginError, match=r"'broken'.*boom") as caught:
+        store_backends()
+
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+def test_doctor_checks_are_attributed_to_their_plugin():
+    def healthy() -> DoctorResult:
+        return DoctorResult(True, "fine")
+
+    class Checked:
+        PSYCH_PLUGIN_API = 1
+
+        @hookimpl
+        def psych_doctor_checks(self, register):
+            register(DoctorCheck("driver", healthy))
+
+    register_plugin(Checked(), name="checked")
+    register_plugin(builtin)
+
+    found = {(r.plugin, r.item.name) for r in doctor_checks()}
+
+    assert found == {("checked", "driver"), (builtin.__name__, "memory store")}
