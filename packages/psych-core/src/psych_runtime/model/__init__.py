@@ -1,0 +1,1 @@
+"""Talking to models: the ModelClient port and what surrounds it."""

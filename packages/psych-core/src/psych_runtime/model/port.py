@@ -1,0 +1,187 @@
+"""The ModelClient port: one streamed request at a time.
+
+A client turns a ``ModelRequest`` into an async stream of events that ends with exactly
+one ``StreamDone``. A stream that stops without it is a transient failure the agent loop
+may retry; the client raises ``ModelError`` subclasses for everything else.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.messages import Message, ToolDefinition
+from psych_runtime.core.metering import Cost, Usage
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelRequest(BaseModel):
+    """One call to a model.
+
+    Attributes:
+        model: the model id; the Spec names it and nothing routes it elsewhere.
+        messages: the conversation, system message first.
+        tools: what the model may call this turn, fixed for the turn so a provider's
+            cached prompt prefix stays valid.
+        temperature: sampling temperature, when the Spec sets one.
+        top_p: nucleus sampling bound, when the Spec sets one.
+        max_output_tokens: cap on generated tokens.
+        reasoning_effort: for models that reason before answering.
+        stop: stop sequences.
+        idle_timeout_seconds: give up when no chunk arrives for this long; 0 disables.
+        extra: provider-specific request fields, passed through untouched.
+    """
+
+    model_config = _FROZEN
+
+    model: Annotated[str, Field(min_length=1)]
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...] = ()
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    stop: tuple[str, ...] = ()
+    idle_timeout_seconds: Annotated[float, Field(ge=0)] = 300.0
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class TextDelta(BaseModel):
+    """A piece of the assistant's visible text."""
+
+    model_config = _FROZEN
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningDelta(BaseModel):
+    """A piece of the model's reasoning, when the provider streams it."""
+
+    model_config = _FROZEN
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallDelta(BaseModel):
+    """A fragment of one tool call; fragments with the same index concatenate."""
+
+    model_config = _FROZEN
+    kind: Literal["tool_call"] = "tool_call"
+    index: Annotated[int, Field(ge=0)]
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+class StreamDone(BaseModel):
+    """The final event of a successful stream.
+
+    Attributes:
+        finish_reason: why the model stopped (``stop``, ``tool_calls``, ``length``...).
+        usage: what the provider reported, or None when it reported nothing.
+        cost: a cost the provider reported itself, if any.
+        model: the model that actually answered, when the provider says.
+    """
+
+    model_config = _FROZEN
+    kind: Literal["done"] = "done"
+    finish_reason: Annotated[str, Field(min_length=1)] = "stop"
+    usage: Usage | None = None
+    cost: Cost | None = None
+    model: str | None = None
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | StreamDone
+
+
+class ModelError(PsychError):
+    """A model call failed.
+
+    Attributes:
+        status_code: the HTTP status, when there was one.
+        retry_after: seconds the provider asked us to wait, when it said.
+    """
+
+    transient: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+    @property
+    def kind(self) -> str:
+        """A short stable classifier recorded in the log."""
+        if self.status_code is not None:
+            return f"http_{self.status_code}"
+        return type(self).__name__
+
+
+class TransientModelError(ModelError):
+    """A failure that may succeed on retry: overload, rate limit, dropped stream."""
+
+    transient = True
+
+
+class StreamIncomplete(TransientModelError):
+    """The stream ended without its final event."""
+
+    @property
+    def kind(self) -> str:
+        """Always ``stream_incomplete``."""
+        return "stream_incomplete"
+
+
+class StreamIdleTimeout(TransientModelError):
+    """No chunk arrived within the idle timeout."""
+
+    @property
+    def kind(self) -> str:
+        """Always ``idle_timeout``."""
+        return "idle_timeout"
+
+
+class ContextOverflow(ModelError):
+    """The provider refused the prompt as too long for the model's window."""
+
+    @property
+    def kind(self) -> str:
+        """Always ``context_overflow``."""
+        return "context_overflow"
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """Anything that can stream a model's answer to a request."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Send the request and yield its events, ending with ``StreamDone``."""
+        ...
+
+    async def known_models(self) -> frozenset[str]:
+        """Model ids this client can serve; used by validation at publish."""
+        ...
+
+
+__all__ = [
+    "ContextOverflow",
+    "ModelClient",
+    "ModelError",
+    "ModelRequest",
+    "ReasoningDelta",
+    "StreamDone",
+    "StreamEvent",
+    "StreamIdleTimeout",
+    "StreamIncomplete",
+    "TextDelta",
+    "ToolCallDelta",
+    "TransientModelError",
+]

@@ -1,0 +1,1 @@
+"""Executing Runs: the Worker, its supervisor, the Journal and the agent loop."""

@@ -1,0 +1,527 @@
+"""The agent loop: turns of model calls and tool calls, written to the log as they happen.
+
+Each turn is written at its durable points and no more often:
+
+1. before the model request: ``turn_started``, consumed steers and
+   ``model_call_started`` (together with whatever the previous step left staged);
+2. after the model answers: ``model_call_finished`` plus the first ``tool_call_started``
+   (or the ``run_settled`` of a final answer);
+3. after each tool: its ``tool_call_finished`` rides along with the next durable point.
+
+A tool never starts before its ``tool_call_started`` is durable, so after a crash every
+call is either known to have finished or visibly in doubt.
+"""
+
+import asyncio
+import json
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from psych_runtime.core.digest import call_digest
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.messages import Message, SystemMessage, ToolDefinition
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import (
+    JsonObject,
+    ModelCallFailed,
+    ModelCallFinished,
+    ModelCallStarted,
+    QueueConsumed,
+    RunSettled,
+    TerminalState,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolFailure,
+    ToolOutcome,
+    TurnStarted,
+)
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.model.port import ModelError, ModelRequest
+from psych_runtime.model.pricing import resolve_cost
+from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.conversation import Conversation
+from psych_runtime.runtime.ids import new_call_id
+from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.model_call import AssembledCall, call_model
+from psych_runtime.runtime.prompt import system_prompt, withheld_advisory
+from psych_runtime.tools.context import ToolContext
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.narrowing import narrow
+
+if TYPE_CHECKING:
+    from psych_runtime.runtime.runtime import Runtime
+
+ORPHANED_MESSAGE = (
+    "The worker running this call stopped before it reported back. The call may or may "
+    "not have taken effect."
+)
+
+
+_EMPTY_USAGE = Usage()
+
+
+class _Next(Enum):
+    CONTINUE = "continue"
+    STOP = "stop"
+
+
+@dataclass(frozen=True, slots=True)
+class _Executed:
+    outcome: ToolOutcome
+    result: JsonValue
+    failure: ToolFailure | None
+    duration: float
+
+
+def _failure(kind: str, message: str, *, tb: str | None = None) -> ToolFailure:
+    return ToolFailure(kind=kind, message=message, traceback=tb)
+
+
+class AgentLoop:
+    """Runs one Attempt of an agent Run until it settles, suspends or is told to stop."""
+
+    def __init__(
+        self,
+        runtime: "Runtime",
+        journal: Journal,
+        spec: AgentSpec,
+        abort: AbortSignal,
+    ) -> None:
+        self._runtime = runtime
+        self._journal = journal
+        self._spec = spec
+        self._abort = abort
+        self._conversation = Conversation()
+        self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
+        self._code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
+
+    async def run(self) -> None:
+        """Settle what a previous Attempt left dangling, then take turns until done."""
+        await self._settle_dangling()
+        while await self._turn() is _Next.CONTINUE:
+            pass
+        await self._journal.flush()
+
+    # --- settling -----------------------------------------------------------------
+
+    def _settle(
+        self,
+        state: TerminalState,
+        *,
+        output: JsonObject | None = None,
+        failure: ToolFailure | None = None,
+    ) -> _Next:
+        self._journal.stage(RunSettled, state=state, output=output, failure=failure)
+        return _Next.STOP
+
+    def _stop_reason(self) -> _Next | None:
+        """The checks made before every turn, in order; None means keep going."""
+        state = self._journal.state
+        limits = self._spec.limits
+        if self._abort.fired and not state.aborted:
+            if self._abort.reason is AbortReason.DEADLINE:
+                return self._settle(
+                    TerminalState.ABORTED,
+                    failure=_failure("deadline", "the run passed its deadline"),
+                )
+            return _Next.STOP
+        if state.aborted:
+            return self._settle(TerminalState.ABORTED)
+        if state.suspended:
+            return _Next.STOP
+        for tool, streak in state.failure_streaks.items():
+            if streak >= limits.failure_streak_hard_stop:
+                return self._settle(
+                    TerminalState.FAILED,
+                    failure=_failure(
+                        "failure_streak",
+                        f"tool {tool} failed {streak} times in a row",
+                    ),
+                )
+        if state.turn >= limits.max_turns:
+            return self._settle(
+                TerminalState.FAILED,
+                failure=_failure("budget_exhausted", f"reached max_turns={limits.max_turns}"),
+            )
+        if len(state.tool_results) >= limits.max_steps:
+            return self._settle(
+                TerminalState.FAILED,
+                failure=_failure("budget_exhausted", f"reached max_steps={limits.max_steps}"),
+            )
+        return None
+
+    # --- dangling calls -------------------------------------------------------------
+
+    async def _settle_dangling(self) -> None:
+        state = self._journal.state
+        if state.settled or not state.open_tool_calls:
+            return
+        for call in list(state.open_tool_calls.values()):
+            registered = self._runtime.registry.get(call.tool)
+            if call.safe_to_retry and registered is not None:
+                executed = await self._execute(call.call_id, call.tool, call.arguments)
+                self._finish(call.call_id, executed)
+                continue
+            self._journal.stage(
+                ToolCallFinished,
+                call_id=call.call_id,
+                outcome=ToolOutcome.UNKNOWN,
+                failure=_failure("orphaned", ORPHANED_MESSAGE),
+            )
+
+    # --- one turn -------------------------------------------------------------------
+
+    def _offered(self) -> tuple[tuple[ToolDefinition, ...], list[str]]:
+        state = self._journal.state
+        threshold = self._spec.limits.failure_streak_threshold
+        withheld = {t for t, n in state.failure_streaks.items() if n >= threshold}
+        names = narrow(
+            self._runtime.registry.names,
+            granted=self._code_tools,
+            permitted=None,
+            withheld=withheld,
+        )
+        advisories = [
+            withheld_advisory(tool, state.failure_streaks[tool])
+            for tool in sorted(withheld)
+            if tool in self._code_tools
+        ]
+        definitions = tuple(
+            tool.definition()
+            for name in names
+            if (tool := self._runtime.registry.get(name)) is not None
+        )
+        return definitions, advisories
+
+    def _messages(self, prompt: str) -> tuple[Message, ...]:
+        self._conversation.update(self._journal.records, self._journal.epoch)
+        messages: list[Message] = [SystemMessage(content=prompt)] if prompt else []
+        messages.extend(self._conversation.messages())
+        return tuple(messages)
+
+    async def _turn(self) -> _Next:
+        journal = self._journal
+        await journal.refresh()
+        stop = self._stop_reason()
+        if stop is not None:
+            return stop
+        spec = self._spec
+        definitions, advisories = self._offered()
+        state = journal.state
+        turn = state.turn + 1
+        journal.stage(TurnStarted, turn=turn)
+        for entry in list(state.pending_steer):
+            journal.stage(QueueConsumed, entry_id=entry.entry_id)
+        prompt = system_prompt(
+            spec.instructions, answer_style=spec.answer_style, advisories=advisories
+        )
+        model_id = spec.model.model
+        journal.stage(
+            ModelCallStarted,
+            turn=turn,
+            model=model_id,
+            tool_names=tuple(d.name for d in definitions),
+            system_prompt=prompt,
+        )
+        await journal.flush()
+        if journal.state.aborted:
+            return self._settle(TerminalState.ABORTED)
+        request = ModelRequest(
+            model=model_id,
+            messages=self._messages(prompt),
+            tools=definitions,
+            temperature=spec.model.temperature,
+            top_p=spec.model.top_p,
+            max_output_tokens=spec.model.max_output_tokens,
+            reasoning_effort=spec.model.reasoning_effort,
+            idle_timeout_seconds=spec.limits.stream_idle_seconds,
+        )
+        try:
+            answer = await call_model(self._runtime.model, request)
+        except ModelError as error:
+            return await self._model_failed(turn, model_id, error)
+        usage_reported = answer.usage is not None
+        cost = resolve_cost(
+            model_id,
+            answer.usage,
+            answer.provider_cost,
+            self._runtime.prices,
+            self._runtime.cost_policy,
+        )
+        call_ids = self._assign_ids(answer.calls)
+        journal.stage(
+            ModelCallFinished,
+            turn=turn,
+            model=model_id,
+            usage=answer.usage if answer.usage is not None else _EMPTY_USAGE,
+            usage_reported=usage_reported,
+            cost=cost,
+            timings=answer.timings,
+            finish_reason=answer.finish_reason,
+            text=answer.text,
+            tool_calls=tuple(call_ids),
+        )
+        if not answer.calls:
+            return self._no_tool_calls(answer.text)
+        offered = {d.name for d in definitions}
+        return await self._run_calls(turn, answer.calls, call_ids, offered)
+
+    def _no_tool_calls(self, text: str) -> _Next:
+        state = self._journal.state
+        if state.pending_follow_up:
+            for entry in list(state.pending_follow_up):
+                self._journal.stage(QueueConsumed, entry_id=entry.entry_id)
+            return _Next.CONTINUE
+        return self._settle(TerminalState.COMPLETED, output={"text": text})
+
+    async def _model_failed(self, turn: int, model_id: str, error: ModelError) -> _Next:
+        state = self._journal.state
+        budget = self._spec.limits.transient_retry_budget
+        will_retry = error.transient and state.transient_retries_used < budget
+        self._journal.stage(
+            ModelCallFailed,
+            turn=turn,
+            model=model_id,
+            failure=ToolFailure(kind=error.kind, message=str(error), transient=error.transient),
+            will_retry=will_retry,
+        )
+        if not will_retry:
+            return self._settle(
+                TerminalState.FAILED,
+                failure=ToolFailure(kind=error.kind, message=str(error), transient=error.transient),
+            )
+        await self._journal.flush()
+        delay = self._runtime.retry_delay(state.transient_retries_used, error.retry_after)
+        if delay > 0:
+            waiter = asyncio.ensure_future(self._abort.wait())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), delay)
+            except TimeoutError:
+                pass
+            finally:
+                waiter.cancel()
+        return _Next.CONTINUE
+
+    def _assign_ids(self, calls: Sequence[AssembledCall]) -> list[ToolCallId]:
+        state = self._journal.state
+        used: set[str] = set(state.open_tool_calls)
+        used.update(result.call_id for result in state.tool_results)
+        ids: list[ToolCallId] = []
+        self._duplicates: set[str] = set()
+        for call in calls:
+            call_id = call.id
+            if not call_id or call_id in used:
+                fresh = new_call_id()
+                if call_id:
+                    self._duplicates.add(fresh)
+                call_id = fresh
+            used.add(call_id)
+            ids.append(ToolCallId(call_id))
+        return ids
+
+    # --- tool calls -----------------------------------------------------------------
+
+    def _close_unexecuted(
+        self, turn: int, calls: Sequence[AssembledCall], ids: Sequence[ToolCallId], why: str
+    ) -> None:
+        for call, call_id in zip(calls, ids, strict=True):
+            self._journal.stage(
+                ToolCallStarted,
+                call_id=call_id,
+                tool=call.name or "unnamed",
+                arguments=_parse_arguments(call.arguments)[0] or {},
+                turn=turn,
+                interruptible=self._interruptible.get(call.name, True),
+            )
+            self._journal.stage(
+                ToolCallFinished,
+                call_id=call_id,
+                outcome=ToolOutcome.ERROR,
+                failure=_failure("not_executed", why),
+            )
+
+    def _reject(self, call_id: ToolCallId, kind: str, message: str) -> None:
+        self._journal.stage(
+            ToolCallFinished,
+            call_id=call_id,
+            outcome=ToolOutcome.ERROR,
+            failure=_failure(kind, message),
+        )
+
+    async def _run_calls(
+        self,
+        turn: int,
+        calls: Sequence[AssembledCall],
+        ids: Sequence[ToolCallId],
+        offered: set[str],
+    ) -> _Next:
+        journal = self._journal
+        limits = self._spec.limits
+        cap = limits.max_tool_calls_per_turn
+        for index, (call, call_id) in enumerate(zip(calls, ids, strict=True)):
+            if index >= cap:
+                self._close_unexecuted(
+                    turn,
+                    calls[index:],
+                    ids[index:],
+                    f"only {cap} tool calls are allowed per turn; this one was not run",
+                )
+                break
+            name = call.name or "unnamed"
+            arguments, parse_error = _parse_arguments(call.arguments)
+            registered = self._runtime.registry.get(name)
+            journal.stage(
+                ToolCallStarted,
+                call_id=call_id,
+                tool=name,
+                arguments=arguments or {},
+                turn=turn,
+                interruptible=self._interruptible.get(name, True),
+                safe_to_retry=registered is not None and registered.idempotent,
+            )
+            if call_id in self._duplicates:
+                self._reject(
+                    call_id,
+                    "duplicate_call_id",
+                    f"the call id {call.id!r} was already used in this run; call again",
+                )
+                continue
+            if parse_error is not None or arguments is None:
+                self._reject(call_id, "malformed_arguments", parse_error or "bad arguments")
+                continue
+            if name not in offered:
+                available = ", ".join(sorted(offered)) or "none"
+                self._reject(
+                    call_id,
+                    "unknown_tool",
+                    f"there is no tool named {name!r} this turn. Available tools: {available}.",
+                )
+                continue
+            repeats = self._repeats(name, arguments)
+            if repeats >= limits.repeat_call_threshold:
+                self._reject(
+                    call_id,
+                    "repeated_call",
+                    f"this exact call already returned the same result {repeats - 1} times; "
+                    "use that result instead of asking again",
+                )
+                if repeats >= limits.repeat_call_hard_stop:
+                    self._close_unexecuted(
+                        turn,
+                        calls[index + 1 :],
+                        ids[index + 1 :],
+                        "the turn was stopped because a call kept being repeated",
+                    )
+                    break
+                continue
+            await journal.flush()
+            if journal.state.aborted:
+                self._reject(call_id, "not_executed", "the run was asked to stop")
+                self._close_unexecuted(
+                    turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
+                )
+                break
+            executed = await self._execute(call_id, name, arguments)
+            self._finish(call_id, executed)
+            await journal.refresh()
+            if journal.state.aborted:
+                self._close_unexecuted(
+                    turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
+                )
+                break
+        return _Next.CONTINUE
+
+    def _repeats(self, name: str, arguments: JsonObject) -> int:
+        tally = self._journal.state.repeat_counts.get(call_digest(name, arguments))
+        return (tally.count if tally is not None else 0) + 1
+
+    def _finish(self, call_id: ToolCallId, executed: _Executed) -> None:
+        self._journal.stage(
+            ToolCallFinished,
+            call_id=call_id,
+            outcome=executed.outcome,
+            result=executed.result,
+            failure=executed.failure,
+            duration_seconds=executed.duration,
+        )
+
+    async def _execute(self, call_id: ToolCallId, name: str, arguments: JsonObject) -> _Executed:
+        journal = self._journal
+        assert journal.attempt_id is not None
+        context = ToolContext.for_call(
+            run_id=journal.run_id,
+            call_id=call_id,
+            scope=journal.scope,
+            attempt_id=journal.attempt_id,
+        )
+        started = time.perf_counter()
+        invocation = asyncio.ensure_future(self._runtime.registry.invoke(name, arguments, context))
+        try:
+            if self._interruptible.get(name, True):
+                result = await invocation
+            else:
+                result, cancelled = await _shielded(invocation)
+                if cancelled:
+                    # The call finished despite the cancellation; record that it did
+                    # before letting the cancellation continue.
+                    duration = time.perf_counter() - started
+                    self._finish(call_id, _Executed(ToolOutcome.OK, result, None, duration))
+                    await journal.flush()
+                    raise asyncio.CancelledError
+        except ToolArgumentsInvalid as error:
+            return _Executed(
+                ToolOutcome.ERROR,
+                None,
+                _failure("invalid_arguments", str(error)),
+                time.perf_counter() - started,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a tool's failure is data for the model
+            return _Executed(
+                ToolOutcome.ERROR,
+                None,
+                _failure(
+                    type(error).__name__,
+                    str(error) or type(error).__name__,
+                    tb="".join(traceback.format_exception(error)),
+                ),
+                time.perf_counter() - started,
+            )
+        return _Executed(ToolOutcome.OK, result, None, time.perf_counter() - started)
+
+
+async def _shielded(task: "asyncio.Future[JsonValue]") -> tuple[JsonValue, bool]:
+    """Wait for ``task`` even through cancellation; report whether one was requested.
+
+    An uninterruptible call (a refund, say) must never be abandoned half way; the
+    supervisor's grace period is what bounds a call that hangs for ever.
+    """
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            return result, cancelled
+        except asyncio.CancelledError:
+            if task.done() and task.cancelled():
+                raise
+            cancelled = True
+            if task.done():
+                return task.result(), cancelled
+
+
+def _parse_arguments(raw: str) -> tuple[JsonObject | None, str | None]:
+    text = raw.strip() or "{}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"the arguments are not valid JSON ({error.msg} at position {error.pos})"
+    if not isinstance(value, dict):
+        return None, "the arguments must be a JSON object"
+    return value, None

@@ -1,0 +1,145 @@
+"""The conversation the model sees, projected from the log.
+
+Nothing about the conversation is stored: every request is rebuilt from the records,
+so a reclaiming Worker shows the model exactly what the first one would have. The
+builder is incremental (it remembers how far it has read) because the agent loop asks
+for the messages once per turn.
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from psych_runtime.core.messages import (
+    AssistantMessage,
+    Message,
+    ToolCallRequest,
+    ToolResultMessage,
+    UserMessage,
+)
+from psych_runtime.core.projections.tool_text import render_json, tool_result_text
+from psych_runtime.core.records import JsonObject, Record, ToolOutcome
+
+SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n"
+
+
+def input_text(payload: JsonObject) -> str | None:
+    """The user-visible text of an admission input or a queued message."""
+    if not payload:
+        return None
+    message = payload.get("message")
+    if isinstance(message, str):
+        return message
+    return render_json(payload)
+
+
+@dataclass
+class _Turn:
+    seq: int
+    text: str
+    call_ids: tuple[str, ...]
+    calls: dict[str, ToolCallRequest] = field(default_factory=dict)
+
+
+@dataclass
+class _Entry:
+    seq: int
+    message: Message | _Turn
+
+
+class Conversation:
+    """Incrementally folds records into the model-facing message list."""
+
+    def __init__(self) -> None:
+        self._entries: list[_Entry] = []
+        self._turns: dict[str, _Turn] = {}
+        self._queued: dict[str, JsonObject] = {}
+        self._program_calls: set[str] = set()
+        self._read = 0
+        self._epoch = 0
+
+    def update(self, records: Sequence[Record], epoch: int = 0) -> None:
+        """Fold the records not seen yet (all of them again if ``epoch`` moved)."""
+        if epoch != self._epoch:
+            self.__init__()  # type: ignore[misc]
+            self._epoch = epoch
+        for record in records[self._read :]:
+            self._fold(record)
+        self._read = len(records)
+
+    def messages(self) -> list[Message]:
+        """The conversation so far, oldest first (system prompt not included)."""
+        out: list[Message] = []
+        for entry in self._entries:
+            item = entry.message
+            if isinstance(item, _Turn):
+                calls = tuple(
+                    item.calls.get(call_id, ToolCallRequest(id=call_id, name="unknown"))
+                    for call_id in item.call_ids
+                )
+                if item.text or calls:
+                    out.append(AssistantMessage(content=item.text, tool_calls=calls))
+            else:
+                out.append(item)
+        return out
+
+    def _fold(self, record: Record) -> None:
+        match record.type:
+            case "run_admitted":
+                text = input_text(record.input)
+                if text is not None:
+                    self._entries.append(_Entry(record.seq, UserMessage(content=text)))
+            case "queue_enqueued":
+                self._queued[record.entry_id] = record.payload
+            case "queue_consumed":
+                text = input_text(self._queued.get(record.entry_id, {}))
+                if text is not None:
+                    self._entries.append(_Entry(record.seq, UserMessage(content=text)))
+            case "model_call_finished":
+                turn = _Turn(record.seq, record.text, tuple(record.tool_calls))
+                for call_id in turn.call_ids:
+                    self._turns[call_id] = turn
+                self._entries.append(_Entry(record.seq, turn))
+            case "tool_call_started":
+                if record.parent_call_id is not None:
+                    self._program_calls.add(record.call_id)
+                    return
+                turn = self._turns.get(record.call_id)
+                if turn is not None:
+                    arguments = json.dumps(record.arguments, separators=(",", ":"))
+                    turn.calls[record.call_id] = ToolCallRequest(
+                        id=record.call_id, name=record.tool, arguments=arguments
+                    )
+            case "tool_call_finished":
+                if record.call_id in self._program_calls:
+                    return
+                turn = self._turns.get(record.call_id)
+                name = ""
+                if turn is not None and record.call_id in turn.calls:
+                    name = turn.calls[record.call_id].name
+                self._entries.append(
+                    _Entry(
+                        record.seq,
+                        ToolResultMessage(
+                            tool_call_id=record.call_id,
+                            name=name,
+                            content=tool_result_text(record),
+                            is_error=record.outcome is not ToolOutcome.OK,
+                        ),
+                    )
+                )
+            case "subagent_finished":
+                body = render_json(record.output) if record.output is not None else ""
+                if record.failure is not None:
+                    body = record.failure.message
+                text = f"Subagent {record.name} finished ({record.state.value}). {body}".strip()
+                self._entries.append(_Entry(record.seq, UserMessage(content=text)))
+            case "compaction_applied":
+                lo, hi = record.replaced_from_seq, record.replaced_to_seq
+                kept = [e for e in self._entries if not lo <= e.seq <= hi]
+                index = next((i for i, e in enumerate(kept) if e.seq > hi), len(kept))
+                summary = _Entry(hi, UserMessage(content=SUMMARY_PREFIX + record.summary))
+                kept.insert(index, summary)
+                self._entries = kept
+            case _:
+                return

@@ -1,0 +1,241 @@
+"""Publishing Specs, admitting Runs, and the control calls a consumer makes on them."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from psych_runtime.core.errors import PsychError, VersionNotFound
+from psych_runtime.core.ids import EntryId, RunId, VersionHash
+from psych_runtime.core.records import (
+    AbortRequested,
+    JsonObject,
+    QueueEnqueued,
+    QueueKind,
+    Record,
+    RunAdmitted,
+)
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.validation import ValidationContext, validate
+from psych_runtime.core.version import Version
+from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.ids import new_entry_id, new_run_id
+from psych_runtime.runtime.reads import _cache, checked_header
+from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.port import RunHeader, RunState, Store
+
+_APPEND_RETRIES = 16
+
+
+class RunAlreadySettled(PsychError):
+    """The Run has ended; it takes no more messages."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} has already settled")
+        self.run_id = run_id
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatched:
+    """What ``dispatch`` did.
+
+    Attributes:
+        run_id: the Run, new or (for a repeated idempotency key) existing.
+        created: False when an earlier dispatch with the same key made the Run, so a
+            retrying caller can tell whether its retry did the work.
+    """
+
+    run_id: RunId
+    created: bool
+
+
+async def publish(
+    store: Store,
+    spec: AgentSpec | WorkflowSpec | JsonObject,
+    *,
+    context: ValidationContext | None = None,
+) -> Version:
+    """Validate a Spec, hash it into a Version, and store it.
+
+    Publishing the same Spec again returns the Version already stored, with its
+    original ``published_at``.
+
+    Raises:
+        SpecValidationError: every problem found, each with its path.
+    """
+    checked = validate(spec, context=context)
+    version = Version.of(checked, utcnow())
+    existing = await store.get_version(version.hash)
+    if existing is not None:
+        return existing
+    await store.put_version(version)
+    return version
+
+
+def _input(message: str | None, input: JsonObject | None) -> JsonObject:
+    data: JsonObject = dict(input or {})
+    if message is not None:
+        data["message"] = message
+    return data
+
+
+async def dispatch(
+    store: Store,
+    version: Version | VersionHash,
+    message: str | None = None,
+    *,
+    input: JsonObject | None = None,
+    scope: Scope,
+    idempotency_key: str | None = None,
+    continues: RunId | None = None,
+    deadline_seconds: float | None = None,
+) -> Dispatched:
+    """Admit a Run of ``version`` for ``scope``; a Worker will pick it up.
+
+    Admission writes the Run's header and its ``run_admitted`` record in one store
+    operation, so no Worker can ever claim a Run whose log is empty.
+
+    Args:
+        store: where the Run is admitted.
+        version: a published Version, or its hash (then read from the store).
+        message: the user's message; becomes ``input["message"]``.
+        input: structured input for the Run.
+        scope: the tenant (and principal) the Run acts for.
+        idempotency_key: a repeated key (within the tenant) returns the existing Run.
+        continues: the previous Run of the same conversation, whose history the new
+            Run carries; it must belong to the same tenant.
+        deadline_seconds: overrides the Spec's ``limits.deadline_seconds``.
+
+    Raises:
+        VersionNotFound: a hash that is not published.
+        AccessDenied: ``continues`` names another tenant's Run.
+        RunNotFound: ``continues`` names no Run.
+    """
+    if isinstance(version, Version):
+        pinned = version
+    else:
+        found = await store.get_version(version)
+        if found is None:
+            raise VersionNotFound(version)
+        pinned = found
+    if continues is not None:
+        await checked_header(store, continues, scope)
+    now = utcnow()
+    seconds = (
+        deadline_seconds if deadline_seconds is not None else pinned.spec.limits.deadline_seconds
+    )
+    deadline = now + timedelta(seconds=seconds)
+    run_id = new_run_id()
+    header = RunHeader(
+        run_id=run_id,
+        scope=scope,
+        version_hash=pinned.hash,
+        state=RunState.RUNNABLE,
+        created_at=now,
+        deadline_at=deadline,
+        idempotency_key=idempotency_key,
+        continues_run_id=continues,
+    )
+    admitted = RunAdmitted(
+        run_id=run_id,
+        seq=1,
+        at=now,
+        scope=scope,
+        version_hash=pinned.hash,
+        input=_input(message, input),
+        idempotency_key=idempotency_key,
+        deadline_at=deadline,
+        continues_run_id=continues,
+    )
+    result = await store.create_run(header, admitted)
+    return Dispatched(run_id=result.header.run_id, created=result.created)
+
+
+async def _append_external(
+    store: Store,
+    run_id: RunId,
+    header: RunHeader,
+    build: Callable[[RunStateView, int, Scope], Record | None],
+) -> Record | None:
+    """Append one consumer record at the head, retrying when a Worker writes first.
+
+    ``build`` sees the current state, the next seq and the Run's own scope, and returns
+    the record to write (or None to write nothing). The record is folded onto the
+    current state before it is written, so a message the protocol forbids (a steer
+    after an abort) raises ``CorruptLog`` here and never reaches the log.
+    """
+    for _ in range(_APPEND_RETRIES):
+        fold = await _cache.fold(store, run_id)
+        record = build(fold.state, fold.state.head_seq + 1, header.scope)
+        if record is None:
+            return None
+        probe = fold.state.copy()
+        fold_into(probe, record)
+        try:
+            await store.append(run_id, record.seq, [record])
+        except SeqConflict:
+            continue
+        return record
+    raise SeqConflict(run_id, -1)
+
+
+async def interrupt(
+    store: Store,
+    run_id: RunId,
+    *,
+    reason: str = "",
+    by: str | None = None,
+    scope: Scope | None = None,
+) -> bool:
+    """Ask a Run to stop; returns False when it had already settled or been asked.
+
+    The Worker sees the request at its next check (after the tool call in progress,
+    or before the next turn) and settles the Run ``aborted``.
+    """
+    header = await checked_header(store, run_id, scope)
+
+    def build(state: RunStateView, seq: int, run_scope: Scope) -> Record | None:
+        if state.settled or state.aborted:
+            return None
+        return AbortRequested(
+            run_id=run_id, seq=seq, at=utcnow(), scope=run_scope, reason=reason, requested_by=by
+        )
+
+    return await _append_external(store, run_id, header, build) is not None
+
+
+async def send(
+    store: Store,
+    run_id: RunId,
+    message: str | JsonObject,
+    *,
+    queue: QueueKind = QueueKind.STEER,
+    scope: Scope | None = None,
+) -> EntryId:
+    """Queue a message for a Run: into its next turn, after its work, or its successor.
+
+    Raises:
+        RunAlreadySettled: the Run has ended (start a continuation instead).
+        CorruptLog: a steer or follow-up after the Run was asked to stop.
+    """
+    header = await checked_header(store, run_id, scope)
+    payload: JsonObject = {"message": message} if isinstance(message, str) else dict(message)
+    entry_id = new_entry_id()
+
+    def build(state: RunStateView, seq: int, run_scope: Scope) -> Record | None:
+        if state.settled:
+            raise RunAlreadySettled(run_id)
+        return QueueEnqueued(
+            run_id=run_id,
+            seq=seq,
+            at=utcnow(),
+            scope=run_scope,
+            queue=queue,
+            entry_id=entry_id,
+            payload=payload,
+        )
+
+    await _append_external(store, run_id, header, build)
+    return entry_id

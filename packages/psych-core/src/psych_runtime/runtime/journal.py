@@ -1,0 +1,232 @@
+"""The Journal: the only way an Attempt writes to a Run's log.
+
+It folds every record into the Run's state *before* the record is written, so a
+writer bug that would produce a contradictory log raises ``CorruptLog`` in the writer
+instead of being persisted. It also batches: records are staged (sequenced and folded
+at once) and written together at the next durable point with one fenced append, which
+is what lets a tool turn cost two round trips instead of one per record.
+
+Consumers may append a few record types while an Attempt runs (an abort, a queued
+message, a resume, a child's ending). When such a record lands between two of our
+writes, the append conflicts; the Journal then folds what landed, re-sequences its
+staged batch after it and tries again. Anything else having landed means another
+writer owns the log, and the conflict is raised.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.ids import AttemptId, RunId
+from psych_runtime.core.records import EXTERNAL_RECORD_TYPES, Record
+from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.state import RunStateView
+from psych_runtime.runtime.clock import utcnow
+from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.port import Fence, Store
+
+R = TypeVar("R", bound=Record)
+
+_MAX_REBASES = 8
+
+
+class Journal:
+    """Sequenced, folded, batched writes to one Run's log."""
+
+    __slots__ = (
+        "_attempt_id",
+        "_committed",
+        "_fence",
+        "_pending",
+        "_seen_generation",
+        "_store",
+        "epoch",
+        "records",
+        "run_id",
+        "scope",
+        "state",
+    )
+
+    def __init__(
+        self,
+        store: Store,
+        records: Sequence[Record],
+        *,
+        attempt_id: AttemptId | None = None,
+        fence: Fence | None = None,
+    ) -> None:
+        if not records:
+            raise ValueError("a Journal needs at least the run_admitted record")
+        self._store = store
+        self.records: list[Record] = list(records)
+        self.state: RunStateView = reduce(self.records)
+        self.run_id: RunId = self.state.run_id
+        self.scope: Scope = self.records[0].scope
+        self._attempt_id = attempt_id
+        self._fence = fence
+        self._committed = len(self.records)
+        self._pending: list[Record] = []
+        self._seen_generation = -1
+        self.epoch = 0
+        """Bumped whenever ``records`` is rebuilt rather than extended."""
+
+    @classmethod
+    async def open(
+        cls,
+        store: Store,
+        run_id: RunId,
+        *,
+        attempt_id: AttemptId | None = None,
+        fence: Fence | None = None,
+    ) -> "Journal":
+        """Read the whole log and fold it (raises ``CorruptLog`` for a bad log)."""
+        generation = store.notifier.generation(run_id) if store.notifier is not None else -1
+        records = await store.read(run_id)
+        if not records:
+            raise RunNotFound(run_id)
+        journal = cls(store, records, attempt_id=attempt_id, fence=fence)
+        journal._seen_generation = generation
+        return journal
+
+    @property
+    def attempt_id(self) -> AttemptId | None:
+        """The Attempt this Journal writes for (None for writes outside an Attempt)."""
+        return self._attempt_id
+
+    @property
+    def head(self) -> int:
+        """The seq of the last record known here, staged or written."""
+        return self.state.head_seq
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether staged records are waiting for the next flush."""
+        return bool(self._pending)
+
+    def stage(self, record_type: type[R], *, at: datetime | None = None, **fields: Any) -> R:
+        """Build the next record, fold it, and queue it for the next flush.
+
+        Raises:
+            CorruptLog: the record would contradict the log; nothing is staged.
+        """
+        record = record_type(
+            run_id=self.run_id,
+            seq=self.state.head_seq + 1,
+            at=at or utcnow(),
+            scope=self.scope,
+            attempt_id=self._attempt_id,
+            **fields,
+        )
+        fold_into(self.state, record)
+        self._pending.append(record)
+        self.records.append(record)
+        return record
+
+    async def flush(self) -> None:
+        """Write every staged record in one atomic append (no-op when none)."""
+        for _ in range(_MAX_REBASES):
+            if not self._pending:
+                return
+            batch = self._pending
+            notifier = self._store.notifier
+            before = notifier.generation(self.run_id) if notifier is not None else 0
+            try:
+                await self._store.append(self.run_id, batch[0].seq, batch, fence=self._fence)
+            except SeqConflict:
+                await self._rebase()
+                continue
+            self._committed += len(batch)
+            self._pending = []
+            if notifier is not None and self._seen_generation == before:
+                # Only our own append moved the generation: nothing foreign to read.
+                after = notifier.generation(self.run_id)
+                if after == before + 1:
+                    self._seen_generation = after
+            return
+        raise SeqConflict(self.run_id, self._pending[0].seq)
+
+    async def append(self, record_type: type[R], **fields: Any) -> R:
+        """Stage one record and flush everything staged."""
+        record = self.stage(record_type, **fields)
+        await self.flush()
+        return record
+
+    async def refresh(self) -> list[Record]:
+        """Fold records other writers appended since our last look.
+
+        Only the external record types are accepted from others; anything else means
+        another Attempt is writing and ``SeqConflict`` is raised. Staged records stay
+        staged (re-sequenced after what landed, if anything did). With a notifier that
+        has seen no change for this Run, this costs no round trip at all.
+        """
+        notifier = self._store.notifier
+        if notifier is not None:
+            generation = notifier.generation(self.run_id)
+            if generation == self._seen_generation:
+                return []
+            self._seen_generation = generation
+        foreign = await self._store.read(self.run_id, after=self._committed)
+        if not foreign:
+            return []
+        if self._pending:
+            await self._rebase()
+        else:
+            self._absorb(foreign)
+        return foreign
+
+    async def reopen(self) -> "Journal":
+        """A fresh Journal for the same Run and Attempt, folded from the store.
+
+        Used after cancelling work whose staged records may or may not have been
+        written: the store is the only truth about what landed.
+        """
+        return await Journal.open(
+            self._store, self.run_id, attempt_id=self._attempt_id, fence=self._fence
+        )
+
+    def adopt(self, other: "Journal") -> None:
+        """Take over another Journal's view of the same Run (after ``reopen``)."""
+        self.records = other.records
+        self.state = other.state
+        self._committed = other._committed
+        self._pending = other._pending
+        self._seen_generation = other._seen_generation
+        self.epoch += 1
+
+    def mark_seen(self) -> None:
+        """Note the notifier's current generation as already looked at."""
+        notifier = self._store.notifier
+        if notifier is not None:
+            self._seen_generation = notifier.generation(self.run_id)
+
+    def _absorb(self, foreign: Sequence[Record]) -> None:
+        for record in foreign:
+            if record.type not in EXTERNAL_RECORD_TYPES:
+                raise SeqConflict(self.run_id, record.seq)
+        for record in foreign:
+            fold_into(self.state, record)
+            self.records.append(record)
+            self._committed += 1
+
+    async def _rebase(self) -> None:
+        # Someone appended between our writes. Re-read the committed log, check that
+        # only external records landed, then re-sequence our staged batch after them.
+        pending = self._pending
+        committed = await self._store.read(self.run_id)
+        foreign = committed[self._committed :]
+        for record in foreign:
+            if record.type not in EXTERNAL_RECORD_TYPES:
+                raise SeqConflict(self.run_id, record.seq)
+        self.records = list(committed)
+        self.state = reduce(self.records)
+        self._committed = len(committed)
+        self._pending = []
+        self.epoch += 1
+        for record in pending:
+            moved = record.model_copy(update={"seq": self.state.head_seq + 1})
+            fold_into(self.state, moved)
+            self._pending.append(moved)
+            self.records.append(moved)
+        self.mark_seen()

@@ -1,0 +1,245 @@
+"""Store-backed reads: every one a projection of a fold over the Run's log.
+
+Nothing derived is ever stored. To keep repeated reads cheap, this process remembers
+the last fold of each recently read Run, keyed by how far it had read, and only folds
+the new tail next time. The cache is derived data living in memory, so it cannot drift
+from the log: the log only grows, and a continued fold equals a whole fold.
+"""
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from psych_runtime.core.corruption import CorruptionReason, CorruptLog
+from psych_runtime.core.errors import AccessDenied, PsychError, RunNotFound
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.projections.answer import AnswerView, project_answer
+from psych_runtime.core.projections.status import RunStatus, project_status
+from psych_runtime.core.projections.thread import ThreadView, combine_thread, project_thread
+from psych_runtime.core.records import Record, TerminalState, ToolFailure
+from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.state import RunStateView
+from psych_runtime.store.port import RunHeader, Store
+
+_PAGE = 500
+_CACHE_SIZE = 512
+
+
+class RunEndedWithoutAnswer(PsychError):
+    """``stream_text`` reached a settlement that is not a completed answer."""
+
+    def __init__(self, run_id: str, state: TerminalState, failure: ToolFailure | None) -> None:
+        detail = f": {failure.message}" if failure is not None and failure.message else ""
+        super().__init__(f"run {run_id!r} ended {state.value}{detail}")
+        self.run_id = run_id
+        self.state = state
+        self.failure = failure
+
+
+class RunFailed(RunEndedWithoutAnswer):
+    """The Run settled ``failed``."""
+
+
+class RunAborted(RunEndedWithoutAnswer):
+    """The Run settled aborted, abandoned or force-settled."""
+
+
+@dataclass
+class _Fold:
+    records: list[Record]
+    state: RunStateView
+
+
+class FoldCache:
+    """The most recent folds, per (store, run); derived, bounded, never persisted."""
+
+    def __init__(self, size: int = _CACHE_SIZE) -> None:
+        self._size = size
+        self._folds: OrderedDict[tuple[int, str], _Fold] = OrderedDict()
+
+    async def fold(self, store: Store, run_id: RunId) -> _Fold:
+        """The Run's records and state, reading only what is new since last time."""
+        key = (id(store), run_id)
+        cached = self._folds.get(key)
+        if cached is None:
+            records = await _read_all(store, run_id, 0)
+            if not records:
+                raise RunNotFound(run_id)
+            cached = _Fold(records, reduce(records))
+        else:
+            tail = await _read_all(store, run_id, cached.state.head_seq)
+            if tail:
+                state = cached.state.copy()
+                for record in tail:
+                    fold_into(state, record)
+                cached = _Fold(cached.records + tail, state)
+        self._folds[key] = cached
+        self._folds.move_to_end(key)
+        while len(self._folds) > self._size:
+            self._folds.popitem(last=False)
+        return cached
+
+
+_cache = FoldCache()
+
+
+async def _read_all(store: Store, run_id: RunId, after: int) -> list[Record]:
+    out: list[Record] = []
+    while True:
+        page = await store.read(run_id, after=after, limit=_PAGE)
+        out.extend(page)
+        if len(page) < _PAGE:
+            return out
+        after = page[-1].seq
+
+
+async def checked_header(store: Store, run_id: RunId, scope: Scope | None) -> RunHeader:
+    """The Run's header, after checking it exists and belongs to ``scope``'s tenant.
+
+    Raises:
+        RunNotFound: no such Run.
+        AccessDenied: the Run belongs to another tenant.
+    """
+    header = await store.get_run(run_id)
+    if header is None:
+        raise RunNotFound(run_id)
+    if scope is not None and header.scope.tenant != scope.tenant:
+        raise AccessDenied(f"run {run_id!r} belongs to another tenant")
+    return header
+
+
+async def folded(store: Store, run_id: RunId, scope: Scope | None) -> _Fold:
+    await checked_header(store, run_id, scope)
+    return await _cache.fold(store, run_id)
+
+
+async def records(
+    store: Store,
+    run_id: RunId,
+    *,
+    after: int = 0,
+    limit: int | None = None,
+    scope: Scope | None = None,
+) -> list[Record]:
+    """The Run's records with ``seq > after``, at most ``limit`` of them."""
+    await checked_header(store, run_id, scope)
+    if limit is not None:
+        return await store.read(run_id, after=after, limit=limit)
+    return await _read_all(store, run_id, after)
+
+
+async def state(store: Store, run_id: RunId, *, scope: Scope | None = None) -> RunStateView:
+    """The raw folded state of the Run (a private copy the caller may keep)."""
+    return (await folded(store, run_id, scope)).state.copy()
+
+
+async def status(store: Store, run_id: RunId, *, scope: Scope | None = None) -> RunStatus:
+    """Where the Run stands, in a JSON-friendly shape a screen can draw."""
+    fold = await folded(store, run_id, scope)
+    return project_status(fold.state)
+
+
+async def answer(store: Store, run_id: RunId, *, scope: Scope | None = None) -> AnswerView:
+    """The Run's final answer, separated from the work that led to it."""
+    fold = await folded(store, run_id, scope)
+    return project_answer(fold.records)
+
+
+async def thread(
+    store: Store,
+    run_id: RunId,
+    *,
+    scope: Scope | None = None,
+    limit: int | None = None,
+) -> ThreadView:
+    """The conversation of the Run and the Runs it continues, oldest first.
+
+    Walks ``continues_run_id`` back from ``run_id``; stops at a missing ancestor, a
+    cycle, or after ``limit`` Runs. An ancestor of another tenant is refused.
+    """
+    header = await checked_header(store, run_id, scope)
+    tenant = header.scope.tenant
+    chain: list[RunId] = []
+    seen: set[str] = set()
+    current: RunHeader | None = header
+    while current is not None and current.run_id not in seen:
+        if current.scope.tenant != tenant:
+            raise AccessDenied(f"run {current.run_id!r} belongs to another tenant")
+        chain.append(current.run_id)
+        seen.add(current.run_id)
+        if limit is not None and len(chain) >= limit:
+            break
+        previous = current.continues_run_id
+        current = await store.get_run(previous) if previous is not None else None
+    views = []
+    for rid in reversed(chain):
+        fold = await _cache.fold(store, rid)
+        views.append(project_thread(fold.records))
+    return combine_thread(views)
+
+
+async def stream(
+    store: Store,
+    run_id: RunId,
+    *,
+    after: int = 0,
+    scope: Scope | None = None,
+    poll_seconds: float = 0.25,
+) -> AsyncIterator[Record]:
+    """Every record after ``after``, then every new one as it lands, until settlement.
+
+    The log is the stream: a client that reconnects with the last seq it saw misses
+    nothing. A notifier, when the store has one, wakes the reader the moment a record
+    lands; without one it polls every ``poll_seconds``.
+    """
+    await checked_header(store, run_id, scope)
+    notifier = store.notifier
+    cursor = after
+    while True:
+        generation = notifier.generation(run_id) if notifier is not None else 0
+        page = await store.read(run_id, after=cursor, limit=_PAGE)
+        for record in page:
+            if record.seq != cursor + 1:
+                raise CorruptLog(
+                    CorruptionReason.NON_CONSECUTIVE_SEQ,
+                    run_id,
+                    record.seq,
+                    f"the store returned seq {record.seq} after {cursor}",
+                )
+            cursor = record.seq
+            yield record
+            if record.type == "run_settled":
+                return
+        if len(page) == _PAGE:
+            continue
+        if notifier is not None:
+            await notifier.wait(run_id, generation, poll_seconds)
+        else:
+            await asyncio.sleep(poll_seconds)
+
+
+async def stream_text(
+    store: Store,
+    run_id: RunId,
+    *,
+    after: int = 0,
+    scope: Scope | None = None,
+    poll_seconds: float = 0.25,
+) -> AsyncIterator[str]:
+    """The assistant's words only, as they are recorded; ends when the Run completes.
+
+    Raises:
+        RunFailed: the Run settled ``failed``.
+        RunAborted: it was aborted, abandoned or force-settled.
+    """
+    async for record in stream(store, run_id, after=after, scope=scope, poll_seconds=poll_seconds):
+        if record.type == "model_call_finished" and record.text:
+            yield record.text
+        elif record.type == "run_settled":
+            if record.state is TerminalState.COMPLETED:
+                return
+            if record.state is TerminalState.FAILED:
+                raise RunFailed(run_id, record.state, record.failure)
+            raise RunAborted(run_id, record.state, record.failure)

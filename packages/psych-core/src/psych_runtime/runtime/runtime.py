@@ -1,0 +1,142 @@
+"""The Runtime: everything a Worker needs to execute a Run, assembled once at boot."""
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+
+from psych_runtime.core.errors import VersionNotFound
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.records import (
+    RunSettled,
+    TerminalState,
+    ToolCallFinished,
+    ToolFailure,
+    ToolOutcome,
+)
+from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.agent import AgentLoop
+from psych_runtime.runtime.journal import Journal
+from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.tools.registry import ToolRegistry
+
+log = logging.getLogger("psych_runtime.runtime")
+
+_SPEC_CACHE_SIZE = 256
+
+
+class Runtime:
+    """The model, tools, prices and store one process executes Runs with.
+
+    Holds no per-Run state, so one instance serves every Attempt of every Worker in
+    the process. It is the ``runner`` a ``Worker`` calls for each claimed Run.
+
+    Args:
+        store: where Runs and Versions live.
+        model: the model client every agent call goes through.
+        registry: the code tools this process can execute.
+        prices: a price table; None records every cost as unknown (``None``).
+        cost_policy: which figure wins when a provider reports its own cost.
+        retry_base_seconds: first delay before retrying a transient model failure;
+            doubled per retry up to ``retry_max_seconds`` unless the provider said how
+            long to wait.
+        retry_max_seconds: ceiling for that delay.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        model: ModelClient,
+        registry: ToolRegistry,
+        *,
+        prices: PriceResolver | None = None,
+        cost_policy: CostPolicy = "prefer_provider",
+        retry_base_seconds: float = 0.5,
+        retry_max_seconds: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.registry = registry
+        self.prices = prices
+        self.cost_policy: CostPolicy = cost_policy
+        self.retry_base_seconds = retry_base_seconds
+        self.retry_max_seconds = retry_max_seconds
+        self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
+
+    def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
+        """How long to wait before the next retry of a transient model failure."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.retry_max_seconds))
+        return min(self.retry_base_seconds * (2**retries_used), self.retry_max_seconds)
+
+    async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:
+        """The Spec a Run pinned; Versions are immutable, so they are cached freely."""
+        cached = self._specs.get(version_hash)
+        if cached is not None:
+            self._specs.move_to_end(version_hash)
+            return cached
+        version = await self.store.get_version(version_hash)
+        if version is None:
+            raise VersionNotFound(version_hash)
+        self._specs[version_hash] = version.spec
+        if len(self._specs) > _SPEC_CACHE_SIZE:
+            self._specs.popitem(last=False)
+        return version.spec
+
+    async def __call__(self, journal: Journal, header: RunHeader, abort: AbortSignal) -> None:
+        """Execute one Attempt of the Run ``journal`` writes to."""
+        spec = await self.load_spec(header.version_hash)
+        if not isinstance(spec, AgentSpec):
+            journal.stage(
+                RunSettled,
+                state=TerminalState.FAILED,
+                failure=ToolFailure(
+                    kind="unsupported_spec",
+                    message="this runtime release executes agent specs only",
+                ),
+            )
+            await journal.flush()
+            return
+        loop = AgentLoop(self, journal, spec, abort)
+        work = asyncio.ensure_future(loop.run())
+        stopper = asyncio.ensure_future(abort.wait())
+        try:
+            await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        finally:
+            stopper.cancel()
+        if work.done():
+            work.result()
+            return
+        # The abort fired while the loop was still working: cancel it and let it unwind
+        # (an uninterruptible tool call finishes first; the supervisor's grace period
+        # bounds how long that may take).
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await work
+        if abort.reason is AbortReason.DEADLINE:
+            await self._settle_after_deadline(journal)
+
+    async def _settle_after_deadline(self, journal: Journal) -> None:
+        fresh = await journal.reopen()
+        if fresh.state.settled:
+            return
+        for call in list(fresh.state.open_tool_calls.values()):
+            fresh.stage(
+                ToolCallFinished,
+                call_id=call.call_id,
+                outcome=ToolOutcome.ABORTED,
+                failure=ToolFailure(kind="deadline", message="cancelled at the run's deadline"),
+            )
+        fresh.stage(
+            RunSettled,
+            state=TerminalState.ABORTED,
+            failure=ToolFailure(kind="deadline", message="the run passed its deadline"),
+        )
+        await fresh.flush()
+        journal.adopt(fresh)

@@ -1,0 +1,195 @@
+"""``session()``: a store, a registry, a Runtime and a running Worker in one block.
+
+The smallest correct program should fit on a screen, and the hardest thing to get
+right in a small program is the Worker's lifecycle: start it, never forget it is
+there, stop it on the way out. ``session()`` does exactly that and nothing more; every
+object it builds is exposed, so a program can outgrow it piece by piece.
+"""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.projections.answer import AnswerView
+from psych_runtime.core.records import JsonObject, Record
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.validation import ValidationContext
+from psych_runtime.core.version import Version
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.runtime import reads
+from psych_runtime.runtime.dispatch import Dispatched, dispatch, publish
+from psych_runtime.runtime.runtime import Runtime
+from psych_runtime.runtime.worker import Worker
+from psych_runtime.store.port import Store
+from psych_runtime.tools.registry import ToolRegistry
+
+DEFAULT_SCOPE = Scope(tenant="default")
+
+
+@dataclass
+class Session:
+    """A running Worker, its store, and the publish-dispatch-wait sequence.
+
+    Built by ``session()``. The fields are the real objects rather than wrappers, so a
+    program that needs a second Worker or a store transaction reaches through them.
+
+    Attributes:
+        store: where Versions and Runs live.
+        registry: the code tools this process executes.
+        runtime: what the Worker executes Runs with.
+        worker: the Worker running in the background for the life of the block.
+        scope: the tenant every call of this Session acts for.
+    """
+
+    store: Store
+    registry: ToolRegistry
+    runtime: Runtime
+    worker: Worker
+    scope: Scope
+    _versions: dict[int, tuple[AgentSpec | WorkflowSpec, Version]] = field(default_factory=dict)
+
+    async def publish(self, spec: AgentSpec | WorkflowSpec | JsonObject) -> Version:
+        """Validate against the registered tools and known models, then publish.
+
+        Raises:
+            SpecValidationError: the Spec names an unregistered tool, an unknown model,
+                or breaks any other publish-time rule.
+        """
+        context = ValidationContext(
+            registered_tools=self.registry.names,
+            known_models=await self.runtime.model.known_models(),
+        )
+        return await publish(self.store, spec, context=context)
+
+    async def _version(self, spec: AgentSpec | WorkflowSpec | Version) -> Version:
+        if isinstance(spec, Version):
+            return spec
+        cached = self._versions.get(id(spec))
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        version = await self.publish(spec)
+        self._versions[id(spec)] = (spec, version)
+        return version
+
+    async def dispatch(
+        self,
+        spec: AgentSpec | WorkflowSpec | Version,
+        message: str | None = None,
+        *,
+        input: JsonObject | None = None,
+        idempotency_key: str | None = None,
+        continues: RunId | None = None,
+    ) -> Dispatched:
+        """Publish (once per Spec object) and admit a Run; returns without waiting."""
+        version = await self._version(spec)
+        return await dispatch(
+            self.store,
+            version,
+            message,
+            input=input,
+            scope=self.scope,
+            idempotency_key=idempotency_key,
+            continues=continues,
+        )
+
+    async def wait(self, run_id: RunId, *, timeout: float | None = None) -> None:
+        """Wait until the Run settles or suspends.
+
+        Raises:
+            TimeoutError: ``timeout`` seconds passed first.
+        """
+        async with asyncio.timeout(timeout):
+            notifier = self.store.notifier
+            while True:
+                generation = notifier.generation(run_id) if notifier is not None else 0
+                state = (await reads.folded(self.store, run_id, self.scope)).state
+                if state.settled or state.suspended:
+                    return
+                if notifier is not None:
+                    await notifier.wait(run_id, generation, 1.0)
+                else:
+                    await asyncio.sleep(0.05)
+
+    async def ask(
+        self,
+        spec: AgentSpec | WorkflowSpec | Version,
+        message: str,
+        *,
+        continues: RunId | None = None,
+        timeout: float | None = None,
+    ) -> AnswerView:
+        """Dispatch a Run with ``message``, wait for it, and return its answer.
+
+        A failed Run is reported, not raised: the view has ``finished=False`` and
+        ``status()`` says why.
+        """
+        dispatched = await self.dispatch(spec, message, continues=continues)
+        await self.wait(dispatched.run_id, timeout=timeout)
+        return await reads.answer(self.store, dispatched.run_id, scope=self.scope)
+
+    def stream(self, run_id: RunId, *, after: int = 0) -> AsyncIterator[Record]:
+        """The Run's records from ``after`` on, tailing until it settles."""
+        return reads.stream(self.store, run_id, after=after, scope=self.scope)
+
+
+@contextlib.asynccontextmanager
+async def session(
+    model: ModelClient,
+    *,
+    tools: Iterable[Callable[..., Any]] = (),
+    store: Store | None = None,
+    registry: ToolRegistry | None = None,
+    scope: Scope | None = None,
+    prices: PriceResolver | None = None,
+    cost_policy: CostPolicy = "prefer_provider",
+    concurrency: int = 4,
+    lease_seconds: float = 30.0,
+    heartbeat_seconds: float = 10.0,
+) -> AsyncIterator[Session]:
+    """Assemble a store, a registry, a Runtime and a running Worker; stop them on exit.
+
+    Args:
+        model: the model client (``FakeModel`` in tests, ``OpenAICompatibleClient``
+            in production).
+        tools: Python functions to register as code tools.
+        store: defaults to a fresh ``InMemoryStore``.
+        registry: an existing registry to add ``tools`` to.
+        scope: the tenant the session acts for; defaults to tenant ``default``.
+        prices: a price table; without one every cost is recorded as unknown.
+        cost_policy: which figure wins when a provider reports its own cost.
+        concurrency: Runs the Worker executes at once.
+        lease_seconds: the Worker's lease.
+        heartbeat_seconds: how often the Worker renews it.
+    """
+    if store is None:
+        from psych_runtime.store.memory import InMemoryStore
+
+        store = InMemoryStore()
+    registry = registry if registry is not None else ToolRegistry()
+    for function in tools:
+        registry.register(function)
+    runtime = Runtime(store, model, registry, prices=prices, cost_policy=cost_policy)
+    worker = Worker(
+        store,
+        runtime,
+        concurrency=concurrency,
+        lease_seconds=lease_seconds,
+        heartbeat_seconds=heartbeat_seconds,
+    )
+    task = asyncio.create_task(worker.run(), name="psych-session-worker")
+    try:
+        yield Session(
+            store=store,
+            registry=registry,
+            runtime=runtime,
+            worker=worker,
+            scope=scope or DEFAULT_SCOPE,
+        )
+    finally:
+        worker.request_stop()
+        await task

@@ -1,0 +1,429 @@
+"""The Worker: claims runnable Runs, executes them under a lease, and supervises them.
+
+Three loops, kept apart on purpose:
+
+- the claim loop takes Runs (woken by the store's notifier, or by polling);
+- one heartbeat per Attempt keeps its lease alive for as long as the process lives;
+- the supervisor enforces wall-clock deadlines and force-settles an Attempt that does
+  not unwind within the grace period.
+
+Supervision runs in its own task, so an Attempt stuck in a model stream or a tool can
+never block the code that would time it out.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.ids import AttemptId, RunId, WorkerId
+from psych_runtime.core.records import (
+    AttemptStarted,
+    RunSettled,
+    SuspendReason,
+    TerminalState,
+    ToolCallFinished,
+    ToolFailure,
+    ToolOutcome,
+)
+from psych_runtime.core.scope import Scope
+from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.agent import ORPHANED_MESSAGE
+from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
+from psych_runtime.runtime.journal import Journal
+from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.notify import WORK, Notifier
+from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+
+log = logging.getLogger("psych_runtime.worker")
+
+AttemptRunner = Callable[[Journal, RunHeader, AbortSignal], Awaitable[None]]
+"""What a Worker calls for each claimed Run; ``Runtime`` is one."""
+
+_MAX_BACKOFF_SECONDS = 30.0
+
+
+class AttemptKilled(BaseException):  # noqa: N818 - it is a kill, not an error
+    """Ends an Attempt as abruptly as a process death: no release, no record.
+
+    Raised by crash-injection seams (see ``psych_runtime.testing.crash``). It derives
+    from ``BaseException`` so that no ``except Exception`` on the way up can turn the
+    simulated death into an orderly failure.
+    """
+
+
+@dataclass(eq=False)
+class ActiveAttempt:
+    """One Run this Worker is executing right now."""
+
+    run_id: RunId
+    attempt_id: AttemptId
+    scope: Scope
+    fence: Fence
+    deadline_at: datetime
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    task: "asyncio.Task[None] | None" = None
+    abort_fired_at: float | None = None
+    journal: Journal | None = None
+
+
+class Worker:
+    """Claims runnable Runs from a store and executes them until told to stop.
+
+    Args:
+        store: where Runs are claimed from.
+        runner: executes one Attempt (a ``Runtime``).
+        worker_id: this Worker's identity in leases and records; minted if omitted.
+        lease_seconds: how long a claim is honoured without a heartbeat.
+        heartbeat_seconds: how often the lease is renewed.
+        grace_seconds: how long an aborted Attempt may take to unwind before the
+            supervisor settles it by force.
+        supervisor_interval: how often deadlines are checked.
+        poll_interval: how long an idle Worker waits between claims when no notifier
+            wakes it sooner.
+        concurrency: Attempts executed at once.
+        max_attempts: claims after which a Run is failed instead of retried, so a Run
+            that kills every Worker that touches it eventually stops.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        runner: AttemptRunner,
+        *,
+        worker_id: WorkerId | None = None,
+        lease_seconds: float = 30.0,
+        heartbeat_seconds: float = 10.0,
+        grace_seconds: float = 60.0,
+        supervisor_interval: float = 5.0,
+        poll_interval: float = 0.5,
+        concurrency: int = 4,
+        max_attempts: int = 10,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if heartbeat_seconds >= lease_seconds:
+            raise ValueError("heartbeat_seconds must be shorter than lease_seconds")
+        self.store = store
+        self.runner = runner
+        self.worker_id: WorkerId = worker_id or new_worker_id()
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds
+        self.grace_seconds = grace_seconds
+        self.supervisor_interval = supervisor_interval
+        self.poll_interval = poll_interval
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.active: dict[RunId, ActiveAttempt] = {}
+        self._stopping = False
+        self._killed = False
+        self._wake = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self.running = False
+
+    # --- the claim loop -------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Claim and execute Runs until ``stop()`` (or ``kill()``) is called."""
+        self.running = True
+        self._supervisor = asyncio.create_task(self._supervise(), name="psych-supervisor")
+        backoff = self.poll_interval
+        notifier = self.store.notifier
+        try:
+            while not self._stopping:
+                if len(self.active) >= self.concurrency:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                generation = notifier.generation(WORK) if notifier is not None else 0
+                try:
+                    header = await self.store.claim(self.worker_id, utcnow(), self.lease_seconds)
+                except Exception:
+                    log.exception("claim failed; backing off %.1fs", backoff)
+                    await self._idle(None, 0, backoff)
+                    backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
+                    continue
+                backoff = self.poll_interval
+                if header is None:
+                    await self._idle(notifier, generation, self.poll_interval)
+                    continue
+                self._start(header)
+        finally:
+            if not self._killed:
+                await self._shutdown()
+            self.running = False
+
+    async def _idle(self, notifier: Notifier | None, generation: int, timeout: float) -> None:
+        self._wake.clear()
+        if notifier is not None:
+            waiter = asyncio.ensure_future(notifier.wait(WORK, generation, timeout))
+        else:
+            waiter = asyncio.ensure_future(asyncio.sleep(timeout))
+        stop = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            stop.cancel()
+
+    def _start(self, header: RunHeader) -> None:
+        fence = Fence(self.worker_id, header.attempt_count)
+        attempt = ActiveAttempt(
+            run_id=header.run_id,
+            attempt_id=new_attempt_id(),
+            scope=header.scope,
+            fence=fence,
+            deadline_at=header.deadline_at,
+        )
+        self.active[header.run_id] = attempt
+        attempt.task = asyncio.create_task(
+            self._attempt(attempt, header), name=f"psych-attempt-{header.run_id}"
+        )
+
+    # --- one attempt ----------------------------------------------------------------
+
+    async def _attempt(self, attempt: ActiveAttempt, header: RunHeader) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(attempt))
+        release = True
+        try:
+            journal = await Journal.open(
+                self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
+            )
+            attempt.journal = journal
+            state = journal.state
+            if state.settled:
+                return
+            if header.attempt_count > self.max_attempts:
+                journal.stage(
+                    RunSettled,
+                    state=TerminalState.FAILED,
+                    failure=ToolFailure(
+                        kind="attempts_exhausted",
+                        message=f"the run was claimed {header.attempt_count} times without "
+                        f"settling (max_attempts={self.max_attempts})",
+                    ),
+                )
+                await journal.flush()
+                return
+            attempt.deadline_at = state.effective_deadline_at or header.deadline_at
+            journal.stage(
+                AttemptStarted,
+                worker_id=self.worker_id,
+                attempt_number=state.attempt_count + 1,
+                reclaimed_expired_lease=header.attempt_count > 1
+                and not state.resumed_since_attempt,
+            )
+            await self.runner(journal, header, attempt.abort)
+            if attempt.abort.writes_allowed:
+                await journal.flush()
+        except AttemptKilled:
+            release = False
+        except (LeaseLost, SeqConflict) as error:
+            # Another Worker owns this Run's log now; writing or releasing would fight it.
+            log.info("run %s: stopped writing (%s)", attempt.run_id, error)
+            release = False
+        except CorruptLog as error:
+            log.error(
+                "run %s: corrupt log, leaving it settled untouched: %s", attempt.run_id, error
+            )
+            await self._release(attempt, RunState.SETTLED)
+            release = False
+        except asyncio.CancelledError:
+            if self._killed:
+                release = False
+            raise
+        except Exception as error:
+            log.exception("run %s: attempt failed", attempt.run_id)
+            await self._fail_attempt(attempt, error)
+        finally:
+            heartbeat.cancel()
+            self.active.pop(attempt.run_id, None)
+            self._wake.set()
+            if release and not self._killed and attempt.abort.writes_allowed:
+                await self._release_from_log(attempt)
+
+    async def _fail_attempt(self, attempt: ActiveAttempt, error: Exception) -> None:
+        with contextlib.suppress(Exception):
+            journal = await Journal.open(
+                self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
+            )
+            if journal.state.settled:
+                return
+            journal.stage(
+                RunSettled,
+                state=TerminalState.FAILED,
+                failure=ToolFailure(
+                    kind="attempt_failed",
+                    message=f"{type(error).__name__}: {error}",
+                    traceback="".join(traceback.format_exception(error)),
+                ),
+            )
+            await journal.flush()
+
+    async def _release_from_log(self, attempt: ActiveAttempt) -> None:
+        journal = attempt.journal
+        try:
+            if journal is None:
+                journal = await Journal.open(self.store, attempt.run_id)
+            else:
+                await journal.refresh()
+        except Exception:
+            log.exception("run %s: could not read the log to release it", attempt.run_id)
+            return
+        state = journal.state
+        runnable_at = None
+        if state.settled:
+            target = RunState.SETTLED
+        elif state.suspended and state.suspend_reason is SuspendReason.TIMER:
+            target = RunState.RUNNABLE
+            runnable_at = state.suspend_wake_at
+        elif state.suspended:
+            target = RunState.SUSPENDED
+        else:
+            target = RunState.RUNNABLE
+        await self._release(
+            attempt, target, runnable_at=runnable_at, state_deadline=state.effective_deadline_at
+        )
+
+    async def _release(
+        self,
+        attempt: ActiveAttempt,
+        target: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        state_deadline: datetime | None = None,
+    ) -> None:
+        try:
+            await self.store.release(
+                attempt.run_id,
+                self.worker_id,
+                target,
+                runnable_at=runnable_at,
+                deadline_at=state_deadline,
+            )
+        except Exception:
+            log.exception("run %s: release failed; the lease will expire instead", attempt.run_id)
+
+    async def _heartbeat(self, attempt: ActiveAttempt) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_seconds)
+            try:
+                held = await self.store.renew(
+                    attempt.run_id, self.worker_id, utcnow(), self.lease_seconds
+                )
+            except Exception:
+                log.exception("run %s: lease renewal failed; retrying", attempt.run_id)
+                continue
+            if not held:
+                attempt.abort.fire(AbortReason.LEASE_LOST)
+                return
+
+    # --- supervision ----------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        while True:
+            pause = asyncio.ensure_future(asyncio.sleep(self.supervisor_interval))
+            try:
+                await self.supervise_once()
+            except Exception:
+                log.exception("supervisor pass failed")
+            await pause
+
+    async def supervise_once(self) -> None:
+        """One supervisor pass: fire overdue deadlines, force-settle what will not unwind."""
+        now = utcnow()
+        mono = time.monotonic()
+        for attempt in list(self.active.values()):
+            if attempt.abort_fired_at is None:
+                if now >= attempt.deadline_at:
+                    attempt.abort.fire(AbortReason.DEADLINE)
+                if attempt.abort.fired:
+                    attempt.abort_fired_at = mono
+                continue
+            if attempt.abort.reason is AbortReason.DEADLINE and (
+                mono - attempt.abort_fired_at >= self.grace_seconds
+            ):
+                await self._force_settle(attempt)
+
+    async def _force_settle(self, attempt: ActiveAttempt) -> None:
+        journal = await Journal.open(
+            self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
+        )
+        if not journal.state.settled:
+            for call in list(journal.state.open_tool_calls.values()):
+                journal.stage(
+                    ToolCallFinished,
+                    call_id=call.call_id,
+                    outcome=ToolOutcome.UNKNOWN,
+                    failure=ToolFailure(kind="orphaned", message=ORPHANED_MESSAGE),
+                )
+            journal.stage(
+                RunSettled,
+                state=TerminalState.FORCE_SETTLED,
+                orphaned_attempt_id=attempt.attempt_id,
+                failure=ToolFailure(
+                    kind="force_settled",
+                    message=f"the attempt did not unwind within {self.grace_seconds:g}s "
+                    "of its deadline",
+                ),
+            )
+            await journal.flush()
+        self.active.pop(attempt.run_id, None)
+        self._wake.set()
+        if attempt.task is not None:
+            attempt.task.cancel()
+        await self._release(attempt, RunState.SETTLED)
+
+    # --- stopping -------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Ask the claim loop to stop; ``run()`` then shuts down and returns."""
+        self._stopping = True
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Stop claiming, hand running Attempts back (released runnable), and wait."""
+        self.request_stop()
+        if not self.running:
+            await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        for attempt in list(self.active.values()):
+            attempt.abort.fire(AbortReason.SHUTDOWN)
+        tasks = [a.task for a in self.active.values() if a.task is not None]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self.grace_seconds)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+
+    async def kill(self) -> None:
+        """Die as a process would: stop everything, release nothing, write nothing.
+
+        For tests of crash recovery; the Runs this Worker held become claimable again
+        only when their leases expire.
+        """
+        self._killed = True
+        self._stopping = True
+        self._wake.set()
+        tasks = [a.task for a in self.active.values() if a.task is not None]
+        for task in tasks:
+            task.cancel()
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, BaseException):
+                await task
+        self.active.clear()

@@ -1,0 +1,222 @@
+"""Crash injection: kill an Attempt at a chosen record, then watch a second Worker recover.
+
+``crash_and_recover`` runs a Run on one Worker until a chosen record is about to be
+written, kills that Attempt as a process death would (nothing released, nothing
+written, the lease left to expire), then lets a second Worker reclaim the Run and
+finish it. It returns the log as the crash left it and the log as recovery finished
+it, so a test can assert on exactly what recovery did, with no network and no real
+process kill.
+"""
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.records import JsonObject, Record, RunAdmitted
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.version import Version
+from psych_runtime.model.port import ModelClient
+from psych_runtime.runtime.dispatch import dispatch
+from psych_runtime.runtime.reads import records as read_records
+from psych_runtime.runtime.runtime import Runtime
+from psych_runtime.runtime.worker import AttemptKilled, Worker
+from psych_runtime.store.notify import Notifier
+from psych_runtime.store.port import Admission, Fence, RunHeader, RunState, Store
+from psych_runtime.tools.registry import ToolRegistry
+
+
+class CrashingStore:
+    """A Store wrapper that kills the writer just before a chosen record is written.
+
+    Args:
+        inner: the real store; everything else is passed through unchanged.
+        before: the record ``type`` to die in front of.
+        occurrence: which occurrence of that type (1 = the first one written).
+    """
+
+    def __init__(self, inner: Store, *, before: str, occurrence: int = 1) -> None:
+        self.inner = inner
+        self.before = before
+        self.occurrence = occurrence
+        self.crashed = asyncio.Event()
+        self._seen = 0
+
+    @property
+    def notifier(self) -> Notifier | None:
+        """The inner store's notifier."""
+        return self.inner.notifier
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Append, unless the batch holds the chosen record: then die instead."""
+        if not self.crashed.is_set():
+            for record in records:
+                if record.type == self.before:
+                    self._seen += 1
+                    if self._seen == self.occurrence:
+                        self.crashed.set()
+                        raise AttemptKilled(f"simulated crash before {self.before}")
+        await self.inner.append(run_id, expected_seq, records, fence=fence)
+
+    async def read(
+        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
+    ) -> list[Record]:
+        """Pass through."""
+        return await self.inner.read(run_id, after=after, limit=limit, tenant=tenant)
+
+    async def head(self, run_id: RunId) -> int:
+        """Pass through."""
+        return await self.inner.head(run_id)
+
+    async def put_version(self, version: Version) -> None:
+        """Pass through."""
+        await self.inner.put_version(version)
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """Pass through."""
+        return await self.inner.get_version(version_hash)
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """Pass through."""
+        return await self.inner.create_run(header, admitted)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """Pass through."""
+        return await self.inner.get_run(run_id, tenant=tenant)
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """Pass through."""
+        return await self.inner.claim(worker_id, now, lease_seconds)
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """Pass through."""
+        return await self.inner.renew(run_id, worker_id, now, lease_seconds)
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """Pass through."""
+        await self.inner.release(
+            run_id, worker_id, state, runnable_at=runnable_at, deadline_at=deadline_at
+        )
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """Pass through."""
+        return await self.inner.settle_inline(run_id)
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """Pass through."""
+        await self.inner.set_runnable_at(run_id, runnable_at)
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Pass through."""
+        return await self.inner.expired_leases(now, limit)
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Pass through."""
+        return await self.inner.overdue_deadlines(now, limit)
+
+    async def close(self) -> None:
+        """Leave the inner store open: it belongs to the caller."""
+
+
+@dataclass(frozen=True)
+class CrashRecovery:
+    """What ``crash_and_recover`` observed.
+
+    Attributes:
+        run_id: the Run.
+        crashed_log: the log as the killed Attempt left it.
+        final_log: the log after the second Worker finished the Run.
+    """
+
+    run_id: RunId
+    crashed_log: list[Record]
+    final_log: list[Record]
+
+    @property
+    def recovered_records(self) -> list[Record]:
+        """The records the recovering Worker wrote."""
+        return self.final_log[len(self.crashed_log) :]
+
+
+async def _until_settled(store: Store, run_id: RunId, timeout: float) -> None:
+    async with asyncio.timeout(timeout):
+        while True:
+            log = await store.read(run_id, after=max(await store.head(run_id) - 1, 0))
+            if log and log[-1].type == "run_settled":
+                return
+            await asyncio.sleep(0.01)
+
+
+async def crash_and_recover(
+    store: Store,
+    model: ModelClient,
+    registry: ToolRegistry,
+    version: Version,
+    message: str | None = None,
+    *,
+    input: JsonObject | None = None,
+    scope: Scope,
+    crash_before: str = "tool_call_finished",
+    occurrence: int = 1,
+    lease_seconds: float = 0.3,
+    timeout: float = 30.0,
+) -> CrashRecovery:
+    """Run a Run until ``crash_before`` is about to be written, kill it, recover it.
+
+    The first Worker writes through a ``CrashingStore`` and is killed the moment the
+    chosen record would be appended; the Run's lease then expires on its own, and a
+    second Worker on the real store reclaims it and runs it to settlement.
+
+    Raises:
+        TimeoutError: the crash point was never reached, or recovery did not settle
+            the Run, within ``timeout`` seconds.
+    """
+    await store.put_version(version)
+    dispatched = await dispatch(store, version, message, input=input, scope=scope)
+    run_id = dispatched.run_id
+    crashing = CrashingStore(store, before=crash_before, occurrence=occurrence)
+    short = {
+        "lease_seconds": lease_seconds,
+        "heartbeat_seconds": lease_seconds / 3,
+        "poll_interval": lease_seconds / 3,
+        "supervisor_interval": lease_seconds,
+    }
+    first = Worker(crashing, Runtime(crashing, model, registry), **short)
+    first_task = asyncio.create_task(first.run())
+    try:
+        async with asyncio.timeout(timeout):
+            await crashing.crashed.wait()
+    finally:
+        await first.kill()
+        first_task.cancel()
+        await asyncio.gather(first_task, return_exceptions=True)
+    crashed_log = await read_records(store, run_id)
+    second = Worker(store, Runtime(store, model, registry), **short)
+    second_task = asyncio.create_task(second.run())
+    try:
+        await _until_settled(store, run_id, timeout)
+    finally:
+        second.request_stop()
+        await second_task
+    final_log = await read_records(store, run_id)
+    return CrashRecovery(run_id=run_id, crashed_log=crashed_log, final_log=final_log)

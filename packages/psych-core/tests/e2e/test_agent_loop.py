@@ -1,0 +1,294 @@
+"""The agent loop end to end: FakeModel, real Workers, the in-memory store."""
+
+import asyncio
+import json
+
+import pytest
+
+import psych_runtime
+from psych_runtime.core.records import TerminalState, ToolOutcome
+from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
+from psych_runtime.runtime.dispatch import dispatch, publish
+from psych_runtime.runtime.reads import answer, status
+from psych_runtime.store.memory import InMemoryStore
+from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+
+from .conftest import ACME, registry_of, running_worker, settled_log, types
+
+
+async def lookup(order_id: str) -> dict[str, str]:
+    """Look up an order."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+async def broken(order_id: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"backend down for {order_id}")
+
+
+def _spec(*tools: str, **limits: int) -> AgentSpec:
+    return AgentSpec(
+        name="support",
+        instructions="Help the customer.",
+        model=ModelRef(model="fake-standard"),
+        tools=tuple(CodeTool(name=t) for t in tools),
+        limits=Limits(**limits),
+    )
+
+
+async def _run(spec: AgentSpec, model: FakeModel, *tools, message: str = "hi"):  # type: ignore[no-untyped-def]
+    store = InMemoryStore()
+    registry = registry_of(*tools)
+    version = await publish(store, spec)
+    async with running_worker(store, model, registry):
+        run = await dispatch(store, version, message, scope=ACME)
+        log = await settled_log(store, run.run_id)
+    return store, run.run_id, log
+
+
+async def test_multi_turn_run_with_tools_settles_with_the_final_answer() -> None:
+    model = (
+        FakeModel()
+        .turn(text="Let me check.", tool_calls=[("lookup", {"order_id": "A1"})])
+        .turn(tool_calls=[("lookup", {"order_id": "B2"})])
+        .turn(text="A1 and B2 have shipped.")
+    )
+    store, run_id, log = await _run(_spec("lookup"), model, lookup)
+    assert types(log) == [
+        "run_admitted", "attempt_started",
+        "turn_started", "model_call_started", "model_call_finished",
+        "tool_call_started", "tool_call_finished",
+        "turn_started", "model_call_started", "model_call_finished",
+        "tool_call_started", "tool_call_finished",
+        "turn_started", "model_call_started", "model_call_finished",
+        "run_settled",
+    ]  # fmt: skip
+    assert [r.seq for r in log] == list(range(1, len(log) + 1))
+    settled = log[-1]
+    assert settled.type == "run_settled"
+    assert settled.state is TerminalState.COMPLETED
+    assert settled.output == {"text": "A1 and B2 have shipped."}
+    results = [r for r in log if r.type == "tool_call_finished"]
+    assert [r.result for r in results] == [
+        {"order_id": "A1", "status": "shipped"},
+        {"order_id": "B2", "status": "shipped"},
+    ]
+    # The model saw the first tool's result in its second request.
+    second = model.requests[1]
+    tool_messages = [m for m in second.messages if m.role == "tool"]
+    assert json.loads(tool_messages[0].content) == {"order_id": "A1", "status": "shipped"}
+    view = await answer(store, run_id)
+    assert view.finished and view.text == "A1 and B2 have shipped."
+    assert view.tool_call_count == 2
+
+
+async def test_a_turn_costs_two_appends_and_a_final_answer_one() -> None:
+    class CountingStore(InMemoryStore):
+        appends = 0
+
+        async def append(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            CountingStore.appends += 1
+            await super().append(*args, **kwargs)
+
+    store = CountingStore()
+    k = 4
+    model = FakeModel()
+    for i in range(k):
+        model.turn(tool_calls=[("lookup", {"order_id": f"O{i}"})])
+    model.turn(text="done")
+    version = await publish(store, _spec("lookup"))
+    async with running_worker(store, model, registry_of(lookup)):
+        run = await dispatch(store, version, "go", scope=ACME)
+        await settled_log(store, run.run_id)
+    assert CountingStore.appends == 2 * k + 2
+
+
+async def test_tool_failures_and_bad_calls_reach_the_model_as_data() -> None:
+    model = (
+        FakeModel()
+        .turn(
+            tool_calls=[
+                ("broken", {"order_id": "A1"}),
+                ToolCallScript("lookup", raw_arguments='{"order_id": '),
+                ("nonexistent", {}),
+                ("lookup", {"order_id": 7}),
+                ToolCallScript("lookup", raw_arguments="[1, 2]"),
+            ]
+        )
+        .turn(text="Sorry, something went wrong.")
+    )
+    _, _, log = await _run(_spec("lookup", "broken"), model, lookup, broken)
+    finished = [r for r in log if r.type == "tool_call_finished"]
+    kinds = [r.failure.kind if r.failure else None for r in finished]
+    assert kinds == [
+        "RuntimeError",
+        "malformed_arguments",
+        "unknown_tool",
+        "invalid_arguments",
+        "malformed_arguments",
+    ]
+    assert all(r.outcome is ToolOutcome.ERROR for r in finished)
+    assert finished[0].failure is not None and finished[0].failure.traceback
+    assert log[-1].state is TerminalState.COMPLETED
+    shown = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert len(shown) == 5
+    assert "backend down for A1" in shown[0].content
+    assert "Traceback" not in shown[0].content  # host tracebacks stay in the log
+    assert "lookup" in shown[2].content and "broken" in shown[2].content
+
+
+async def test_three_failures_withhold_the_tool_and_six_fail_the_run() -> None:
+    model = FakeModel()
+    for i in range(3):
+        model.turn(tool_calls=[("broken", {"order_id": f"A{i}"})])
+    model.turn(text="The order system is down.")
+    _, _, log = await _run(_spec("broken", "lookup"), model, broken, lookup)
+    assert log[-1].state is TerminalState.COMPLETED
+    offered = [r.tool_names for r in log if r.type == "model_call_started"]
+    assert offered[:3] == [("broken", "lookup")] * 3
+    assert offered[3] == ("lookup",)
+    fourth = model.requests[3]
+    assert [t.name for t in fourth.tools] == ["lookup"]
+    assert "broken" in fourth.messages[0].content and "no longer" in fourth.messages[0].content
+
+    # A model that keeps calling the withheld tool burns the streak to the hard stop.
+    stubborn = FakeModel()
+    for i in range(6):
+        stubborn.turn(tool_calls=[("broken", {"order_id": f"A{i}"})])
+    _, _, log = await _run(_spec("broken"), stubborn, broken)
+    assert log[-1].state is TerminalState.FAILED
+    assert log[-1].failure is not None and log[-1].failure.kind == "failure_streak"
+    kinds = [r.failure.kind for r in log if r.type == "tool_call_finished" and r.failure]
+    assert kinds == ["RuntimeError"] * 3 + ["unknown_tool"] * 3
+
+
+async def test_max_tool_calls_per_turn_is_enforced() -> None:
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("lookup", {"order_id": f"O{i}"}) for i in range(4)])
+        .turn(text="ok")
+    )
+    _, _, log = await _run(_spec("lookup", max_tool_calls_per_turn=2), model, lookup)
+    finished = [r for r in log if r.type == "tool_call_finished"]
+    assert [r.outcome for r in finished] == [ToolOutcome.OK] * 2 + [ToolOutcome.ERROR] * 2
+    assert {r.failure.kind for r in finished[2:] if r.failure} == {"not_executed"}
+
+
+async def test_the_repetition_guard_refuses_the_third_identical_call() -> None:
+    calls = 0
+
+    async def count(order_id: str) -> str:
+        """Count calls."""
+        nonlocal calls
+        calls += 1
+        return "same answer"
+
+    model = FakeModel()
+    for _ in range(3):
+        model.turn(tool_calls=[("count", {"order_id": "A1"})])
+    model.turn(tool_calls=[("count", {"order_id": "B2"})]).turn(text="ok")
+    _, _, log = await _run(_spec("count"), model, count)
+    finished = [r for r in log if r.type == "tool_call_finished"]
+    assert [r.failure.kind if r.failure else None for r in finished] == [
+        None, None, "repeated_call", None,
+    ]  # fmt: skip
+    assert calls == 3
+
+
+async def test_transient_failures_are_retried_as_new_turns() -> None:
+    model = FakeModel().raises_transient(503).aborts_mid_token("partial ans").turn(text="recovered")
+    _, _, log = await _run(_spec(), model)
+    failed = [r for r in log if r.type == "model_call_failed"]
+    assert [(r.failure.kind, r.will_retry) for r in failed] == [
+        ("http_503", True),
+        ("stream_incomplete", True),
+    ]
+    assert log[-1].state is TerminalState.COMPLETED
+    assert [r.turn for r in log if r.type == "turn_started"] == [1, 2, 3]
+
+
+async def test_a_stalled_stream_hits_the_idle_timeout() -> None:
+    spec = _spec(stream_idle_seconds=0)
+    spec = spec.model_copy(update={"limits": Limits(stream_idle_seconds=0.2)})
+    model = FakeModel().stalls().turn(text="after the stall")
+    _, _, log = await _run(spec, model)
+    failed = [r for r in log if r.type == "model_call_failed"]
+    assert [r.failure.kind for r in failed] == ["idle_timeout"]
+    assert log[-1].state is TerminalState.COMPLETED
+
+
+async def test_a_permanent_failure_fails_the_run_without_retrying() -> None:
+    model = FakeModel().raises_permanent(401)
+    store, run_id, log = await _run(_spec(), model)
+    assert log[-1].state is TerminalState.FAILED
+    assert log[-1].failure is not None and log[-1].failure.kind == "http_401"
+    st = await status(store, run_id)
+    assert st.lifecycle == "failed" and st.failure_kind == "http_401"
+
+
+async def test_the_same_spec_from_a_dict_hashes_and_runs_the_same() -> None:
+    built = _spec("lookup")
+    from_dict = AgentSpec.model_validate(json.loads(built.model_dump_json()))
+    store = InMemoryStore()
+    v1 = await publish(store, built)
+    v2 = await publish(store, from_dict)
+    assert v1.hash == v2.hash
+
+    def script() -> FakeModel:
+        return FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="ok")
+
+    _, _, log1 = await _run(built, script(), lookup)
+    _, _, log2 = await _run(from_dict, script(), lookup)
+    assert types(log1) == types(log2)
+    assert log1[0].version_hash == log2[0].version_hash == v1.hash
+
+
+async def test_interrupt_stops_the_run_after_the_call_in_progress() -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(order_id: str) -> str:
+        """Wait."""
+        started.set()
+        await release.wait()
+        return "finished"
+
+    model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
+    store = InMemoryStore()
+    version = await publish(store, _spec("slow"))
+    async with running_worker(store, model, registry_of(slow)):
+        run = await dispatch(store, version, "go", scope=ACME)
+        await started.wait()
+        assert await psych_runtime.interrupt(store, run.run_id, reason="user stopped", scope=ACME)
+        release.set()
+        log = await settled_log(store, run.run_id)
+    assert log[-1].state is TerminalState.ABORTED
+    finished = next(r for r in log if r.type == "tool_call_finished")
+    assert finished.outcome is ToolOutcome.OK and finished.result == "finished"
+    assert len(model.requests) == 1
+    abort_seq = next(r.seq for r in log if r.type == "abort_requested")
+    assert abort_seq < log[-1].seq
+    assert not await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+
+
+async def test_reads_refuse_another_tenants_run() -> None:
+    store, run_id, _ = await _run(_spec(), FakeModel().turn(text="hi"))
+    other = psych_runtime.Scope(tenant="globex")
+    for read in (
+        psych_runtime.status,
+        psych_runtime.answer,
+        psych_runtime.state,
+        psych_runtime.thread,
+        psych_runtime.records,
+        psych_runtime.report,
+    ):
+        with pytest.raises(psych_runtime.AccessDenied):
+            await read(store, run_id, scope=other)
+        await read(store, run_id, scope=ACME)
+    with pytest.raises(psych_runtime.AccessDenied):
+        async for _ in psych_runtime.stream(store, run_id, scope=other):
+            pass
+    with pytest.raises(psych_runtime.AccessDenied):
+        await psych_runtime.interrupt(store, run_id, scope=other)
+    with pytest.raises(psych_runtime.RunNotFound):
+        await psych_runtime.status(store, psych_runtime.RunId("run_missing"), scope=ACME)
