@@ -737,7 +737,7 @@ def _resumed(state: RunStateView, record: Resumed) -> None:
     if reason is SuspendReason.BREAKPOINT:
         flag = record.payload.get("step_mode")
         if isinstance(flag, bool):
-            pass
+            state.step_mode = flag
 
     state.suspended = False
     state.suspend_reason = None

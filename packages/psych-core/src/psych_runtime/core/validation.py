@@ -368,8 +368,16 @@ def _kind_of(node: object) -> object:
 
 
 def _from_pydantic(error: ValidationError, data: object) -> list[ValidationIssue]:
+    details = error.errors()
     issues = []
-    for detail in error.errors():
+    for detail in details:
+        loc = detail["loc"]
+        if detail["type"] == "too_short" and any(
+            len(other["loc"]) > len(loc) and other["loc"][: len(loc)] == loc for other in details
+        ):
+            # A collection is "too short" only because a member failed; that member's
+            # own error says what is wrong.
+            continue
         message = detail["msg"].removeprefix("Value error, ")
         issues.append(ValidationIssue(path=_clean_path(detail["loc"], data), message=message))
     return issues

@@ -85,7 +85,7 @@ def spec_hash(spec: AgentSpec | WorkflowSpec) -> VersionHash:
 class Version(BaseModel):
     """A published Spec: immutable, named by its content hash.
 
-    Runs pin a Version for their whole life, so nothing about it can change after it is
+    A Run stays on one Version from admission to settlement, so nothing about it may change once
     built. Constructing one does not check the hash (a store reading its own rows need
     not pay for rehashing); ``verify()`` does, and ``import_json`` always does.
 

@@ -19,9 +19,10 @@ async def report(store: Store, run_id: RunId, *, scope: Scope | None = None) -> 
         CorruptLog: the log contradicts itself.
     """
     fold = await folded(store, run_id, scope)
-    version = await store.get_version(fold.state.version_hash)
+    pinned = fold.state.version_hash
+    version = await store.get_version(pinned) if pinned is not None else None
     if version is None:
-        raise VersionNotFound(fold.state.version_hash)
+        raise VersionNotFound(str(pinned))
     spec = version.spec
     return build_report(
         fold.records,

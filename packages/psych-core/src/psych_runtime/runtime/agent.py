@@ -230,7 +230,7 @@ class AgentLoop:
             system_prompt=prompt,
         )
         await journal.flush()
-        if journal.state.aborted:
+        if self._aborted():
             return self._settle(TerminalState.ABORTED)
         request = ModelRequest(
             model=model_id,
@@ -421,7 +421,7 @@ class AgentLoop:
                     break
                 continue
             await journal.flush()
-            if journal.state.aborted:
+            if self._aborted():
                 self._reject(call_id, "not_executed", "the run was asked to stop")
                 self._close_unexecuted(
                     turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
@@ -430,12 +430,15 @@ class AgentLoop:
             executed = await self._execute(call_id, name, arguments)
             self._finish(call_id, executed)
             await journal.refresh()
-            if journal.state.aborted:
+            if self._aborted():
                 self._close_unexecuted(
                     turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
                 )
                 break
         return _Next.CONTINUE
+
+    def _aborted(self) -> bool:
+        return self._journal.state.aborted
 
     def _repeats(self, name: str, arguments: JsonObject) -> int:
         tally = self._journal.state.repeat_counts.get(call_digest(name, arguments))

@@ -104,19 +104,19 @@ class Conversation:
                 if record.parent_call_id is not None:
                     self._program_calls.add(record.call_id)
                     return
-                turn = self._turns.get(record.call_id)
-                if turn is not None:
+                owner = self._turns.get(record.call_id)
+                if owner is not None:
                     arguments = json.dumps(record.arguments, separators=(",", ":"))
-                    turn.calls[record.call_id] = ToolCallRequest(
+                    owner.calls[record.call_id] = ToolCallRequest(
                         id=record.call_id, name=record.tool, arguments=arguments
                     )
             case "tool_call_finished":
                 if record.call_id in self._program_calls:
                     return
-                turn = self._turns.get(record.call_id)
+                asked = self._turns.get(record.call_id)
                 name = ""
-                if turn is not None and record.call_id in turn.calls:
-                    name = turn.calls[record.call_id].name
+                if asked is not None and record.call_id in asked.calls:
+                    name = asked.calls[record.call_id].name
                 self._entries.append(
                     _Entry(
                         record.seq,

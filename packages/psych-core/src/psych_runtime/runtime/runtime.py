@@ -70,7 +70,7 @@ class Runtime:
         """How long to wait before the next retry of a transient model failure."""
         if retry_after is not None:
             return max(0.0, min(retry_after, self.retry_max_seconds))
-        return min(self.retry_base_seconds * (2**retries_used), self.retry_max_seconds)
+        return min(self.retry_base_seconds * 2.0**retries_used, self.retry_max_seconds)
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:
         """The Spec a Run pinned; Versions are immutable, so they are cached freely."""

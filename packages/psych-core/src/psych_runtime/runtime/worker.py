@@ -162,11 +162,12 @@ class Worker:
 
     async def _idle(self, notifier: Notifier | None, generation: int, timeout: float) -> None:
         self._wake.clear()
-        if notifier is not None:
-            waiter = asyncio.ensure_future(notifier.wait(WORK, generation, timeout))
-        else:
-            waiter = asyncio.ensure_future(asyncio.sleep(timeout))
-        stop = asyncio.ensure_future(self._wake.wait())
+        waiter: asyncio.Future[bool | None] = asyncio.ensure_future(
+            notifier.wait(WORK, generation, timeout)
+            if notifier is not None
+            else asyncio.sleep(timeout)
+        )
+        stop: asyncio.Future[bool | None] = asyncio.ensure_future(self._wake.wait())
         try:
             await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -195,13 +195,17 @@ async def crash_and_recover(
     dispatched = await dispatch(store, version, message, input=input, scope=scope)
     run_id = dispatched.run_id
     crashing = CrashingStore(store, before=crash_before, occurrence=occurrence)
-    short = {
-        "lease_seconds": lease_seconds,
-        "heartbeat_seconds": lease_seconds / 3,
-        "poll_interval": lease_seconds / 3,
-        "supervisor_interval": lease_seconds,
-    }
-    first = Worker(crashing, Runtime(crashing, model, registry), **short)
+    def worker(on: Store) -> Worker:
+        return Worker(
+            on,
+            Runtime(on, model, registry),
+            lease_seconds=lease_seconds,
+            heartbeat_seconds=lease_seconds / 3,
+            poll_interval=lease_seconds / 3,
+            supervisor_interval=lease_seconds,
+        )
+
+    first = worker(crashing)
     first_task = asyncio.create_task(first.run())
     try:
         async with asyncio.timeout(timeout):
@@ -211,7 +215,7 @@ async def crash_and_recover(
         first_task.cancel()
         await asyncio.gather(first_task, return_exceptions=True)
     crashed_log = await read_records(store, run_id)
-    second = Worker(store, Runtime(store, model, registry), **short)
+    second = worker(store)
     second_task = asyncio.create_task(second.run())
     try:
         await _until_settled(store, run_id, timeout)

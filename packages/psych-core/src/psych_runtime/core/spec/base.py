@@ -71,8 +71,9 @@ class SpecModel(BaseModel):
         frozen=True,
         extra="forbid",
         allow_inf_nan=False,
-        validate_by_name=True,
-        validate_by_alias=True,
+        # Spelled the pre-2.11 way so the declared pydantic floor (2.9) behaves the same:
+        # a loop's ``while`` is accepted under its alias and its Python name alike.
+        populate_by_name=True,
     )
 
     @model_validator(mode="before")

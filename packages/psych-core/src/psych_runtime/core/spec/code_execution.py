@@ -120,8 +120,8 @@ class CodeExecution(SpecModel):
         isolation: the least isolation the profile must provide.
         network: whether the program may reach the network.
         limits: resource caps.
-        bindings: the tools a program may call; None means every tool callable this
-            turn, a tuple narrows to those names.
+        bindings: the tools a program may call back; None leaves it every tool the
+            model could call in that turn, while a tuple restricts it to the names listed.
         workspace: how long written files survive.
         output: preview and capture sizes.
         artifacts: which written files come back.

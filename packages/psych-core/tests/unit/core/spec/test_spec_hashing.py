@@ -8,8 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
-
 from psych_runtime.core.spec import (
     RESERVED_TOOL_NAMES,
     SPEC_ADAPTER,
@@ -31,6 +29,7 @@ from psych_runtime.core.spec import (
     WorkflowSpec,
 )
 from psych_runtime.core.version import Version, VersionHashMismatch, canonical_json, spec_hash
+from pydantic import ValidationError
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 
@@ -38,7 +37,7 @@ WHEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 def base_dict() -> dict[str, Any]:
     return {
         "name": "support",
-        "instructions": "Help the customer with their order.",
+        "instructions": "Answer questions about parcels.",
         "model": {"model": "gpt-4o", "temperature": 0.2},
         "tools": [{"kind": "code", "name": "lookup_order"}],
         "limits": {"max_turns": 12, "deadline_seconds": 300},
@@ -48,19 +47,21 @@ def base_dict() -> dict[str, Any]:
 def base_python() -> AgentSpec:
     return AgentSpec(
         name="support",
-        instructions="Help the customer with their order.",
+        instructions="Answer questions about parcels.",
         model=ModelRef(model="gpt-4o", temperature=0.2),
         tools=(CodeTool(name="lookup_order"),),
         limits=Limits(max_turns=12, deadline_seconds=300),
     )
 
 
-# --- examples ------------------------------------------------------------------------
+# --- examples -------------------------------------------------------------------------
 
 
 def test_python_and_dict_hash_the_same() -> None:
     assert spec_hash(base_python()) == spec_hash(AgentSpec.model_validate(base_dict()))
-    assert spec_hash(base_python()) == spec_hash(SPEC_ADAPTER.validate_python({"kind": "agent", **base_dict()}))
+    assert spec_hash(base_python()) == spec_hash(
+        SPEC_ADAPTER.validate_python({"kind": "agent", **base_dict()})
+    )
 
 
 def test_hash_shape() -> None:
@@ -88,7 +89,11 @@ def test_omitted_default_equals_explicit_default() -> None:
 
 
 def test_tool_order_does_not_matter() -> None:
-    tools = [CodeTool(name="b"), CodeTool(name="a"), HttpTool(name="c", description="d", url="https://x.example")]
+    tools = [
+        CodeTool(name="b"),
+        CodeTool(name="a"),
+        HttpTool(name="c", description="d", url="https://x.example"),
+    ]
     first = AgentSpec(name="s", model=ModelRef(model="m"), tools=tuple(tools))
     second = AgentSpec(name="s", model=ModelRef(model="m"), tools=tuple(reversed(tools)))
     assert spec_hash(first) == spec_hash(second)
@@ -96,15 +101,21 @@ def test_tool_order_does_not_matter() -> None:
 
 def test_any_change_changes_the_hash() -> None:
     original = spec_hash(base_python())
-    assert spec_hash(base_python().model_copy(update={"instructions": "Help. Be brief."})) != original
-    longer = AgentSpec.model_validate(base_dict() | {"instructions": base_dict()["instructions"] + " Be brief."})
+    assert (
+        spec_hash(base_python().model_copy(update={"instructions": "Help. Be brief."})) != original
+    )
+    longer = AgentSpec.model_validate(
+        base_dict() | {"instructions": base_dict()["instructions"] + " Be brief."}
+    )
     assert spec_hash(longer) != original
     assert spec_hash(AgentSpec.model_validate(base_dict() | {"name": "support2"})) != original
     with_fallback = base_dict()
     with_fallback["model"] = {**with_fallback["model"], "fallbacks": ["a", "b"]}
     reordered = base_dict()
     reordered["model"] = {**reordered["model"], "fallbacks": ["b", "a"]}
-    assert spec_hash(AgentSpec.model_validate(with_fallback)) != spec_hash(AgentSpec.model_validate(reordered))
+    assert spec_hash(AgentSpec.model_validate(with_fallback)) != spec_hash(
+        AgentSpec.model_validate(reordered)
+    )
 
 
 def test_line_endings_do_not_matter_trailing_whitespace_does() -> None:
@@ -122,7 +133,8 @@ def test_canonical_form_details() -> None:
     assert "café ☕".encode() in raw
     assert b"\\u" not in raw
     assert b'"temperature":1.0' in raw
-    assert b": " not in raw and b", " not in raw
+    assert b": " not in raw
+    assert b", " not in raw
     parsed = json.loads(raw)
     assert list(parsed) == sorted(parsed)
     assert list(parsed["limits"]) == sorted(parsed["limits"])
@@ -130,7 +142,9 @@ def test_canonical_form_details() -> None:
 
 
 def test_loop_while_appears_under_its_python_name() -> None:
-    loop = LoopStep(name="l", body=SleepStep(name="s", seconds=1), while_=Condition(path="state.go"))
+    loop = LoopStep(
+        name="l", body=SleepStep(name="s", seconds=1), while_=Condition(path="state.go")
+    )
     raw = canonical_json(WorkflowSpec(name="w", steps=(loop,)))
     assert b'"while_":{' in raw
     assert b'"while":' not in raw
@@ -167,7 +181,7 @@ def test_golden_hash_pinned_by_hand_written_canonical_json() -> None:
     assert spec_hash(spec) == expected_hash
 
 
-# --- Version ------------------------------------------------------------------------------
+# --- Version --------------------------------------------------------------------------
 
 
 def test_version_of_verify_and_export_shape() -> None:
@@ -190,7 +204,7 @@ def test_verify_detects_a_wrong_hash() -> None:
 
 def test_version_needs_an_aware_timestamp() -> None:
     with pytest.raises(ValidationError):
-        Version.of(base_python(), datetime(2024, 1, 1))  # noqa: DTZ001
+        Version.of(base_python(), datetime(2024, 1, 1))
 
 
 def test_tampered_export_refused() -> None:
@@ -225,7 +239,7 @@ def test_import_refuses_what_is_not_an_export() -> None:
         Version.import_json(json.dumps(document))
 
 
-# --- properties ----------------------------------------------------------------------------
+# --- properties -----------------------------------------------------------------------
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 tool_names = names.filter(lambda n: n not in RESERVED_TOOL_NAMES)
@@ -259,7 +273,11 @@ http_tools = st.builds(
 def agent_specs(draw: st.DrawFn) -> AgentSpec:
     code = [CodeTool(name=n) for n in draw(st.lists(tool_names, unique=True, max_size=3))]
     code_names = {t.name for t in code}
-    extra = [t for t in draw(st.lists(http_tools, max_size=2, unique_by=lambda t: t.name)) if t.name not in code_names]
+    extra = [
+        t
+        for t in draw(st.lists(http_tools, max_size=2, unique_by=lambda t: t.name))
+        if t.name not in code_names
+    ]
     skill_names = draw(st.lists(names, unique=True, max_size=3))
     return AgentSpec(
         name=draw(names),
@@ -267,7 +285,10 @@ def agent_specs(draw: st.DrawFn) -> AgentSpec:
         instructions=draw(texts),
         model=draw(model_refs),
         tools=tuple(code + extra),
-        skills=tuple(Skill(name=n, description="d" + draw(texts), body="b" + draw(texts)) for n in skill_names),
+        skills=tuple(
+            Skill(name=n, description="d" + draw(texts), body="b" + draw(texts))
+            for n in skill_names
+        ),
         limits=draw(limits),
         tasks_enabled=draw(st.booleans()),
     )
@@ -281,11 +302,15 @@ def workflow_specs(draw: st.DrawFn) -> WorkflowSpec:
         name = f"s{index}"
         choice = draw(st.sampled_from(["map", "loop", "sleep", "set", "parallel", "tool"]))
         if choice == "map":
-            steps.append(MapStep(name=name, output={"v": LiteralValue(value=draw(st.integers() | texts))}))
+            steps.append(
+                MapStep(name=name, output={"v": LiteralValue(value=draw(st.integers() | texts))})
+            )
         elif choice == "loop":
             rule = Condition(path="state.x", op="eq", value=draw(st.integers()))
             body = SleepStep(name=name + "_b", seconds=draw(st.floats(0, 10, **finite)))
-            steps.append(LoopStep(name=name, body=body, **{draw(st.sampled_from(["until", "while_"])): rule}))
+            steps.append(
+                LoopStep(name=name, body=body, **{draw(st.sampled_from(["until", "while_"])): rule})
+            )
         elif choice == "sleep":
             steps.append(SleepStep(name=name, until=ValuePath(path="input.wake")))
         elif choice == "set":
@@ -293,7 +318,9 @@ def workflow_specs(draw: st.DrawFn) -> WorkflowSpec:
         elif choice == "tool":
             steps.append(ToolStep(name=name, tool="t", arguments={"a": draw(texts)}))
         else:
-            steps.append(ParallelStep(name=name, branches=(SleepStep(name=name + "_p", seconds=1),)))
+            steps.append(
+                ParallelStep(name=name, branches=(SleepStep(name=name + "_p", seconds=1),))
+            )
     return WorkflowSpec(
         name=draw(names),
         steps=tuple(steps),
@@ -317,7 +344,9 @@ def shuffled(data: st.DataObject, value: Any) -> Any:
 
 @settings(max_examples=60, deadline=None)
 @given(spec=specs, data=st.data())
-def test_hash_stable_under_input_key_order(spec: AgentSpec | WorkflowSpec, data: st.DataObject) -> None:
+def test_hash_stable_under_input_key_order(
+    spec: AgentSpec | WorkflowSpec, data: st.DataObject
+) -> None:
     plain = spec.model_dump(mode="json")
     rebuilt = SPEC_ADAPTER.validate_python(shuffled(data, plain))
     assert spec_hash(rebuilt) == spec_hash(spec)
@@ -338,15 +367,27 @@ def test_hash_stable_under_tool_and_skill_order(spec: AgentSpec, data: st.DataOb
     timeout=st.integers(1, 600),
     deadline=st.integers(1, 86_400),
 )
-def test_ints_and_floats_in_float_fields_hash_alike(temperature: int, idle: int, timeout: int, deadline: int) -> None:
+def test_ints_and_floats_in_float_fields_hash_alike(
+    temperature: int, idle: int, timeout: int, deadline: int
+) -> None:
     def build(number: type) -> AgentSpec:
         return AgentSpec.model_validate(
             {
                 "name": "n",
                 "model": {"model": "m", "temperature": number(temperature)},
-                "limits": {"stream_idle_seconds": number(idle), "deadline_seconds": number(deadline)},
-                "tools": [{"kind": "http", "name": "h", "description": "d", "url": "https://x.example",
-                           "timeout_seconds": number(timeout)}],
+                "limits": {
+                    "stream_idle_seconds": number(idle),
+                    "deadline_seconds": number(deadline),
+                },
+                "tools": [
+                    {
+                        "kind": "http",
+                        "name": "h",
+                        "description": "d",
+                        "url": "https://x.example",
+                        "timeout_seconds": number(timeout),
+                    }
+                ],
             }
         )
 
@@ -357,8 +398,11 @@ def test_ints_and_floats_in_float_fields_hash_alike(temperature: int, idle: int,
 @given(
     spec=specs,
     published_at=st.datetimes(
-        min_value=datetime(1990, 1, 1), max_value=datetime(2200, 1, 1),
-        timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]),
+        min_value=datetime(1990, 1, 1),
+        max_value=datetime(2200, 1, 1),
+        timezones=st.sampled_from(
+            [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
+        ),
     ),
 )
 def test_export_import_round_trip(spec: AgentSpec | WorkflowSpec, published_at: datetime) -> None:

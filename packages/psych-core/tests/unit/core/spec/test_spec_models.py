@@ -4,8 +4,6 @@ import hashlib
 import math
 
 import pytest
-from pydantic import ValidationError
-
 from psych_runtime.core.spec import (
     BINDABLE_BUILTINS,
     RESERVED_TOOL_NAMES,
@@ -48,6 +46,7 @@ from psych_runtime.core.spec import (
     WorkflowStepRef,
     derive_step_id,
 )
+from pydantic import ValidationError
 
 MODEL = ModelRef(model="m")
 DESCRIPTION = "handles refunds for the shop"
@@ -75,7 +74,7 @@ def errors_of(excinfo: pytest.ExceptionInfo[ValidationError]) -> str:
     return str(excinfo.value)
 
 
-# --- names ---------------------------------------------------------------------------
+# --- names ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["a", "_x", "A.b-c_d", "a" * 128])
@@ -115,7 +114,7 @@ def test_reserved_list_is_the_documented_one() -> None:
     assert "run_code" not in BINDABLE_BUILTINS
 
 
-# --- duplicates and sorting ---------------------------------------------------------
+# --- duplicates and sorting -----------------------------------------------------------
 
 
 def _skill(name: str) -> Skill:
@@ -157,7 +156,9 @@ def test_workflow_tools_and_servers_sorted_and_deduplicated() -> None:
 def test_allow_lists_sorted_and_deduplicated() -> None:
     server = McpServer(name="s", url="https://s.example.com", allow=("b", "a*", "b"))
     assert server.allow == ("a*", "b")
-    peer = A2APeer(name="p", url="https://p.example.com", allow=("z", "y", "z"), extensions=("u2", "u1"))
+    peer = A2APeer(
+        name="p", url="https://p.example.com", allow=("z", "y", "z"), extensions=("u2", "u1")
+    )
     assert peer.allow == ("y", "z")
     assert peer.extensions == ("u1", "u2")
     envelope = SpawnEnvelope(tools=("t2", "t1", "t1"), models=("m2", "m1"))
@@ -191,11 +192,13 @@ def test_allow_star_only_at_the_end() -> None:
 
 def test_mcp_transport_has_no_stdio() -> None:
     with pytest.raises(ValidationError):
-        McpServer.model_validate({"name": "s", "url": "https://s.example.com", "transport": "stdio"})
+        McpServer.model_validate(
+            {"name": "s", "url": "https://s.example.com", "transport": "stdio"}
+        )
     assert McpServer(name="s", url="https://s.example.com").transport == "http"
 
 
-# --- owner-prefixed names and bindings --------------------------------------------------
+# --- owner-prefixed names and bindings ------------------------------------------------
 
 
 def test_static_tool_may_not_look_minted_for_a_server_or_peer() -> None:
@@ -240,10 +243,12 @@ def test_bindings_duplicates_refused_none_means_all() -> None:
     assert CodeExecution().bindings is None
 
 
-# --- HTTP tools -------------------------------------------------------------------------
+# --- HTTP tools -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("header", ["Authorization", "authorization", "Proxy-Authorization", "COOKIE"])
+@pytest.mark.parametrize(
+    "header", ["Authorization", "authorization", "Proxy-Authorization", "COOKIE"]
+)
 def test_secret_headers_refused(header: str) -> None:
     with pytest.raises(ValidationError, match="credential"):
         http(headers={header: "Bearer abc"})
@@ -280,8 +285,13 @@ def test_http_url_placeholders_allowed_after_the_host() -> None:
 def test_http_tool_bounds() -> None:
     assert http().method == "POST"
     assert http(timeout_seconds=600).timeout_seconds == 600.0
-    for bad in ({"timeout_seconds": 0}, {"timeout_seconds": 601}, {"description": ""},
-                {"method": "HEAD"}, {"url": "https://x.example/" + "a" * 2048}):
+    for bad in (
+        {"timeout_seconds": 0},
+        {"timeout_seconds": 601},
+        {"description": ""},
+        {"method": "HEAD"},
+        {"url": "https://x.example/" + "a" * 2048},
+    ):
         with pytest.raises(ValidationError):
             http(**bad)
 
@@ -293,7 +303,7 @@ def test_mcp_server_and_peer_urls_are_checked() -> None:
         A2APeer(name="p", url="https://{tenant}.example.com")
 
 
-# --- models and limits --------------------------------------------------------------------
+# --- models and limits ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -329,8 +339,11 @@ def test_limits_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    ("threshold", "hard_stop"), [("failure_streak_threshold", "failure_streak_hard_stop"),
-                                 ("repeat_call_threshold", "repeat_call_hard_stop")]
+    ("threshold", "hard_stop"),
+    [
+        ("failure_streak_threshold", "failure_streak_hard_stop"),
+        ("repeat_call_threshold", "repeat_call_hard_stop"),
+    ],
 )
 def test_limits_hard_stop_not_below_threshold(threshold: str, hard_stop: str) -> None:
     with pytest.raises(ValidationError, match=hard_stop):
@@ -433,7 +446,7 @@ def test_answer_style_only_concise() -> None:
         agent(answer_style="verbose")
 
 
-# --- text normalisation ---------------------------------------------------------------------
+# --- text normalisation ---------------------------------------------------------------
 
 
 def test_line_endings_normalised_whitespace_kept() -> None:
@@ -457,7 +470,7 @@ def test_length_is_measured_after_normalisation() -> None:
         agent(description="a\n" * 2049)
 
 
-# --- callables ------------------------------------------------------------------------------
+# --- callables ------------------------------------------------------------------------
 
 
 def lookup_order(order_id: str) -> str:
@@ -474,11 +487,15 @@ class Callable_:
     [
         lambda: agent(tools=(lookup_order,)),
         lambda: agent(tools=(CodeTool,)),
-        lambda: http(input_schema={"type": "object", "properties": {"x": {"default": lookup_order}}}),
+        lambda: http(
+            input_schema={"type": "object", "properties": {"x": {"default": lookup_order}}}
+        ),
         lambda: workflow(noop(), initial_state={"a": [1, {"b": Callable_()}]}),
         lambda: LiteralValue(value=[lambda: 1]),
         lambda: ToolStep(name="t", tool="x", arguments={"f": print}),
-        lambda: AgentSpec.model_validate({"name": "a", "model": {"model": "m", "fallbacks": [len]}}),
+        lambda: AgentSpec.model_validate(
+            {"name": "a", "model": {"model": "m", "fallbacks": [len]}}
+        ),
         lambda: agent(instructions=lookup_order),
         lambda: WaitStep(name="w", event="e", payload_schema={"deep": {"deeper": (lookup_order,)}}),
     ],
@@ -496,7 +513,7 @@ def test_callable_error_names_the_function_and_path() -> None:
     assert "initial_state.hooks.1" in message
 
 
-# --- model hygiene ----------------------------------------------------------------------
+# --- model hygiene --------------------------------------------------------------------
 
 
 def test_models_are_frozen_and_forbid_extra_keys() -> None:
@@ -510,7 +527,10 @@ def test_models_are_frozen_and_forbid_extra_keys() -> None:
 
 
 def test_spec_adapter_discriminates_by_kind() -> None:
-    assert isinstance(SPEC_ADAPTER.validate_python({"kind": "agent", "name": "a", "model": {"model": "m"}}), AgentSpec)
+    assert isinstance(
+        SPEC_ADAPTER.validate_python({"kind": "agent", "name": "a", "model": {"model": "m"}}),
+        AgentSpec,
+    )
     wf = SPEC_ADAPTER.validate_python(
         {"kind": "workflow", "name": "w", "steps": [{"kind": "sleep", "name": "s", "seconds": 1}]}
     )
@@ -519,13 +539,25 @@ def test_spec_adapter_discriminates_by_kind() -> None:
         SPEC_ADAPTER.validate_python({"kind": "robot", "name": "a"})
 
 
-# --- workflow steps ---------------------------------------------------------------------------
+# --- workflow steps -------------------------------------------------------------------
 
 
 def test_step_kinds_cover_the_union() -> None:
     assert len(STEP_KINDS) == 12
-    classes = [AgentStep, ToolStep, WorkflowStepRef, ParallelStep, BranchStep, ForeachStep,
-               LoopStep, MapStep, SetStateStep, SleepStep, WaitStep, HumanStep]
+    classes = [
+        AgentStep,
+        ToolStep,
+        WorkflowStepRef,
+        ParallelStep,
+        BranchStep,
+        ForeachStep,
+        LoopStep,
+        MapStep,
+        SetStateStep,
+        SleepStep,
+        WaitStep,
+        HumanStep,
+    ]
     assert [cls.model_fields["kind"].default for cls in classes] == list(STEP_KINDS)
 
 
@@ -542,8 +574,12 @@ def test_loop_needs_exactly_one_stop_rule() -> None:
         LoopStep(name="l", body=noop(), until=cond, while_=cond)
     assert LoopStep(name="l", body=noop(), until=cond).until == cond
     by_name = LoopStep(name="l", body=noop(), while_=cond)
-    by_alias = LoopStep.model_validate({"name": "l", "body": noop(), "while": {"path": "state.done"}})
-    by_field = LoopStep.model_validate({"name": "l", "body": noop(), "while_": {"path": "state.done"}})
+    by_alias = LoopStep.model_validate(
+        {"name": "l", "body": noop(), "while": {"path": "state.done"}}
+    )
+    by_field = LoopStep.model_validate(
+        {"name": "l", "body": noop(), "while_": {"path": "state.done"}}
+    )
     assert by_name == by_alias == by_field
     assert by_name.while_ == cond
     with pytest.raises(ValidationError):
@@ -593,9 +629,21 @@ def test_condition_ops() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["input", "input.a.b", "input.items[0].id", "state.count", "item", "item.x[2]", "index",
-     "iteration", "steps.fetch.output", "steps.fetch.output.rows[3]", "steps.a.b.status",
-     "steps.fetch.failure.kind", "steps.fetch.skipped"],
+    [
+        "input",
+        "input.a.b",
+        "input.items[0].id",
+        "state.count",
+        "item",
+        "item.x[2]",
+        "index",
+        "iteration",
+        "steps.fetch.output",
+        "steps.fetch.output.rows[3]",
+        "steps.a.b.status",
+        "steps.fetch.failure.kind",
+        "steps.fetch.skipped",
+    ],
 )
 def test_value_paths_accepted(path: str) -> None:
     assert ValuePath(path=path).path == path
@@ -604,8 +652,18 @@ def test_value_paths_accepted(path: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["", "output.x", "steps.fetch", "steps.fetch.result", "index.x", "input..a", "input[x]",
-     "steps.fetch.status.x", "state.", "$.input"],
+    [
+        "",
+        "output.x",
+        "steps.fetch",
+        "steps.fetch.result",
+        "index.x",
+        "input..a",
+        "input[x]",
+        "steps.fetch.status.x",
+        "state.",
+        "$.input",
+    ],
 )
 def test_value_paths_refused(path: str) -> None:
     with pytest.raises(ValidationError):
@@ -619,7 +677,11 @@ def test_step_names_unique_across_the_tree() -> None:
     nested_cases = [
         ParallelStep(name="p", branches=(noop("dup"),)),
         BranchStep(name="b", cases=(BranchCase(name="c", when=cond, step=noop("dup")),)),
-        BranchStep(name="b", cases=(BranchCase(name="c", when=cond, step=noop("ok")),), otherwise=noop("dup")),
+        BranchStep(
+            name="b",
+            cases=(BranchCase(name="c", when=cond, step=noop("ok")),),
+            otherwise=noop("dup"),
+        ),
         LoopStep(name="l", body=noop("dup"), until=cond),
         ForeachStep(name="f", items=ValuePath(path="input.items"), body=noop("dup")),
         ParallelStep(name="p", branches=(LoopStep(name="l", body=noop("dup"), until=cond),)),
@@ -646,7 +708,10 @@ def test_branch_case_names_unique() -> None:
     with pytest.raises(ValidationError, match="duplicate branch case"):
         BranchStep(
             name="b",
-            cases=(BranchCase(name="c", when=cond, step=noop("x")), BranchCase(name="c", when=cond, step=noop("y"))),
+            cases=(
+                BranchCase(name="c", when=cond, step=noop("x")),
+                BranchCase(name="c", when=cond, step=noop("y")),
+            ),
         )
     with pytest.raises(ValidationError):
         BranchStep(name="b", cases=())
@@ -673,7 +738,7 @@ def test_other_step_rules() -> None:
         ToolStep(name="t", tool="x", timeout_seconds=0)
 
 
-# --- retry -----------------------------------------------------------------------------------
+# --- retry ----------------------------------------------------------------------------
 
 
 def test_retry_delay_schedule() -> None:
@@ -685,14 +750,22 @@ def test_retry_delay_schedule() -> None:
 
 
 def test_retry_policy_bounds_and_kinds() -> None:
-    assert RetryPolicy(retry_on=("timeout", "http_5xx", "timeout")).retry_on == ("http_5xx", "timeout")
-    for bad in ({"max_attempts": 0}, {"max_attempts": 101}, {"multiplier": 0.5}, {"multiplier": 11},
-                {"backoff_seconds": -1}):
+    assert RetryPolicy(retry_on=("timeout", "http_5xx", "timeout")).retry_on == (
+        "http_5xx",
+        "timeout",
+    )
+    for bad in (
+        {"max_attempts": 0},
+        {"max_attempts": 101},
+        {"multiplier": 0.5},
+        {"multiplier": 11},
+        {"backoff_seconds": -1},
+    ):
         with pytest.raises(ValidationError):
             RetryPolicy.model_validate(bad)
 
 
-# --- step ids --------------------------------------------------------------------------------
+# --- step ids -------------------------------------------------------------------------
 
 
 def test_derive_step_id_matches_the_documented_framing() -> None:
