@@ -119,7 +119,8 @@ def check_package(pkg: Path) -> list[Problem]:
                 problems.append(
                     Problem(
                         label,
-                        f"depends on {CORE_DISTRIBUTION}{spec or ''}: use a range such as >=0.1,<0.2",
+                        f"depends on {CORE_DISTRIBUTION}{spec or ''}: "
+                        "use a range such as >=0.1,<0.2",
                     )
                 )
     return problems

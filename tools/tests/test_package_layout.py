@@ -29,7 +29,8 @@ def _write_package(
     dep_lines = ", ".join(f'"{d}"' for d in deps)
     version_cfg = f'[tool.hatch.version]\npath = "src/{module}/_version.py"\n' if version else ""
     (pkg / "pyproject.toml").write_text(
-        f'[project]\nname = "{name}"\ndynamic = ["version"]\ndependencies = [{dep_lines}]\n{version_cfg}'
+        f'[project]\nname = "{name}"\ndynamic = ["version"]\n'
+        f"dependencies = [{dep_lines}]\n{version_cfg}"
     )
     return pkg
 

@@ -3,9 +3,8 @@
 import asyncio
 import json
 
-import pytest
-
 import psych_runtime
+import pytest
 from psych_runtime.core.records import TerminalState, ToolOutcome
 from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
 from psych_runtime.runtime.dispatch import dispatch, publish

@@ -32,7 +32,11 @@ async def test_a_killed_worker_is_reclaimed_and_its_dangling_call_closed_unknown
         return "charged"
 
     store = InMemoryStore()
-    model = FakeModel().turn(tool_calls=[("charge", {"order_id": "A1"})]).turn(text="I could not confirm the charge.")
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("charge", {"order_id": "A1"})])
+        .turn(text="I could not confirm the charge.")
+    )
     version = await publish(store, _spec(CodeTool(name="charge")))
     registry = registry_of(charge)
     async with running_worker(store, model, registry) as first:
@@ -45,7 +49,10 @@ async def test_a_killed_worker_is_reclaimed_and_its_dangling_call_closed_unknown
         log = await settled_log(store, run.run_id)
     assert executions == 1  # a non-idempotent call is never run twice
     attempts = [r for r in log if r.type == "attempt_started"]
-    assert [(a.attempt_number, a.reclaimed_expired_lease) for a in attempts] == [(1, False), (2, True)]
+    assert [(a.attempt_number, a.reclaimed_expired_lease) for a in attempts] == [
+        (1, False),
+        (2, True),
+    ]
     assert attempts[1].worker_id == second.worker_id
     closed = [r for r in log if r.type == "tool_call_finished"]
     assert len(closed) == 1
@@ -107,7 +114,13 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Shipped.")
     version = await publish(store, _spec(CodeTool(name="lookup")))
     recovery = await crash_and_recover(
-        store, model, registry, version, "where is A1?", scope=ACME, crash_before="tool_call_finished"
+        store,
+        model,
+        registry,
+        version,
+        "where is A1?",
+        scope=ACME,
+        crash_before="tool_call_finished",
     )
     # The tool ran, but its result was never written: recovery must close it as unknown.
     assert calls == 1
@@ -224,9 +237,7 @@ async def test_two_workers_racing_never_both_hold_a_run() -> None:
     # model that answers any request the same way.
     version = await publish(store, _spec(CodeTool(name="lookup")))
     registry = registry_of(lookup)
-    ids = [
-        (await dispatch(store, version, f"q{i}", scope=ACME)).run_id for i in range(runs)
-    ]
+    ids = [(await dispatch(store, version, f"q{i}", scope=ACME)).run_id for i in range(runs)]
     echo_a, echo_b = _EchoModel(), _EchoModel()
     async with (
         running_worker(store, echo_a, registry, concurrency=4) as a,

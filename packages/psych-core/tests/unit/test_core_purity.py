@@ -62,9 +62,12 @@ def _violations(path: Path) -> list[str]:
                 name == "psych_runtime.core" or name.startswith("psych_runtime.core.")
             ):
                 found.append(f"line {node.lineno}: imports {name} from outside the core")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in CLOCK_CALLS:
-                found.append(f"line {node.lineno}: calls .{node.func.attr}() (a clock)")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in CLOCK_CALLS
+        ):
+            found.append(f"line {node.lineno}: calls .{node.func.attr}() (a clock)")
     return found
 
 

@@ -88,12 +88,16 @@ class ValidationContext:
         reachable_mcp_servers: MCP server names that answered; required servers must be
             among them.
         sandbox_profiles: sandbox profiles the host provides.
+        registry_is_complete: treat ``registered_tools`` as the whole registry even
+            when it is empty, so a code tool is refused when nothing is registered.
+            The process that will run the Spec (``Session.publish``) knows this.
     """
 
     registered_tools: frozenset[str]
     known_models: frozenset[str]
     reachable_mcp_servers: frozenset[str]
     sandbox_profiles: frozenset[str]
+    registry_is_complete: bool
 
     def __init__(
         self,
@@ -102,6 +106,7 @@ class ValidationContext:
         known_models: Iterable[str] = (),
         reachable_mcp_servers: Iterable[str] = (),
         sandbox_profiles: Iterable[str] = (),
+        registry_is_complete: bool = False,
     ) -> None:
         object.__setattr__(self, "registered_tools", _names(registered_tools, "registered_tools"))
         object.__setattr__(self, "known_models", _names(known_models, "known_models"))
@@ -111,6 +116,7 @@ class ValidationContext:
             _names(reachable_mcp_servers, "reachable_mcp_servers"),
         )
         object.__setattr__(self, "sandbox_profiles", _names(sandbox_profiles, "sandbox_profiles"))
+        object.__setattr__(self, "registry_is_complete", registry_is_complete)
 
 
 def _at(path: str, *parts: object) -> str:
@@ -232,7 +238,8 @@ class _Collector:
         for index, tool in enumerate(tools):
             where = _at(path, "tools", index)
             if tool.kind == "code":
-                if registered and tool.name not in registered:
+                checked = bool(registered) or self.context.registry_is_complete
+                if checked and tool.name not in registered:
                     self.add(where, f"code tool {tool.name!r} is not registered")
             else:
                 for message in schema_issues(tool.input_schema):

@@ -1,15 +1,12 @@
 """Open a Store from a URL by asking the installed plugins who handles its scheme."""
 
 import re
-from typing import TYPE_CHECKING
 
 from psych_runtime.plugins.collect import store_backends
 from psych_runtime.plugins.errors import UnknownStoreScheme
 from psych_runtime.plugins.manager import autoload_enabled
 from psych_runtime.store.errors import InvalidStoreUrl
-
-if TYPE_CHECKING:
-    from psych_runtime.store.port import Store
+from psych_runtime.store.port import Store
 
 FIRST_PARTY_STORE_PACKAGES: dict[str, str] = {
     "sqlite": "psych-store-sqlite",
@@ -39,7 +36,7 @@ def store_scheme(url: str) -> str:
     return match.group(1).lower()
 
 
-async def open_store(url: str, **options: object) -> "Store":
+async def open_store(url: str, **options: object) -> Store:
     """Open a Store for ``url`` with the backend registered for its scheme.
 
     The backend comes from whichever installed plugin claims the scheme, so adding a

@@ -313,14 +313,11 @@ class AgentLoop:
         used: set[str] = set(state.open_tool_calls)
         used.update(result.call_id for result in state.tool_results)
         ids: list[ToolCallId] = []
-        self._duplicates: set[str] = set()
         for call in calls:
-            call_id = call.id
-            if not call_id or call_id in used:
-                fresh = new_call_id()
-                if call_id:
-                    self._duplicates.add(fresh)
-                call_id = fresh
+            # A provider that reuses ids (some local servers count from call_0 every
+            # turn) gets a fresh one. The model sees our ids in the conversation we
+            # send back, so the renaming is invisible to it and never costs a call.
+            call_id = call.id if call.id and call.id not in used else new_call_id()
             used.add(call_id)
             ids.append(ToolCallId(call_id))
         return ids
@@ -385,13 +382,6 @@ class AgentLoop:
                 interruptible=self._interruptible.get(name, True),
                 safe_to_retry=registered is not None and registered.idempotent,
             )
-            if call_id in self._duplicates:
-                self._reject(
-                    call_id,
-                    "duplicate_call_id",
-                    f"the call id {call.id!r} was already used in this run; call again",
-                )
-                continue
             if parse_error is not None or arguments is None:
                 self._reject(call_id, "malformed_arguments", parse_error or "bad arguments")
                 continue
@@ -482,11 +472,11 @@ class AgentLoop:
                 ToolOutcome.ERROR,
                 None,
                 _failure("invalid_arguments", str(error)),
-                time.perf_counter() - started,
+                _elapsed(started),
             )
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - a tool's failure is data for the model
+        except Exception as error:
             return _Executed(
                 ToolOutcome.ERROR,
                 None,
@@ -495,9 +485,9 @@ class AgentLoop:
                     str(error) or type(error).__name__,
                     tb="".join(traceback.format_exception(error)),
                 ),
-                time.perf_counter() - started,
+                _elapsed(started),
             )
-        return _Executed(ToolOutcome.OK, result, None, time.perf_counter() - started)
+        return _Executed(ToolOutcome.OK, result, None, _elapsed(started))
 
 
 async def _shielded(task: "asyncio.Future[JsonValue]") -> tuple[JsonValue, bool]:
@@ -517,6 +507,10 @@ async def _shielded(task: "asyncio.Future[JsonValue]") -> tuple[JsonValue, bool]
             cancelled = True
             if task.done():
                 return task.result(), cancelled
+
+
+def _elapsed(started: float) -> float:
+    return round(time.perf_counter() - started, 6)
 
 
 def _parse_arguments(raw: str) -> tuple[JsonObject | None, str | None]:

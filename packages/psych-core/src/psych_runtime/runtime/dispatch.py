@@ -16,13 +16,13 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.reducer import fold_into
 from psych_runtime.core.scope import Scope
-from psych_runtime.core.state import RunStateView
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext, validate
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_entry_id, new_run_id
-from psych_runtime.runtime.reads import _cache, checked_header
+from psych_runtime.runtime.reads import FOLDS, checked_header
 from psych_runtime.store.errors import SeqConflict
 from psych_runtime.store.port import RunHeader, RunState, Store
 
@@ -167,7 +167,7 @@ async def _append_external(
     after an abort) raises ``CorruptLog`` here and never reaches the log.
     """
     for _ in range(_APPEND_RETRIES):
-        fold = await _cache.fold(store, run_id)
+        fold = await FOLDS.fold(store, run_id)
         record = build(fold.state, fold.state.head_seq + 1, header.scope)
         if record is None:
             return None

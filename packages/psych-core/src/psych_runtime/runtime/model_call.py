@@ -63,35 +63,38 @@ async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
     done: StreamDone | None = None
     stream = model.stream(request)
     iterator = stream.__aiter__()
+    loop = asyncio.get_running_loop()
     try:
-        while True:
-            try:
-                if idle is None:
+        # One timeout for the whole stream, pushed forward after every chunk: cheaper
+        # than arming a fresh timer per chunk, and it only runs while we wait.
+        async with asyncio.timeout(None) as idle_timer:
+            while True:
+                if idle is not None:
+                    idle_timer.reschedule(loop.time() + idle)
+                try:
                     event = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                if first_at is None:
+                    first_at = time.perf_counter()
+                if isinstance(event, TextDelta):
+                    text_parts.append(event.text)
+                elif isinstance(event, ToolCallDelta):
+                    call = calls.setdefault(event.index, AssembledCall())
+                    if event.id:
+                        call.id = event.id
+                    if event.name:
+                        call.name += event.name
+                    call.arguments += event.arguments
+                elif isinstance(event, StreamDone):
+                    done = event
+                    break
                 else:
-                    event = await asyncio.wait_for(iterator.__anext__(), idle)
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise StreamIdleTimeout(
-                    f"no data from the model for {request.idle_timeout_seconds:g}s"
-                ) from None
-            if first_at is None:
-                first_at = time.perf_counter()
-            if isinstance(event, TextDelta):
-                text_parts.append(event.text)
-            elif isinstance(event, ToolCallDelta):
-                call = calls.setdefault(event.index, AssembledCall())
-                if event.id:
-                    call.id = event.id
-                if event.name:
-                    call.name += event.name
-                call.arguments += event.arguments
-            elif isinstance(event, StreamDone):
-                done = event
-                break
-            else:
-                reasoning.append(event.text)
+                    reasoning.append(event.text)
+    except TimeoutError:
+        raise StreamIdleTimeout(
+            f"no data from the model for {request.idle_timeout_seconds:g}s"
+        ) from None
     finally:
         closer = getattr(iterator, "aclose", None)
         if closer is not None:
@@ -100,10 +103,13 @@ async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
     if done is None:
         raise StreamIncomplete("the model's stream ended before its final event")
     first = first_at if first_at is not None else ended
+    # Microseconds are plenty for a latency report, and shorter numbers keep every
+    # model_call_finished record smaller.
+    wait = round(max(first - started, 0.0), 6)
     timings = ModelTimings(
-        queue_wait_seconds=max(first - started, 0.0),
-        time_to_first_token_seconds=max(first - started, 0.0) if first_at is not None else None,
-        stream_duration_seconds=max(ended - first, 0.0),
+        queue_wait_seconds=wait,
+        time_to_first_token_seconds=wait if first_at is not None else None,
+        stream_duration_seconds=round(max(ended - first, 0.0), 6),
     )
     return ModelAnswer(
         text="".join(text_parts),

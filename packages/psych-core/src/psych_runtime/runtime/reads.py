@@ -60,29 +60,38 @@ class FoldCache:
         self._folds: OrderedDict[tuple[int, str], _Fold] = OrderedDict()
 
     async def fold(self, store: Store, run_id: RunId) -> _Fold:
-        """The Run's records and state, reading only what is new since last time."""
+        """The Run's records and state, reading only what is new since last time.
+
+        The cached fold is extended in place: callers only read it for the duration of
+        one call (``state()`` hands out a copy), so nothing outside sees it change.
+        """
         key = (id(store), run_id)
         cached = self._folds.get(key)
         if cached is None:
             records = await _read_all(store, run_id, 0)
             if not records:
                 raise RunNotFound(run_id)
-            cached = _Fold(records, reduce(records))
+            cached = self._folds.get(key)  # another reader may have filled it meanwhile
+            if cached is None:
+                cached = _Fold(records, reduce(records))
+                self._folds[key] = cached
         else:
             tail = await _read_all(store, run_id, cached.state.head_seq)
-            if tail:
-                state = cached.state.copy()
-                for record in tail:
-                    fold_into(state, record)
-                cached = _Fold(cached.records + tail, state)
-        self._folds[key] = cached
+            # Another reader may have folded part of this tail while we awaited.
+            head = cached.state.head_seq
+            for record in tail:
+                if record.seq > head:
+                    fold_into(cached.state, record)
+                    cached.records.append(record)
+                    head = record.seq
         self._folds.move_to_end(key)
         while len(self._folds) > self._size:
             self._folds.popitem(last=False)
         return cached
 
 
-_cache = FoldCache()
+FOLDS = FoldCache()
+"""This process's cache of recent folds."""
 
 
 async def _read_all(store: Store, run_id: RunId, after: int) -> list[Record]:
@@ -111,8 +120,9 @@ async def checked_header(store: Store, run_id: RunId, scope: Scope | None) -> Ru
 
 
 async def folded(store: Store, run_id: RunId, scope: Scope | None) -> _Fold:
+    """The Run's records and folded state after the access check (do not mutate)."""
     await checked_header(store, run_id, scope)
-    return await _cache.fold(store, run_id)
+    return await FOLDS.fold(store, run_id)
 
 
 async def records(
@@ -175,7 +185,7 @@ async def thread(
         current = await store.get_run(previous) if previous is not None else None
     views = []
     for rid in reversed(chain):
-        fold = await _cache.fold(store, rid)
+        fold = await FOLDS.fold(store, rid)
         views.append(project_thread(fold.records))
     return combine_thread(views)
 

@@ -62,6 +62,7 @@ class Session:
         """
         context = ValidationContext(
             registered_tools=self.registry.names,
+            registry_is_complete=True,
             known_models=await self.runtime.model.known_models(),
         )
         return await publish(self.store, spec, context=context)
@@ -103,11 +104,12 @@ class Session:
         Raises:
             TimeoutError: ``timeout`` seconds passed first.
         """
+        await reads.checked_header(self.store, run_id, self.scope)
         async with asyncio.timeout(timeout):
             notifier = self.store.notifier
             while True:
                 generation = notifier.generation(run_id) if notifier is not None else 0
-                state = (await reads.folded(self.store, run_id, self.scope)).state
+                state = (await reads.FOLDS.fold(self.store, run_id)).state
                 if state.settled or state.suspended:
                     return
                 if notifier is not None:

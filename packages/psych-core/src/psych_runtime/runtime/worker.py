@@ -49,7 +49,7 @@ AttemptRunner = Callable[[Journal, RunHeader, AbortSignal], Awaitable[None]]
 _MAX_BACKOFF_SECONDS = 30.0
 
 
-class AttemptKilled(BaseException):  # noqa: N818 - it is a kill, not an error
+class AttemptKilled(BaseException):
     """Ends an Attempt as abruptly as a process death: no release, no record.
 
     Raised by crash-injection seams (see ``psych_runtime.testing.crash``). It derives

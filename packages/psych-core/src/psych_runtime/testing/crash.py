@@ -195,6 +195,7 @@ async def crash_and_recover(
     dispatched = await dispatch(store, version, message, input=input, scope=scope)
     run_id = dispatched.run_id
     crashing = CrashingStore(store, before=crash_before, occurrence=occurrence)
+
     def worker(on: Store) -> Worker:
         return Worker(
             on,

@@ -1,0 +1,352 @@
+"""Runtime benchmarks. Prints one JSON object per line.
+
+Run with ``hatch run bench`` (every store whose backend is reachable) or
+``hatch run bench --store memory --quick`` (``python -m benchmarks.run`` underneath).
+The workload is the one in PERFORMANCE.md: an agent with one async code tool ``lookup(order_id)`` returning a small
+dict, and a scripted model that makes K sequential tool calls (different arguments each
+turn) and then answers.
+
+Every figure is a median over repeated samples. Engine overhead is reported against a
+baseline measured in the same process: the same model script and tool calls driven by
+a bare loop with no runtime, no store and no log, so what remains is what the runtime
+itself costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psych_runtime
+from psych_runtime.core.ids import RunId
+from psych_runtime.model.port import ModelRequest, ToolCallDelta
+from psych_runtime.runtime.reads import records as read_records
+from psych_runtime.store.port import Store
+from psych_runtime.testing.fake_model import FakeModel
+
+from benchmarks.stores import STORE_FACTORIES, StoreFactory
+
+SCOPE = psych_runtime.Scope(tenant="bench")
+
+
+async def lookup(order_id: str) -> dict[str, str]:
+    """Look up an order."""
+    return {"order_id": order_id, "status": "shipped", "carrier": "ups"}
+
+
+def spec() -> psych_runtime.AgentSpec:
+    return psych_runtime.AgentSpec(
+        name="bench",
+        instructions="Answer questions about orders.",
+        model=psych_runtime.ModelRef(model="fake-standard"),
+        tools=(psych_runtime.CodeTool(name="lookup"),),
+        limits=psych_runtime.Limits(max_turns=64, max_steps=128),
+    )
+
+
+class ScriptModel:
+    """Answers any Run with K tool calls then a final text, by counting tool results."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    async def known_models(self) -> frozenset[str]:
+        return frozenset()
+
+    def stream(self, request: ModelRequest) -> Any:
+        done = sum(1 for m in request.messages if m.role == "tool")
+        script = FakeModel()
+        if done < self.k:
+            script.turn(tool_calls=[("lookup", {"order_id": f"O{done}"})])
+        else:
+            script.turn(text=f"All {self.k} orders have shipped.")
+        return script.stream(request)
+
+
+def emit(metric: str, store: str, **values: Any) -> None:
+    print(json.dumps({"metric": metric, "store": store, **values}), flush=True)
+
+
+def median_ms(samples: Sequence[float]) -> float:
+    return round(statistics.median(samples) * 1000, 4)
+
+
+@dataclass
+class Counters:
+    appends: int = 0
+    reads: int = 0
+    claims: int = 0
+    bytes_appended: int = 0
+    claimed_at: dict[str, float] = field(default_factory=dict)
+
+
+class CountingStore:
+    """Delegates to a store, counting round trips and bytes (and when claims land)."""
+
+    def __init__(self, inner: Store, counters: Counters, *, notifier: bool = True) -> None:
+        self._inner = inner
+        self._counters = counters
+        self._notify = notifier
+
+    @property
+    def notifier(self) -> Any:
+        return self._inner.notifier if self._notify else None
+
+    async def append(self, run_id: Any, expected_seq: int, records: Any, **kw: Any) -> None:
+        from psych_runtime.core.records import record_to_json
+
+        self._counters.appends += 1
+        self._counters.bytes_appended += sum(len(record_to_json(r)) for r in records)
+        await self._inner.append(run_id, expected_seq, records, **kw)
+
+    async def read(self, run_id: Any, **kw: Any) -> Any:
+        self._counters.reads += 1
+        return await self._inner.read(run_id, **kw)
+
+    async def claim(self, worker_id: Any, now: Any, lease_seconds: float) -> Any:
+        header = await self._inner.claim(worker_id, now, lease_seconds)
+        if header is not None:
+            self._counters.claims += 1
+            self._counters.claimed_at[header.run_id] = time.perf_counter()
+        return header
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def bare_loop(k: int) -> None:
+    """The baseline: the same model script and tool calls, with no runtime at all."""
+    model = ScriptModel(k)
+    messages: list[Any] = []
+    from psych_runtime.core.messages import ToolResultMessage, UserMessage
+
+    messages.append(UserMessage(content="status?"))
+    while True:
+        request = ModelRequest(model="fake-standard", messages=tuple(messages))
+        fragments: dict[int, str] = {}
+        async for event in model.stream(request):
+            if isinstance(event, ToolCallDelta):
+                fragments[event.index] = fragments.get(event.index, "") + event.arguments
+        if not fragments:
+            return
+        for index in sorted(fragments):
+            result = await lookup(**json.loads(fragments[index]))
+            messages.append(ToolResultMessage(tool_call_id="c", content=json.dumps(result)))
+
+
+async def timed(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def wait_settled(store: Any, run_id: RunId, timeout: float = 60.0) -> None:
+    notifier = store.notifier
+    async with asyncio.timeout(timeout):
+        while True:
+            generation = notifier.generation(run_id) if notifier is not None else 0
+            head = await store.head(run_id)
+            last = await store.read(run_id, after=head - 1) if head else []
+            if last and last[-1].type == "run_settled":
+                return
+            if notifier is not None:
+                await notifier.wait(run_id, generation, 0.05)
+            else:
+                await asyncio.sleep(0.002)
+
+
+async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
+    n = 15 if quick else 60
+    for k in (1, 10):
+        baseline = await timed(functools.partial(bare_loop, k), n)
+        async with factory() as store:
+            counters = Counters()
+            counting = CountingStore(store, counters)
+            version = await psych_runtime.publish(counting, spec())
+            async with psych_runtime.session(ScriptModel(k), tools=[lookup], store=counting) as s:
+
+                async def one(
+                    s: psych_runtime.Session = s, version: psych_runtime.Version = version
+                ) -> RunId:
+                    dispatched = await s.dispatch(version, "status?")
+                    await s.wait(dispatched.run_id)
+                    return dispatched.run_id
+
+                await one()  # warm up caches and connections
+                counters.appends = counters.reads = counters.bytes_appended = 0
+                samples = await timed(one, n)
+                runs = n
+                last = await one()
+                log = await read_records(counting, last)
+        per_run = median_ms(samples)
+        base = median_ms(baseline)
+        emit(
+            "run_latency",
+            name,
+            k=k,
+            median_ms=per_run,
+            baseline_ms=base,
+            overhead_ms=round(per_run - base, 4),
+            overhead_per_turn_ms=round((per_run - base) / (k + 1), 4),
+            samples=n,
+        )
+        emit(
+            "round_trips_per_run",
+            name,
+            k=k,
+            appends=round(counters.appends / (runs + 1), 2),
+            reads=round(counters.reads / (runs + 1), 2),
+            records=len(log),
+        )
+        emit(
+            "bytes_per_run",
+            name,
+            k=k,
+            record_bytes=round(counters.bytes_appended / (runs + 1)),
+        )
+
+
+async def bench_ask(name: str, factory: StoreFactory, quick: bool) -> None:
+    n = 20 if quick else 100
+    async with (
+        factory() as store,
+        psych_runtime.session(ScriptModel(1), tools=[lookup], store=store) as s,
+    ):
+        await s.ask(spec(), "warm up")
+        samples = await timed(lambda: s.ask(spec(), "where is O0?"), n)
+    emit("session_ask_latency", name, k=1, median_ms=median_ms(samples), samples=n)
+
+
+async def bench_dispatch_to_claim(name: str, factory: StoreFactory, quick: bool) -> None:
+    n = 10 if quick else 40
+    for notify in (True, False):
+        async with factory() as store:
+            counters = Counters()
+            counting = CountingStore(store, counters, notifier=notify)
+            version = await psych_runtime.publish(counting, spec())
+            worker = psych_runtime.Worker(
+                counting, psych_runtime.Runtime(counting, ScriptModel(0), _registry())
+            )
+            task = asyncio.create_task(worker.run())
+            await asyncio.sleep(0.05)
+            samples = []
+            for _ in range(n):
+                await asyncio.sleep(0.02)  # let the Worker go idle
+                start = time.perf_counter()
+                dispatched = await psych_runtime.dispatch(counting, version, "hi", scope=SCOPE)
+                await wait_settled(counting, dispatched.run_id)
+                samples.append(counters.claimed_at[dispatched.run_id] - start)
+            worker.request_stop()
+            await task
+        emit(
+            "dispatch_to_claim",
+            name,
+            notifier=notify and store.notifier is not None,
+            median_ms=median_ms(samples),
+            samples=n,
+        )
+
+
+def _registry() -> psych_runtime.ToolRegistry:
+    registry = psych_runtime.ToolRegistry()
+    registry.register(lookup)
+    return registry
+
+
+async def bench_drain(name: str, factory: StoreFactory, quick: bool) -> None:
+    runs = 30 if quick else 100
+    for workers in (1, 2):
+        async with factory() as store:
+            version = await psych_runtime.publish(store, spec())
+            ids = [
+                (await psych_runtime.dispatch(store, version, f"q{i}", scope=SCOPE)).run_id
+                for i in range(runs)
+            ]
+            start = time.perf_counter()
+            pool = [
+                psych_runtime.Worker(
+                    store,
+                    psych_runtime.Runtime(store, ScriptModel(3), _registry()),
+                    concurrency=8,
+                    poll_interval=0.05,
+                )
+                for _ in range(workers)
+            ]
+            tasks = [asyncio.create_task(w.run()) for w in pool]
+            for run_id in ids:
+                await wait_settled(store, run_id)
+            elapsed = time.perf_counter() - start
+            for w in pool:
+                w.request_stop()
+            await asyncio.gather(*tasks)
+        emit(
+            "drain",
+            name,
+            runs=runs,
+            k=3,
+            workers=workers,
+            processes=1,
+            seconds=round(elapsed, 4),
+        )
+
+
+def bench_import(quick: bool) -> None:
+    n = 5 if quick else 15
+    code = (
+        "import time; t = time.perf_counter(); import psych_runtime; print(time.perf_counter() - t)"
+    )
+    samples = []
+    for _ in range(n):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        samples.append(float(out))
+    emit("import_time", "-", median_ms=median_ms(samples), samples=n)
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", action="append", help="store names (default: every one)")
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=["turns", "ask", "claim", "drain", "import"],
+        help="benchmarks to run (default: all)",
+    )
+    args = parser.parse_args(argv)
+    only = set(args.only or ["turns", "ask", "claim", "drain", "import"])
+    names = args.store or list(STORE_FACTORIES)
+    os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
+    if "import" in only:
+        bench_import(args.quick)
+    for name in names:
+        factory = STORE_FACTORIES[name]
+        if not await factory.available():
+            emit("skipped", name, reason=factory.unavailable_reason)
+            continue
+        if "turns" in only:
+            await bench_turns(name, factory, args.quick)
+        if "ask" in only:
+            await bench_ask(name, factory, args.quick)
+        if "claim" in only:
+            await bench_dispatch_to_claim(name, factory, args.quick)
+        if "drain" in only:
+            await bench_drain(name, factory, args.quick)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
