@@ -2,9 +2,9 @@
 
 Run with ``hatch run bench`` (every store whose backend is reachable) or
 ``hatch run bench --store memory --quick`` (``python -m benchmarks.run`` underneath).
-The workload is the one in PERFORMANCE.md: an agent with one async code tool ``lookup(order_id)`` returning a small
-dict, and a scripted model that makes K sequential tool calls (different arguments each
-turn) and then answers.
+The workload is the one in PERFORMANCE.md: an agent with one async code tool
+``lookup(order_id)`` returning a small dict, and a scripted model that makes K
+sequential tool calls (different arguments each turn) and then answers.
 
 Every figure is a median over repeated samples. Engine overhead is reported against a
 baseline measured in the same process: the same model script and tool calls driven by
@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psych_runtime
+from benchmarks.stores import STORE_FACTORIES, StoreFactory
 from psych_runtime.core.ids import RunId
 from psych_runtime.model.port import ModelRequest, ToolCallDelta
 from psych_runtime.runtime.reads import records as read_records
 from psych_runtime.store.port import Store
 from psych_runtime.testing.fake_model import FakeModel
-
-from benchmarks.stores import STORE_FACTORIES, StoreFactory
 
 SCOPE = psych_runtime.Scope(tenant="bench")
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import count
 
+from pydantic import JsonValue
+
 from psych_runtime.core.ids import AttemptId, EntryId, RunId, ToolCallId, VersionHash
 from psych_runtime.core.metering import Cost, Usage
 from psych_runtime.core.records import (
@@ -34,7 +36,6 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, ModelRef
 from psych_runtime.core.version import Version
 from psych_runtime.store.port import RunHeader, RunState
-from pydantic import JsonValue
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
 """The suite's reference instant; every other time is a whole-second offset from it."""

@@ -18,14 +18,14 @@ from typing import ClassVar
 
 import pytest
 import pytest_asyncio
+
+from psych_contract import _data as data
 from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import RunId, VersionHash, WorkerId
 from psych_runtime.core.records import Record
 from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
-
-from psych_contract import _data as data
 
 W1 = WorkerId("contract-worker-1")
 W2 = WorkerId("contract-worker-2")

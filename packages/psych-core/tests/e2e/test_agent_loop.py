@@ -3,8 +3,9 @@
 import asyncio
 import json
 
-import psych_runtime
 import pytest
+
+import psych_runtime
 from psych_runtime.core.records import TerminalState, ToolOutcome
 from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
 from psych_runtime.runtime.dispatch import dispatch, publish

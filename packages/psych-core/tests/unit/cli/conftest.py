@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 
 import pytest
+
 from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
 
 

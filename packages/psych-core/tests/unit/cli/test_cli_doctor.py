@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import pytest
+
 from psych_runtime.cli.main import main
 from psych_runtime.plugins import (
     AUTOLOAD_ENV,

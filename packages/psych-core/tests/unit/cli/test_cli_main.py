@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from psych_runtime.cli.main import main
 
 INSTALLED_VERSION = importlib.metadata.version("psych-runtime")

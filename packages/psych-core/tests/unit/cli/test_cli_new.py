@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+
 from psych_runtime.cli.main import main
 
 TEMPLATE_FILES = {"main.py", "README.md", ".gitignore"}

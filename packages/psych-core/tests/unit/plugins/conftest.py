@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
 
 FakeDist = Callable[..., Path]

@@ -1,7 +1,8 @@
 """Entry-point discovery, plugin API versioning and hook validation."""
 
-import psych_runtime
 import pytest
+
+import psych_runtime
 from psych_runtime.plugins import (
     AUTOLOAD_ENV,
     PLUGIN_API_VERSION,

@@ -1,6 +1,7 @@
 """Choosing a Store backend by URL scheme, and what the errors tell the user."""
 
 import pytest
+
 from psych_runtime.core.errors import PsychError
 from psych_runtime.plugins import (
     AUTOLOAD_ENV,

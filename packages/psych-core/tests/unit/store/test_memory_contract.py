@@ -4,6 +4,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
+
 from psych_contract import StoreContract
 from psych_contract import _data as data
 from psych_runtime.core.ids import WorkerId

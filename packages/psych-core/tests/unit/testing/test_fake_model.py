@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import pytest
+from pydantic import JsonValue
+
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.model.port import (
@@ -28,7 +30,6 @@ from psych_runtime.testing.fake_model import (
     FakeTransientFailure,
     ToolCallScript,
 )
-from pydantic import JsonValue
 
 
 def _request(model: str = "gpt-4o", idle: float = 300.0) -> ModelRequest:

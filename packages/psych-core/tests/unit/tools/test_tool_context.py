@@ -4,6 +4,7 @@ import dataclasses
 import re
 
 import pytest
+
 from psych_runtime.core.ids import AttemptId, RunId, ToolCallId
 from psych_runtime.core.scope import Scope
 from psych_runtime.tools import ToolContext, idempotency_key_for

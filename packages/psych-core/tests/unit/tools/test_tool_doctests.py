@@ -2,9 +2,10 @@
 
 import doctest
 
+import pytest
+
 import psych_runtime.tools
 import psych_runtime.tools.registry
-import pytest
 
 
 @pytest.mark.parametrize("module", [psych_runtime.tools, psych_runtime.tools.registry])

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
+from pydantic import BaseModel
+
 from psych_runtime.core.ids import AttemptId, RunId, ToolCallId
 from psych_runtime.core.scope import Scope
 from psych_runtime.tools import (
@@ -16,7 +18,6 @@ from psych_runtime.tools import (
     ToolResultInvalid,
     UnknownTool,
 )
-from pydantic import BaseModel
 
 
 def _context(call_id: str = "call_1") -> ToolContext:

@@ -4,9 +4,10 @@ from collections.abc import Iterator
 from typing import Annotated
 
 import pytest
+from pydantic import Field
+
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.tools import ToolRegistry, ToolSchemaError, UnknownTool
-from pydantic import Field
 
 # Written out from the product description rather than imported, so a name dropped
 # from the implementation's list makes this test fail.

@@ -3,8 +3,9 @@
 from typing import Annotated, Literal, Optional
 
 import pytest
-from psych_runtime.tools import ToolContext, ToolRegistry, ToolSchemaError
 from pydantic import BaseModel, Field, JsonValue
+
+from psych_runtime.tools import ToolContext, ToolRegistry, ToolSchemaError
 
 
 class Address(BaseModel):

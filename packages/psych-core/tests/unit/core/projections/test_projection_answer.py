@@ -1,4 +1,5 @@
 import pytest
+
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView, WorkTurn, project_answer
 from psych_runtime.core.records import QueueKind, TerminalState, ToolFailure, ToolOutcome

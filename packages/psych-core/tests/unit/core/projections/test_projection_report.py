@@ -2,6 +2,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
+
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.core.projections.report import build_report

@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.projections.status import (
     PendingApproval,

@@ -3,8 +3,9 @@
 import textwrap
 from datetime import UTC, datetime, timedelta
 
-import psych_runtime.testing
 import pytest
+
+import psych_runtime.testing
 from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import (

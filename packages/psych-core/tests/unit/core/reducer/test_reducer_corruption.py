@@ -9,6 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
+
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.metering import Cost

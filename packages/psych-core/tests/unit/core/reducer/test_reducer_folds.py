@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+
 from psych_runtime.core.digest import call_digest, json_digest
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.core.records import (

@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.core.records import (

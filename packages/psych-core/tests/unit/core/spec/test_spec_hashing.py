@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
+
 from psych_runtime.core.spec import (
     RESERVED_TOOL_NAMES,
     SPEC_ADAPTER,
@@ -29,7 +31,6 @@ from psych_runtime.core.spec import (
     WorkflowSpec,
 )
 from psych_runtime.core.version import Version, VersionHashMismatch, canonical_json, spec_hash
-from pydantic import ValidationError
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 

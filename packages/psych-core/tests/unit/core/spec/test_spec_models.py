@@ -4,6 +4,8 @@ import hashlib
 import math
 
 import pytest
+from pydantic import ValidationError
+
 from psych_runtime.core.spec import (
     BINDABLE_BUILTINS,
     RESERVED_TOOL_NAMES,
@@ -46,7 +48,6 @@ from psych_runtime.core.spec import (
     WorkflowStepRef,
     derive_step_id,
 )
-from pydantic import ValidationError
 
 MODEL = ModelRef(model="m")
 DESCRIPTION = "handles refunds for the shop"

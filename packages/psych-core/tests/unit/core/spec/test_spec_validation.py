@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+
 from psych_runtime.core.spec import (
     AgentSpec,
     AgentStep,
