@@ -7,35 +7,35 @@ real model.
 import asyncio
 
 import psych_runtime
-from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime.testing import FakeModel
 
 
-async def lookup_order(order_id: str) -> dict[str, str]:
-    """Look up an order by its id."""
-    return {"order_id": order_id, "status": "shipped"}
+async def track_parcel(tracking_id: str) -> dict[str, str]:
+    """Report where a parcel is right now."""
+    return {"tracking_id": tracking_id, "state": "out for delivery"}
 
 
 spec = psych_runtime.AgentSpec(
-    name="support",
-    instructions="Help the customer with their order.",
-    model=psych_runtime.ModelRef(model="gpt-4o"),
-    tools=(psych_runtime.CodeTool(name="lookup_order"),),  # the tool's name, not the function
-    limits=psych_runtime.Limits(max_turns=12, deadline_seconds=300),
+    name="courier",
+    instructions="Answer questions about parcel deliveries.",
+    model=psych_runtime.ModelRef(model="gpt-4o-mini"),
+    tools=(psych_runtime.CodeTool(name="track_parcel"),),  # named here, registered below
+    limits=psych_runtime.Limits(max_turns=8, deadline_seconds=120),
 )
 
 
 async def main() -> None:
     model = (
         FakeModel()
-        .turn(tool_calls=[("lookup_order", {"order_id": "A1"})])
-        .turn(text="A1 has shipped.")
+        .turn(tool_calls=[("track_parcel", {"tracking_id": "P-100"})])
+        .turn(text="Parcel P-100 is out for delivery.")
     )
-    async with psych_runtime.session(model, tools=[lookup_order]) as s:
-        view = await s.ask(spec, "where is order A1?")
-        print(view.text)
+    async with psych_runtime.session(model, tools=[track_parcel]) as s:
+        answer = await s.ask(spec, "Has parcel P-100 left the depot?")
+        print(answer.text)
 
-        report = await psych_runtime.report(s.store, view.run_id)
-        print(report.terminal_state, report.totals.usage, report.totals.cost)
+        summary = await psych_runtime.report(s.store, answer.run_id)
+        print(summary.terminal_state, summary.totals.tool_calls, summary.totals.cost)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,14 @@ from .conftest import ACME, registry_of, running_worker, settled_log, types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:
-    """Look up an order by its id."""
-    return {"order_id": order_id, "status": "shipped"}
+    """Fetch one order's delivery state."""
+    return {"id": order_id, "state": "delivered"}
 
 
 SPEC = psych_runtime.AgentSpec(
-    name="support",
-    instructions="Help the customer with their order.",
-    model=psych_runtime.ModelRef(model="gpt-4o"),
+    name="helpdesk",
+    instructions="Answer order questions.",
+    model=psych_runtime.ModelRef(model="gpt-4.1"),
     tools=(psych_runtime.CodeTool(name="lookup_order"),),
 )
 CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="gpt-4o"))
@@ -32,7 +32,7 @@ CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="
 async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> None:
     prices = psych_runtime.StaticPriceTable(
         {
-            "gpt-4o": psych_runtime.ModelPrice(
+            "gpt-4.1": psych_runtime.ModelPrice(
                 input=Decimal("2.50"),
                 output=Decimal("10.00"),
                 cache_read=Decimal("1.25"),
@@ -49,9 +49,9 @@ async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> No
         .turn(text="A1 has shipped.", usage=Usage(input=200, output=20, cache_read=2000))
     )
     async with psych_runtime.session(model, tools=[lookup_order], prices=prices) as s:
-        view = await s.ask(SPEC, "where is order A1?")
-        report = await psych_runtime.report(s.store, view.run_id, scope=s.scope)
-    assert view.text == "A1 has shipped." and view.finished
+        reply = await s.ask(SPEC, "status of A1 please")
+        report = await psych_runtime.report(s.store, reply.run_id, scope=s.scope)
+    assert reply.text == "A1 has shipped." and reply.finished
     assert report.terminal_state is TerminalState.COMPLETED
     assert report.totals.usage == Usage(input=1200, output=70, cache_read=2000, cache_write=2000)
     # By hand, per million tokens: 1200*2.50 + 70*10 + 2000*1.25 + 2000*3.75 = 13700.
@@ -97,9 +97,9 @@ async def test_an_unpriced_model_records_no_cost_and_a_provider_cost_wins() -> N
 async def test_a_failed_run_is_reported_not_raised() -> None:
     model = FakeModel().raises_permanent(400, message="bad request")
     async with psych_runtime.session(model, tools=[lookup_order]) as s:
-        view = await s.ask(SPEC, "hello")
-        status = await psych_runtime.status(s.store, view.run_id, scope=s.scope)
-    assert view.finished is False and view.text == ""
+        failed = await s.ask(SPEC, "hello")
+        status = await psych_runtime.status(s.store, failed.run_id, scope=s.scope)
+    assert failed.finished is False and failed.text == ""
     assert status.lifecycle == "failed" and status.failure_kind == "http_400"
 
 
@@ -167,7 +167,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
     )
     spec = psych_runtime.AgentSpec(
         name="support",
-        model=psych_runtime.ModelRef(model="gpt-4o"),
+        model=psych_runtime.ModelRef(model="gpt-4.1"),
         tools=(psych_runtime.CodeTool(name="slow"),),
     )
     version = await psych_runtime.publish(store, spec)

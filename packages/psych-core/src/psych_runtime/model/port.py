@@ -18,18 +18,18 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class ModelRequest(BaseModel):
-    """One call to a model.
+    """A single streamed request, provider-neutral.
 
     Attributes:
-        model: the model id; the Spec names it and nothing routes it elsewhere.
-        messages: the conversation, system message first.
-        tools: what the model may call this turn, fixed for the turn so a provider's
-            cached prompt prefix stays valid.
-        temperature: sampling temperature, when the Spec sets one.
-        top_p: nucleus sampling bound, when the Spec sets one.
+        model: which model answers; taken from the Spec, never re-routed.
+        messages: everything sent, the system prompt leading.
+        tools: the definitions offered for this turn; they stay fixed while the turn
+            lasts so a provider's cached prompt prefix keeps matching.
         max_output_tokens: cap on generated tokens.
-        reasoning_effort: for models that reason before answering.
+        temperature: sampling temperature, when the Spec sets one.
         stop: stop sequences.
+        top_p: nucleus sampling bound, when the Spec sets one.
+        reasoning_effort: for models that reason before answering.
         idle_timeout_seconds: give up when no chunk arrives for this long; 0 disables.
         extra: provider-specific request fields, passed through untouched.
     """
@@ -39,11 +39,11 @@ class ModelRequest(BaseModel):
     model: Annotated[str, Field(min_length=1)]
     messages: tuple[Message, ...]
     tools: tuple[ToolDefinition, ...] = ()
-    temperature: float | None = None
-    top_p: float | None = None
     max_output_tokens: int | None = None
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    temperature: float | None = None
     stop: tuple[str, ...] = ()
+    top_p: float | None = None
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
     idle_timeout_seconds: Annotated[float, Field(ge=0)] = 300.0
     extra: dict[str, JsonValue] = Field(default_factory=dict)
 

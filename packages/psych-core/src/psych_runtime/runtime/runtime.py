@@ -1,4 +1,4 @@
-"""The Runtime: everything a Worker needs to execute a Run, assembled once at boot."""
+"""The Runtime: the model, tools and prices every Attempt in a process is executed with."""
 
 import asyncio
 import contextlib

@@ -1,4 +1,4 @@
-"""``session()``: a store, a registry, a Runtime and a running Worker in one block.
+"""``session()``: everything needed to run agents in a few lines, started and stopped together.
 
 The smallest correct program should fit on a screen, and the hardest thing to get
 right in a small program is the Worker's lifecycle: start it, never forget it is
@@ -33,7 +33,7 @@ DEFAULT_SCOPE = Scope(tenant="default")
 
 @dataclass
 class Session:
-    """A running Worker, its store, and the publish-dispatch-wait sequence.
+    """The objects ``session()`` assembled, plus shortcuts that publish, dispatch and wait.
 
     Built by ``session()``. The fields are the real objects rather than wrappers, so a
     program that needs a second Worker or a store transaction reaches through them.
@@ -153,7 +153,7 @@ async def session(
     lease_seconds: float = 30.0,
     heartbeat_seconds: float = 10.0,
 ) -> AsyncIterator[Session]:
-    """Assemble a store, a registry, a Runtime and a running Worker; stop them on exit.
+    """Build what a program needs to run agents, start a Worker, and stop it on exit.
 
     Args:
         model: the model client (``FakeModel`` in tests, ``OpenAICompatibleClient``

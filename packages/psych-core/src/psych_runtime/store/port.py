@@ -45,8 +45,8 @@ class RunHeader(BaseModel):
         created_at: admission time.
         deadline_at: when the supervisor aborts the Run. Moved later by time spent
             suspended, so waiting for a person does not eat the working budget.
-        lease_holder: the Worker holding the lease, if any.
-        lease_expires_at: when that lease stops being honoured.
+        lease_holder: which Worker currently holds the Run, or None.
+        lease_expires_at: the instant the holder's claim lapses unless renewed.
         idempotency_key: admission is exactly-once per (tenant, key).
         attempt_count: how many times the Run has been claimed; also the fence epoch.
         runnable_at: not claimable before this instant.

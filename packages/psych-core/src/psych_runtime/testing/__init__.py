@@ -7,8 +7,42 @@ Build a log record by record and fold it::
 
     log = LogBuilder().admitted().attempt().turn().model_started().model_finished()
     assert reduce(log.build()).model_calls == 1
+
+``FakeModel`` (a scriptable model client) and ``crash_and_recover`` (kill an Attempt
+at a chosen record and watch another Worker recover it) are importable from here too.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from psych_runtime.testing.log_builder import LogBuilder
 
-__all__ = ["LogBuilder"]
+if TYPE_CHECKING:
+    from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
+    from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+
+_LAZY = {
+    "FakeModel": "psych_runtime.testing.fake_model",
+    "ToolCallScript": "psych_runtime.testing.fake_model",
+    "CrashRecovery": "psych_runtime.testing.crash",
+    "CrashingStore": "psych_runtime.testing.crash",
+    "crash_and_recover": "psych_runtime.testing.crash",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'psych_runtime.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "CrashRecovery",
+    "CrashingStore",
+    "FakeModel",
+    "LogBuilder",
+    "ToolCallScript",
+    "crash_and_recover",
+]

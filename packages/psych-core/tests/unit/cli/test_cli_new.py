@@ -41,7 +41,7 @@ def test_the_generated_main_is_valid_python_that_needs_no_key(tmp_path):
     source = (target / "main.py").read_text()
 
     compile(source, "main.py", "exec")
-    for name in ("lookup_order", "AgentSpec", "FakeModel", "session(", "report("):
+    for name in ("check_stock", "AgentSpec", "FakeModel", "session(", "report("):
         assert name in source
     assert "API_KEY" not in source
 
@@ -127,5 +127,5 @@ def test_the_generated_project_runs_with_no_api_key(tmp_path):
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "Order A1 has shipped."
+    assert lines[0] == "Yes: 42 units of LAMP-7 are in stock."
     assert any(line.startswith("usage: ") for line in lines)

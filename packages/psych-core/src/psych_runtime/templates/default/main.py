@@ -7,22 +7,22 @@ turns scripted in ``build_model`` instead of calling a provider.
 import asyncio
 
 import psych_runtime
-from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime.testing import FakeModel
 
 
-async def lookup_order(order_id: str) -> dict[str, str]:
-    """Return the shipping status of one order."""
+async def check_stock(sku: str) -> dict[str, int | str]:
+    """Count the units of one product left in the warehouse."""
     # Type hints become the tool's argument schema and this docstring its description.
-    return {"order_id": order_id, "status": "shipped"}
+    return {"sku": sku, "units": 42}
 
 
 spec = psych_runtime.AgentSpec(
-    name="support",
-    instructions="You help customers find out where their orders are.",
-    model=psych_runtime.ModelRef(model="gpt-4o"),
+    name="storefront",
+    instructions="Tell shoppers whether the products they ask about are in stock.",
+    model=psych_runtime.ModelRef(model="gpt-4o-mini"),
     # The Spec refers to the tool by name; session() below supplies the function.
-    tools=(psych_runtime.CodeTool(name="lookup_order"),),
-    limits=psych_runtime.Limits(max_turns=12, deadline_seconds=300),
+    tools=(psych_runtime.CodeTool(name="check_stock"),),
+    limits=psych_runtime.Limits(max_turns=6, deadline_seconds=60),
 )
 
 
@@ -30,22 +30,22 @@ def build_model() -> FakeModel:
     """Script two model turns: call the tool, then answer from its result."""
     return (
         FakeModel()
-        .turn(tool_calls=[("lookup_order", {"order_id": "A1"})])
-        .turn(text="Order A1 has shipped.")
+        .turn(tool_calls=[("check_stock", {"sku": "LAMP-7"})])
+        .turn(text="Yes: 42 units of LAMP-7 are in stock.")
     )
 
 
 async def main() -> None:
     """Ask the agent one question and print its answer and what the Run used."""
-    async with psych_runtime.session(build_model(), tools=[lookup_order]) as s:
-        view = await s.ask(spec, "Where is order A1?")
-        if not view.finished:
-            raise SystemExit(f"run {view.run_id} did not finish; see psych_runtime.status()")
-        print(view.text)
+    async with psych_runtime.session(build_model(), tools=[check_stock]) as s:
+        reply = await s.ask(spec, "Do you still have the LAMP-7 desk lamp?")
+        if not reply.finished:
+            raise SystemExit(f"run {reply.run_id} did not finish; see psych_runtime.status()")
+        print(reply.text)
 
-        report = await psych_runtime.report(s.store, view.run_id)
-        print(f"usage: {report.totals.usage}")
-        print(f"cost: {report.totals.cost}")
+        spent = await psych_runtime.report(s.store, reply.run_id)
+        print(f"usage: {spent.totals.usage}")
+        print(f"cost: {spent.totals.cost}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""The BlobStore port: where the bytes of oversized tool results live."""

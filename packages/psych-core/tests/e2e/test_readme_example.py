@@ -1,0 +1,31 @@
+"""The README's main example runs exactly as printed, and matches examples/quickstart.py."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def _readme_program() -> str:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    return next(b for b in blocks if "psych_runtime.session(" in b)
+
+
+def test_the_readme_program_runs_and_prints_the_answer(tmp_path: Path) -> None:
+    program = tmp_path / "readme_example.py"
+    program.write_text(_readme_program())
+    done = subprocess.run(
+        [sys.executable, str(program)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Parcel P-100 is out for delivery."
+    assert lines[1].startswith("completed 1 ")
+
+
+def test_the_readme_program_is_the_quickstart_example() -> None:
+    example = (ROOT / "examples" / "quickstart.py").read_text()
+    assert _readme_program().strip() in example
