@@ -1,0 +1,350 @@
+"""The SQL behind each Store method, as plain functions of a connection.
+
+They run on a lane thread (see ``_lanes``). Functions that write expect to be called
+inside the writer's ``BEGIN IMMEDIATE`` transaction: holding the file's write lock from
+the first statement is what makes "check, then write" atomic here, across threads and
+processes alike. Every statement's rows are fetched in full, so no statement is left
+half-stepped holding a read snapshot open.
+"""
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from psych_runtime import (
+    Admission,
+    Fence,
+    LeaseLost,
+    Record,
+    RecordTooLarge,
+    RunHeader,
+    RunId,
+    RunNotFound,
+    RunState,
+    SeqConflict,
+    Version,
+    VersionHash,
+    WorkerId,
+)
+from psych_runtime.core.records import record_from_json, record_to_json
+from psych_store_sqlite._rows import (
+    HEADER_COLUMNS,
+    SELECT_HEADER,
+    SqlValue,
+    header_from_row,
+    header_values,
+    optional_micros,
+    to_micros,
+)
+
+_INSERT_RECORD = "INSERT INTO psych_records (run_id, seq, type, body) VALUES (?, ?, ?, ?)"
+_INSERT_RUN = (
+    f"INSERT INTO psych_runs ({SELECT_HEADER}, head_seq) "
+    f"VALUES ({', '.join('?' * (len(HEADER_COLUMNS) + 1))}) ON CONFLICT DO NOTHING"
+)
+
+# The claimable set at :now, written so the planner can walk psych_runs_claim in
+# claim order: its WHERE repeats the index's condition and its ORDER BY its expression.
+_CLAIM = f"""
+UPDATE psych_runs
+SET state = 'running', lease_holder = :holder, lease_expires_at = :expires,
+    attempt_count = attempt_count + 1
+WHERE run_id = (
+    SELECT run_id FROM psych_runs
+    WHERE state IN ('runnable', 'running')
+      AND (runnable_at IS NULL OR runnable_at <= :now)
+      AND (state = 'runnable' OR lease_expires_at IS NULL OR lease_expires_at <= :now)
+    ORDER BY coalesce(runnable_at, created_at), created_at, run_id
+    LIMIT 1
+)
+RETURNING {SELECT_HEADER}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedRecord:
+    """A record ready to insert: its seq, type and compact JSON body."""
+
+    seq: int
+    type: str
+    body: bytes
+
+
+def encode(records: Sequence[Record]) -> list[EncodedRecord]:
+    """Serialise a batch once, before the write lock is taken."""
+    return [EncodedRecord(r.seq, r.type, record_to_json(r)) for r in records]
+
+
+# --- the log ---------------------------------------------------------------------------
+
+
+def append(
+    conn: sqlite3.Connection,
+    run_id: RunId,
+    expected_seq: int,
+    batch: Sequence[EncodedRecord],
+    fence: Fence | None,
+) -> None:
+    """Check the fence and the head on the Run's row, then insert the batch.
+
+    The order of refusals matches the port: unknown Run, then the fence, then the seq.
+    """
+    _check_sizes(conn, run_id, batch)
+    rows = conn.execute(
+        "SELECT head_seq, lease_holder, attempt_count FROM psych_runs WHERE run_id = ?",
+        (run_id,),
+    ).fetchall()
+    if not rows:
+        raise RunNotFound(run_id)
+    head, holder, attempts = rows[0]
+    if fence is not None and (holder != fence.worker_id or attempts != fence.attempt_count):
+        raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+    if head != expected_seq - 1:
+        raise SeqConflict(run_id, expected_seq)
+    try:
+        conn.executemany(
+            _INSERT_RECORD, [(run_id, item.seq, item.type, item.body) for item in batch]
+        )
+    except sqlite3.IntegrityError as exc:
+        # The primary key is the last line of defence should head_seq ever lag the log.
+        raise SeqConflict(run_id, expected_seq) from exc
+    conn.execute("UPDATE psych_runs SET head_seq = ? WHERE run_id = ?", (head + len(batch), run_id))
+
+
+def read(
+    conn: sqlite3.Connection,
+    run_id: RunId,
+    after: int,
+    limit: int | None,
+    tenant: str | None,
+) -> list[Record]:
+    """One statement, so the tenant check and the rows come from the same snapshot."""
+    sql_limit = -1 if limit is None else limit
+    if tenant is None:
+        cursor = conn.execute(
+            "SELECT body FROM psych_records WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (run_id, after, sql_limit),
+        )
+    else:
+        cursor = conn.execute(
+            "SELECT body FROM psych_records WHERE run_id = ? AND seq > ? AND EXISTS "
+            "(SELECT 1 FROM psych_runs WHERE run_id = ? AND tenant = ?) ORDER BY seq LIMIT ?",
+            (run_id, after, run_id, tenant, sql_limit),
+        )
+    return [record_from_json(body) for (body,) in cursor.fetchall()]
+
+
+def head(conn: sqlite3.Connection, run_id: RunId) -> int:
+    """The Run's ``head_seq``, or 0 when there is no such Run."""
+    rows = conn.execute("SELECT head_seq FROM psych_runs WHERE run_id = ?", (run_id,)).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+# --- versions --------------------------------------------------------------------------
+
+
+def put_version(conn: sqlite3.Connection, version: Version) -> None:
+    """Insert unless the hash is already stored; the first publication is kept."""
+    conn.execute(
+        "INSERT INTO psych_versions (hash, body) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (version.hash, version.export_json()),
+    )
+
+
+def get_version(conn: sqlite3.Connection, version_hash: VersionHash) -> Version | None:
+    """The stored Version; ``import_json`` re-hashes it, so a tampered row is caught."""
+    rows = conn.execute(
+        "SELECT body FROM psych_versions WHERE hash = ?", (version_hash,)
+    ).fetchall()
+    return Version.import_json(rows[0][0]) if rows else None
+
+
+# --- admission and headers -------------------------------------------------------------
+
+
+def create_run(conn: sqlite3.Connection, header: RunHeader, admitted: EncodedRecord) -> Admission:
+    """Insert the header and the ``run_admitted`` record, unless either key exists.
+
+    ``ON CONFLICT DO NOTHING`` covers both the run id and the (tenant, idempotency
+    key) uniqueness; when it skipped the row, the Run that was there first is returned,
+    looked up by key before id as the in-memory store does.
+    """
+    params: tuple[SqlValue, ...] = (*header_values(header), 1)
+    if conn.execute(_INSERT_RUN, params).rowcount == 1:
+        conn.execute(_INSERT_RECORD, (header.run_id, 1, admitted.type, admitted.body))
+        return Admission(header, created=True)
+    existing = None
+    if header.idempotency_key is not None:
+        existing = _one_header(
+            conn,
+            "tenant = ? AND idempotency_key = ?",
+            (header.scope.tenant, header.idempotency_key),
+        )
+    if existing is None:
+        existing = _one_header(conn, "run_id = ?", (header.run_id,))
+    if existing is None:  # pragma: no cover - a conflict always leaves the row it hit
+        raise RuntimeError(f"admission of {header.run_id!r} conflicted with no visible Run")
+    return Admission(existing, created=False)
+
+
+def get_run(conn: sqlite3.Connection, run_id: RunId, tenant: str | None) -> RunHeader | None:
+    """The header, hidden from any tenant but its own when ``tenant`` is given."""
+    if tenant is None:
+        return _one_header(conn, "run_id = ?", (run_id,))
+    return _one_header(conn, "run_id = ? AND tenant = ?", (run_id, tenant))
+
+
+# --- leases ----------------------------------------------------------------------------
+
+
+def claim(
+    conn: sqlite3.Connection, worker_id: WorkerId, now: datetime, lease_seconds: float
+) -> RunHeader | None:
+    """Lease the first claimable Run in claim order, in one conditional UPDATE."""
+    expires = to_micros(now + timedelta(seconds=lease_seconds))
+    rows = conn.execute(
+        _CLAIM,
+        {"holder": worker_id, "expires": expires, "now": to_micros(now)},
+    ).fetchall()
+    return header_from_row(rows[0]) if rows else None
+
+
+def renew(
+    conn: sqlite3.Connection,
+    run_id: RunId,
+    worker_id: WorkerId,
+    now: datetime,
+    lease_seconds: float,
+) -> bool:
+    """Move the expiry, only while ``worker_id`` still holds the running Run."""
+    expires = to_micros(now + timedelta(seconds=lease_seconds))
+    cursor = conn.execute(
+        "UPDATE psych_runs SET lease_expires_at = ? "
+        "WHERE run_id = ? AND state = 'running' AND lease_holder = ?",
+        (expires, run_id, worker_id),
+    )
+    return cursor.rowcount == 1
+
+
+def release(
+    conn: sqlite3.Connection,
+    run_id: RunId,
+    worker_id: WorkerId,
+    state: RunState,
+    runnable_at: datetime | None,
+    deadline_at: datetime | None,
+) -> bool:
+    """Drop the holder's lease; False (and nothing changed) for anyone else."""
+    cursor = conn.execute(
+        "UPDATE psych_runs SET state = ?, lease_holder = NULL, lease_expires_at = NULL, "
+        "runnable_at = ?, deadline_at = coalesce(?, deadline_at) "
+        "WHERE run_id = ? AND lease_holder = ?",
+        (
+            state.value,
+            optional_micros(runnable_at),
+            optional_micros(deadline_at),
+            run_id,
+            worker_id,
+        ),
+    )
+    return cursor.rowcount == 1
+
+
+def settle_inline(conn: sqlite3.Connection, run_id: RunId) -> bool:
+    """``nested`` to ``settled`` for a Run nobody holds; nothing else changes."""
+    cursor = conn.execute(
+        "UPDATE psych_runs SET state = 'settled' "
+        "WHERE run_id = ? AND state = 'nested' AND lease_holder IS NULL",
+        (run_id,),
+    )
+    return cursor.rowcount == 1
+
+
+def set_runnable_at(
+    conn: sqlite3.Connection, run_id: RunId, runnable_at: datetime | None
+) -> RunState | None:
+    """Park or wake a Run; returns its new state, or None for a settled Run.
+
+    Raises:
+        RunNotFound: there is no such Run.
+    """
+    moment = optional_micros(runnable_at)
+    rows = conn.execute(
+        "UPDATE psych_runs SET runnable_at = :moment, state = CASE "
+        "WHEN :moment IS NULL AND state = 'suspended' THEN 'runnable' ELSE state END "
+        "WHERE run_id = :run_id AND state <> 'settled' RETURNING state",
+        {"moment": moment, "run_id": run_id},
+    ).fetchall()
+    if rows:
+        return RunState(rows[0][0])
+    exists = conn.execute("SELECT 1 FROM psych_runs WHERE run_id = ?", (run_id,)).fetchall()
+    if not exists:
+        raise RunNotFound(run_id)
+    return None
+
+
+# --- sweeps ----------------------------------------------------------------------------
+
+
+def expired_leases(conn: sqlite3.Connection, now: datetime, limit: int) -> list[RunHeader]:
+    """Running Runs whose lease passed, earliest expiry first."""
+    rows = conn.execute(
+        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE state = 'running' "
+        "AND lease_expires_at <= ? ORDER BY lease_expires_at, run_id LIMIT ?",
+        (to_micros(now), limit),
+    ).fetchall()
+    return [header_from_row(row) for row in rows]
+
+
+def overdue_deadlines(conn: sqlite3.Connection, now: datetime, limit: int) -> list[RunHeader]:
+    """Unsettled Runs past their deadline, earliest deadline first."""
+    rows = conn.execute(
+        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE state <> 'settled' "
+        "AND deadline_at <= ? ORDER BY deadline_at, run_id LIMIT ?",
+        (to_micros(now), limit),
+    ).fetchall()
+    return [header_from_row(row) for row in rows]
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _one_header(
+    conn: sqlite3.Connection, condition: str, params: tuple[SqlValue, ...]
+) -> RunHeader | None:
+    rows = conn.execute(
+        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE {condition}", params
+    ).fetchall()
+    return header_from_row(rows[0]) if rows else None
+
+
+def _check_sizes(conn: sqlite3.Connection, run_id: RunId, batch: Sequence[EncodedRecord]) -> None:
+    """Refuse a record longer than this SQLite build stores in one value."""
+    ceiling = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    for item in batch:
+        if len(item.body) > ceiling:
+            raise RecordTooLarge(
+                f"run {run_id!r}: record {item.seq} ({item.type}) is {len(item.body)} bytes "
+                f"as JSON; this SQLite build stores at most {ceiling} bytes per value"
+            )
+
+
+__all__ = [
+    "EncodedRecord",
+    "append",
+    "claim",
+    "create_run",
+    "encode",
+    "expired_leases",
+    "get_run",
+    "get_version",
+    "head",
+    "overdue_deadlines",
+    "put_version",
+    "read",
+    "release",
+    "renew",
+    "set_runnable_at",
+    "settle_inline",
+]

@@ -1,0 +1,90 @@
+"""The entry point psych-runtime loads: registers the ``sqlite://`` Store backend.
+
+Loading this module must stay cheap, since psych-runtime imports every installed
+plugin when it first looks for backends. So nothing here imports ``sqlite3`` or the
+store itself; both are imported inside ``open_sqlite_store`` and the doctor check.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from psych_runtime import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+
+if TYPE_CHECKING:
+    from psych_runtime import Store
+
+PSYCH_PLUGIN_API = 1
+
+_PACKAGE = "psych-store-sqlite"
+
+
+async def open_sqlite_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
+    """Open a ``sqlite://`` store, as ``psych_runtime.open_store`` does for this scheme.
+
+    The file is opened (and created when missing) before this returns, so a path that
+    cannot work fails here. Tables are created only when asked: pass ``migrate=True``
+    (convenient for a single process or a test), or call ``await store.migrate()``
+    yourself, for example once from a deploy step.
+
+    Args:
+        url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``.
+        migrate: apply the schema migrations before returning.
+        **options: ``synchronous``, ``busy_timeout_ms``, ``readers`` (see
+            ``SqliteStore``); they override the same names in the URL's query.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+        StoreUnavailable: the file cannot be opened.
+        SchemaTooNew: ``migrate=True`` and a newer release migrated the file.
+    """
+    if not isinstance(migrate, bool):
+        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
+    from psych_store_sqlite.settings import resolve_settings  # deferred: keep loading cheap
+    from psych_store_sqlite.store import SqliteStore
+
+    store = SqliteStore.from_settings(resolve_settings(url, options))
+    try:
+        await store.connect()
+        if migrate:
+            await store.migrate()
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
+def _sqlite_usable() -> DoctorResult:
+    """Check that the SQLite library linked into this Python supports the store."""
+    import sqlite3
+
+    from psych_store_sqlite._connection import MINIMUM_SQLITE
+
+    needed = ".".join(map(str, MINIMUM_SQLITE))
+    if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+        return DoctorResult(
+            False,
+            f"Python is linked against SQLite {sqlite3.sqlite_version}; psych-store-sqlite "
+            f"needs {needed} or newer (use a newer Python build)",
+        )
+    return DoctorResult(True, f"SQLite {sqlite3.sqlite_version} (needs {needed} or newer)")
+
+
+@hookimpl
+def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
+    """Offer the SQLite Store under ``sqlite://``."""
+    register(
+        StoreBackend(
+            name="sqlite",
+            schemes=("sqlite",),
+            open=open_sqlite_store,
+            package=_PACKAGE,
+            description="Durable store in one SQLite file; several processes may share it.",
+        )
+    )
+
+
+@hookimpl
+def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
+    """Report whether this Python's SQLite is new enough."""
+    register(DoctorCheck("sqlite store", _sqlite_usable))

@@ -1,0 +1,178 @@
+"""The store's tables and the forward-only migrations that create them.
+
+Each entry of ``MIGRATIONS`` moves the schema up by one version. The applied version is
+kept in ``psych_schema_version`` (a single row), and ``migrate`` runs inside
+``BEGIN IMMEDIATE`` so two processes migrating the same file at once serialise on the
+database's write lock: the second one finds the work done and applies nothing. DDL is
+transactional in SQLite, so a migration that fails half way leaves no trace.
+
+Tables (version 1):
+
+``psych_runs``
+    One row per Run: the mutable header plus ``head_seq``, the highest seq written, so
+    an append checks its position without scanning the log.
+``psych_records``
+    The log: ``(run_id, seq)`` primary key, the record's ``type`` and its compact JSON
+    ``body``. ``WITHOUT ROWID`` keeps each record in the primary-key b-tree once
+    instead of twice (table plus index).
+``psych_versions``
+    Published Versions by hash, as their JSON export.
+"""
+
+import sqlite3
+
+from psych_runtime import SchemaTooNew, StoreUnavailable
+
+VERSION_TABLE = "psych_schema_version"
+
+_V1 = (
+    """
+    CREATE TABLE psych_runs (
+        run_id TEXT NOT NULL PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        scope TEXT,
+        version_hash TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        deadline_at INTEGER NOT NULL,
+        lease_holder TEXT,
+        lease_expires_at INTEGER,
+        idempotency_key TEXT,
+        attempt_count INTEGER NOT NULL,
+        runnable_at INTEGER,
+        parent_run_id TEXT,
+        delegation_depth INTEGER NOT NULL,
+        continues_run_id TEXT,
+        head_seq INTEGER NOT NULL
+    ) WITHOUT ROWID
+    """,
+    # Admission is exactly-once per (tenant, key); Runs without a key stay out of it.
+    """
+    CREATE UNIQUE INDEX psych_runs_idempotency ON psych_runs (tenant, idempotency_key)
+        WHERE idempotency_key IS NOT NULL
+    """,
+    # Claim order over the only states that can ever be claimed.
+    """
+    CREATE INDEX psych_runs_claim ON psych_runs (coalesce(runnable_at, created_at), created_at)
+        WHERE state IN ('runnable', 'running')
+    """,
+    """
+    CREATE INDEX psych_runs_leases ON psych_runs (lease_expires_at)
+        WHERE state = 'running'
+    """,
+    """
+    CREATE INDEX psych_runs_deadlines ON psych_runs (deadline_at)
+        WHERE state <> 'settled'
+    """,
+    """
+    CREATE TABLE psych_records (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE psych_versions (
+        hash TEXT NOT NULL PRIMARY KEY,
+        body TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+"""Statements per schema version; ``MIGRATIONS[n - 1]`` brings the schema to version n."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this release reads and writes."""
+
+_UPGRADE_HINT = "call `await store.migrate()` or open it with open_store(url, migrate=True)"
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """The schema version recorded in the file, 0 when it was never migrated."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VERSION_TABLE,)
+    ).fetchall()
+    if not found:
+        return 0
+    rows = conn.execute(f"SELECT version FROM {VERSION_TABLE} WHERE id = 1").fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def verify(conn: sqlite3.Connection, where: str) -> None:
+    """Refuse to use a file whose schema is not exactly the one this release knows.
+
+    Args:
+        conn: a connection to the file.
+        where: how to name the file in messages.
+
+    Raises:
+        SchemaTooNew: a newer release migrated the file.
+        StoreUnavailable: the file was never migrated, or only to an older version.
+    """
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise _too_new(where, version)
+    if version < SCHEMA_VERSION:
+        state = "has no Psych schema yet" if version == 0 else f"is at schema version {version}"
+        raise StoreUnavailable(
+            f"SQLite database {where} {state}; this release needs version {SCHEMA_VERSION}: "
+            f"{_UPGRADE_HINT}"
+        )
+
+
+def migrate(conn: sqlite3.Connection, where: str) -> list[int]:
+    """Bring the file to ``SCHEMA_VERSION`` and return the versions applied.
+
+    Switches the file to WAL first (a setting the file keeps), then applies every
+    missing migration in one ``BEGIN IMMEDIATE`` transaction. Running it again, or in
+    another process at the same time, applies nothing.
+
+    Raises:
+        SchemaTooNew: a newer release migrated the file; nothing is changed.
+        StoreUnavailable: the file cannot be switched to WAL mode.
+    """
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+    if str(mode).lower() != "wal":
+        raise StoreUnavailable(
+            f"SQLite database {where} stayed in journal mode {mode!r}; the store needs WAL "
+            "(is the file on a network filesystem?)"
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} ("
+            "id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)"
+        )
+        start = current_version(conn)
+        if start > SCHEMA_VERSION:
+            raise _too_new(where, start)
+        applied = list(range(start + 1, SCHEMA_VERSION + 1))
+        for version in applied:
+            for statement in MIGRATIONS[version - 1]:
+                conn.execute(statement)
+        if applied:
+            conn.execute(
+                f"INSERT INTO {VERSION_TABLE} (id, version) VALUES (1, ?) "
+                "ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                (SCHEMA_VERSION,),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
+    return applied
+
+
+def _too_new(where: str, version: int) -> SchemaTooNew:
+    return SchemaTooNew(
+        f"SQLite database {where} is at schema version {version}, but this release of "
+        f"psych-store-sqlite knows versions up to {SCHEMA_VERSION}; upgrade "
+        "psych-store-sqlite (an older release must not write to a newer schema)"
+    )
+
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "current_version", "migrate", "verify"]

@@ -1,0 +1,280 @@
+"""``SqliteStore``: the durable Store that needs nothing but a file.
+
+Several Worker processes on one machine may share the file. SQLite's WAL mode lets
+readers run beside the one writer; each write transaction starts with ``BEGIN
+IMMEDIATE``, so writers queue on the file's lock (for up to ``busy_timeout_ms``) rather
+than failing, and a check made at the start of a transaction still holds when it
+commits. A claim is a single ``UPDATE ... RETURNING`` inside such a transaction, so
+exactly one process wins each Run.
+
+Wake-ups reach only this instance's own waiters (``cross_process_notifier`` is False):
+a Worker in another process learns about new work when it next polls.
+"""
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from psych_runtime import (
+    Admission,
+    Fence,
+    LocalNotifier,
+    Record,
+    RunAdmitted,
+    RunHeader,
+    RunId,
+    RunState,
+    Version,
+    VersionHash,
+    WorkerId,
+)
+from psych_runtime.store.notify import WORK
+from psych_store_sqlite import _operations as ops
+from psych_store_sqlite import schema
+from psych_store_sqlite._lanes import Lanes
+from psych_store_sqlite.settings import SqliteSettings, resolve_settings
+
+
+class SqliteStore:
+    """A Store kept in one SQLite database file.
+
+    Construction does no IO; the file is opened on first use (or by ``connect``).
+    Create the tables once with ``await store.migrate()``.
+
+    Args:
+        url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``
+            (relative to the working directory now), optionally with the options
+            below in the query string.
+        synchronous: ``"NORMAL"`` (default), ``"FULL"`` or ``"EXTRA"``. NORMAL in
+            WAL mode loses nothing when a process crashes but may lose the latest
+            commits if the machine loses power; FULL fsyncs every commit.
+        busy_timeout_ms: how long a write waits for another connection's write lock
+            (default 5000).
+        readers: reader threads, each with its own connection (default 2); 0 runs
+            reads on the writer thread.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        ValueError: an option value is out of range.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        synchronous: str | None = None,
+        busy_timeout_ms: int | None = None,
+        readers: int | None = None,
+    ) -> None:
+        options: dict[str, object] = {}
+        if synchronous is not None:
+            options["synchronous"] = synchronous
+        if busy_timeout_ms is not None:
+            options["busy_timeout_ms"] = busy_timeout_ms
+        if readers is not None:
+            options["readers"] = readers
+        self._init(resolve_settings(url, options))
+
+    @classmethod
+    def from_settings(cls, settings: SqliteSettings) -> "SqliteStore":
+        """Build a store from settings already resolved (see ``resolve_settings``)."""
+        store = cls.__new__(cls)
+        store._init(settings)
+        return store
+
+    def _init(self, settings: SqliteSettings) -> None:
+        self._settings = settings
+        self._lanes = Lanes(settings)
+        self._notifier = LocalNotifier()
+
+    @property
+    def path(self) -> Path:
+        """The absolute path of the database file."""
+        return self._settings.path
+
+    @property
+    def settings(self) -> SqliteSettings:
+        """The resolved settings this store runs with."""
+        return self._settings
+
+    @property
+    def notifier(self) -> LocalNotifier:
+        """Signalled after this instance's own commits; other processes are not heard."""
+        return self._notifier
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the writer's connection now, so a bad path fails here, not mid-Run.
+
+        Raises:
+            StoreUnavailable: the file cannot be opened or created.
+        """
+        await self._lanes.maintain(_nothing)
+
+    async def migrate(self) -> list[int]:
+        """Create or upgrade the tables; returns the schema versions it applied.
+
+        Safe to run on every start: a file already at this release's version applies
+        nothing, and two processes migrating at once serialise on the file's lock.
+
+        Raises:
+            SchemaTooNew: a newer release migrated the file.
+            StoreUnavailable: the file cannot be opened or switched to WAL mode.
+        """
+        where = str(self._settings.path)
+        return await self._lanes.maintain(functools.partial(schema.migrate, where=where))
+
+    async def schema_version(self) -> int:
+        """The schema version recorded in the file (0 before the first migration)."""
+        return await self._lanes.maintain(schema.current_version)
+
+    async def close(self) -> None:
+        """Finish queued operations and close every connection; idempotent."""
+        await self._lanes.close()
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """See ``Store.append``: one transaction, one hop to the writer thread."""
+        _check_batch(run_id, expected_seq, records)
+        batch = ops.encode(records)
+        await self._lanes.write(lambda conn: ops.append(conn, run_id, expected_seq, batch, fence))
+        self._notifier.signal(run_id)
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """See ``Store.read``; another tenant's Run reads as empty."""
+        if after < 0:
+            raise ValueError("after must not be negative")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must not be negative")
+        return await self._lanes.read(lambda conn: ops.read(conn, run_id, after, limit, tenant))
+
+    async def head(self, run_id: RunId) -> int:
+        """See ``Store.head``."""
+        return await self._lanes.read(lambda conn: ops.head(conn, run_id))
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: Version) -> None:
+        """See ``Store.put_version``; the first stored copy wins."""
+        await self._lanes.write(lambda conn: ops.put_version(conn, version))
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """See ``Store.get_version``."""
+        return await self._lanes.read(lambda conn: ops.get_version(conn, version_hash))
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """See ``Store.create_run``: header and ``run_admitted`` in one transaction."""
+        if admitted.run_id != header.run_id:
+            raise ValueError("the run_admitted record belongs to another Run")
+        if admitted.seq != 1:
+            raise ValueError("run_admitted must be written at seq 1")
+        (encoded,) = ops.encode([admitted])
+        admission = await self._lanes.write(lambda conn: ops.create_run(conn, header, encoded))
+        if admission.created:
+            self._notifier.signal(header.run_id)
+            if header.state is RunState.RUNNABLE:
+                self._notifier.signal(WORK)
+        return admission
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """See ``Store.get_run``."""
+        return await self._lanes.read(lambda conn: ops.get_run(conn, run_id, tenant))
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """See ``Store.claim``: one ``UPDATE ... RETURNING`` under the write lock."""
+        return await self._lanes.write(lambda conn: ops.claim(conn, worker_id, now, lease_seconds))
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """See ``Store.renew``."""
+        return await self._lanes.write(
+            lambda conn: ops.renew(conn, run_id, worker_id, now, lease_seconds)
+        )
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """See ``Store.release``; signals the Run, and ``WORK`` when it is runnable again."""
+        released = await self._lanes.write(
+            lambda conn: ops.release(conn, run_id, worker_id, state, runnable_at, deadline_at)
+        )
+        if released:
+            self._notifier.signal(run_id)
+            if state is RunState.RUNNABLE:
+                self._notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """See ``Store.settle_inline``."""
+        settled = await self._lanes.write(lambda conn: ops.settle_inline(conn, run_id))
+        if settled:
+            self._notifier.signal(run_id)
+        return settled
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
+        state = await self._lanes.write(lambda conn: ops.set_runnable_at(conn, run_id, runnable_at))
+        if state is RunState.RUNNABLE and runnable_at is None:
+            self._notifier.signal(WORK)
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.expired_leases``; earliest expiry first."""
+        return await self._lanes.read(lambda conn: ops.expired_leases(conn, now, limit))
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.overdue_deadlines``; earliest deadline first."""
+        return await self._lanes.read(lambda conn: ops.overdue_deadlines(conn, now, limit))
+
+
+def _nothing(conn: object) -> None:
+    """An operation that only makes the lane open its connection."""
+
+
+def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
+    """Refuse a malformed batch before any thread or lock is involved."""
+    if expected_seq < 1:
+        raise ValueError("expected_seq starts at 1")
+    if not records:
+        raise ValueError("an append needs at least one record")
+    for offset, record in enumerate(records):
+        if record.run_id != run_id:
+            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
+        if record.seq != expected_seq + offset:
+            raise ValueError(
+                f"record {offset} of the batch carries seq {record.seq}, "
+                f"expected {expected_seq + offset}"
+            )
+
+
+__all__ = ["SqliteStore"]

@@ -1,0 +1,24 @@
+"""SqliteStore against the shared Store conformance suite, one fresh file per test."""
+
+import tempfile
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from psych_contract import StoreContract
+from psych_store_sqlite import SqliteStore
+
+
+class TestSqliteStore(StoreContract):
+    supports_notifier = True
+    cross_process_notifier = False
+
+    @pytest_asyncio.fixture
+    async def store(self) -> AsyncIterator[SqliteStore]:
+        # A new directory (and so a new, empty file) for every case. The fixture takes
+        # no arguments because it overrides the suite's own, hence no tmp_path.
+        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
+            store = SqliteStore(f"sqlite:///{folder}/contract.db")
+            await store.migrate()
+            yield store
+            await store.close()

@@ -1,0 +1,126 @@
+"""The entry point, the registered backend, and a plugin import that stays cheap."""
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import psych_runtime
+import psych_store_sqlite
+from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager, store_backends
+from psych_store_sqlite import SqliteStore, plugin, schema
+
+
+@pytest.fixture
+def sqlite_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A plugin manager with autoload off and only this plugin, from its entry point.
+
+    Autoload stays off so that a half-installed sibling adapter in the same environment
+    cannot break these tests.
+    """
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sqlite")
+    psych_runtime.register_plugin(entry_point.load(), name="sqlite")
+    yield
+    reset_plugin_manager()
+
+
+def test_the_distribution_declares_the_entry_point() -> None:
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sqlite")
+    assert entry_point.value == "psych_store_sqlite.plugin"
+    assert entry_point.dist is not None
+    assert entry_point.dist.name == "psych-store-sqlite"
+    assert entry_point.load() is plugin
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+def test_the_backend_claims_the_sqlite_scheme() -> None:
+    backend = store_backends()["sqlite"]
+    assert backend.package == "psych-store-sqlite"
+    assert backend.schemes == ("sqlite",)
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+async def test_open_store_returns_a_sqlite_store(tmp_path: Path) -> None:
+    store = await psych_runtime.open_store(f"sqlite:///{tmp_path}/a.db", migrate=True)
+    try:
+        assert isinstance(store, SqliteStore)
+        assert store.path == tmp_path / "a.db"
+        assert await store.schema_version() == schema.SCHEMA_VERSION
+    finally:
+        await store.close()
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+async def test_open_store_migrates_only_when_asked(tmp_path: Path) -> None:
+    store = await psych_runtime.open_store(f"sqlite:///{tmp_path}/b.db", readers=0)
+    try:
+        assert isinstance(store, SqliteStore)
+        assert store.settings.readers == 0
+        assert (tmp_path / "b.db").exists()  # opened eagerly
+        assert await store.schema_version() == 0
+        with pytest.raises(psych_runtime.StoreUnavailable, match="migrate"):
+            await store.head(psych_runtime.RunId("r"))
+    finally:
+        await store.close()
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+async def test_open_store_refuses_unknown_options(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="no option 'pool_size'"):
+        await psych_runtime.open_store(f"sqlite:///{tmp_path}/c.db", pool_size=3)
+    with pytest.raises(TypeError, match="migrate"):
+        await psych_runtime.open_store(f"sqlite:///{tmp_path}/c.db", migrate="yes")
+    with pytest.raises(psych_runtime.InvalidStoreUrl):
+        await psych_runtime.open_store("sqlite://server/c.db")
+
+
+def test_the_doctor_check_reports_the_sqlite_version() -> None:
+    found: list[psych_runtime.DoctorCheck] = []
+    plugin.psych_doctor_checks(found.append)
+    (check,) = found
+    result = check.run()
+    assert result.ok
+    import sqlite3
+
+    assert sqlite3.sqlite_version in result.detail
+
+
+@pytest.mark.parametrize("module", ["psych_store_sqlite", "psych_store_sqlite.plugin"])
+def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
+    probe = textwrap.dedent(
+        f"""
+        import sys
+        import {module}
+        loaded = sorted(
+            name for name in ("sqlite3", "_sqlite3", "psych_store_sqlite.store")
+            if name in sys.modules
+        )
+        print(",".join(loaded))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == ""
+
+
+def test_the_store_class_is_exported_lazily() -> None:
+    assert psych_store_sqlite.SqliteStore is SqliteStore
+    assert "SqliteStore" in psych_store_sqlite.__all__
+    with pytest.raises(AttributeError):
+        _ = psych_store_sqlite.NoSuchThing
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+def test_the_package_docstring_example_runs() -> None:
+    doc = psych_store_sqlite.__doc__
+    assert doc is not None
+    example = textwrap.dedent(doc.split("::", 1)[1])
+    exec(compile(example, "psych_store_sqlite docstring", "exec"), {})
