@@ -1,0 +1,71 @@
+"""Entry point: registers the MySQL / MariaDB Store under ``mysql://`` and ``mariadb://``.
+
+Importing this module is cheap: it imports neither the store nor aiomysql. Both load
+when somebody opens a store with one of these schemes.
+"""
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from psych_runtime import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+
+if TYPE_CHECKING:
+    from psych_store_mysql.store import MySQLStore
+
+PSYCH_PLUGIN_API = 1
+
+_PACKAGE = "psych-store-mysql"
+
+
+async def open_mysql_store(url: str, *, migrate: bool = False, **options: object) -> "MySQLStore":
+    """Build a MySQLStore for ``url``; with ``migrate=True`` also bring the schema up to date.
+
+    Migrating is opt-in because it needs DDL privileges that a Worker's database account
+    often lacks; run it once per deployment (``psych_runtime.open_store(url,
+    migrate=True)``) from a process that has them. Without it the store checks the
+    schema version on first use and refuses a database that is behind or ahead.
+
+    Raises:
+        InvalidStoreUrl: the URL or an option is malformed.
+        TypeError: an option this store does not know.
+        StoreUnavailable: ``migrate=True`` and the server cannot be reached.
+    """
+    from psych_store_mysql.store import MySQLStore  # deferred: keeps plugin loading cheap
+
+    store = MySQLStore(url, **options)
+    if migrate:
+        try:
+            await store.migrate()
+        except BaseException:
+            await store.close()
+            raise
+    return store
+
+
+def _driver_importable() -> DoctorResult:
+    try:
+        importlib.import_module("aiomysql")
+    except ImportError as exc:
+        return DoctorResult(False, f"cannot import aiomysql: {exc}; pip install {_PACKAGE}")
+    return DoctorResult(True, "aiomysql importable (mysql:// and mariadb:// URLs)")
+
+
+@hookimpl
+def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
+    """Offer the MySQL / MariaDB Store."""
+    register(
+        StoreBackend(
+            name="mysql",
+            schemes=("mysql", "mariadb"),
+            open=open_mysql_store,
+            package=_PACKAGE,
+            description="Durable store on MySQL 8 or MariaDB 10.6+ (aiomysql).",
+        )
+    )
+
+
+@hookimpl
+def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
+    """Report whether the MySQL driver can be imported."""
+    register(DoctorCheck("mysql store", _driver_importable))

@@ -1,0 +1,168 @@
+"""Table names and the sequential, forward-only schema migrations.
+
+Design notes that the DDL below relies on:
+
+* Every short identifier (run ids, tenants, worker ids, keys, hashes, states, record
+  types) is ``VARBINARY``: comparisons are byte for byte, so ``"a"`` and ``"a "`` or
+  ``"A"`` never collide the way they would under a padded or case-insensitive
+  collation. That matters most for the tenant, which is an isolation boundary.
+* Times are ``DATETIME(6)`` holding UTC; unlike ``TIMESTAMP`` they ignore the
+  session time zone and have no 2038 limit.
+* Records keep the compact JSON exactly as ``record_to_json`` produced it in a
+  ``LONGTEXT`` column (MariaDB's ``JSON`` type is that same thing; MySQL's ``JSON``
+  type would rewrite the text, so it is not used).
+* Three stored generated columns turn the sweeps into index range scans: ``queue_at``
+  is set only while a Run could be claimed (``runnable`` or ``running``) and holds
+  the claim order key; ``lease_watch`` only while ``running``; ``open_deadline``
+  only while not ``settled``. Rows outside each set carry NULL and are skipped.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """The four table names for one ``table_prefix``."""
+
+    prefix: str
+
+    @property
+    def schema_version(self) -> str:
+        """Applied migrations, one row each."""
+        return f"{self.prefix}psych_schema_version"
+
+    @property
+    def runs(self) -> str:
+        """One mutable header row per Run."""
+        return f"{self.prefix}psych_runs"
+
+    @property
+    def records(self) -> str:
+        """The append-only logs, keyed by (run_id, seq)."""
+        return f"{self.prefix}psych_records"
+
+    @property
+    def versions(self) -> str:
+        """Published Versions, keyed by hash."""
+        return f"{self.prefix}psych_versions"
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Every table this store owns, in creation order."""
+        return (self.schema_version, self.versions, self.runs, self.records)
+
+    @property
+    def migrate_lock(self) -> str:
+        """The ``GET_LOCK`` name that serialises migrations for this prefix."""
+        return f"{self.prefix}psych_migrate"
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable:
+    """One table a migration creates; skipped when it already exists.
+
+    MySQL commits each DDL statement on its own, so a migration interrupted halfway
+    leaves some tables behind. Checking for each table before creating it lets the
+    next ``migrate()`` finish the job instead of failing on "table exists".
+    """
+
+    name: str
+    ddl: str
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step; ``version`` values are 1, 2, 3... with no gaps."""
+
+    version: int
+    description: str
+    steps: tuple[CreateTable, ...]
+
+
+_TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC"
+
+
+def schema_version_table(tables: Tables) -> CreateTable:
+    """The bookkeeping table, created before any migration runs."""
+    return CreateTable(
+        tables.schema_version,
+        f"""CREATE TABLE `{tables.schema_version}` (
+  version INT UNSIGNED NOT NULL,
+  description VARCHAR(200) NOT NULL,
+  applied_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (version)
+) {_TABLE_OPTIONS}""",
+    )
+
+
+def _initial(tables: Tables) -> Migration:
+    versions = CreateTable(
+        tables.versions,
+        f"""CREATE TABLE `{tables.versions}` (
+  hash VARBINARY(255) NOT NULL,
+  document LONGTEXT NOT NULL,
+  PRIMARY KEY (hash)
+) {_TABLE_OPTIONS}""",
+    )
+    runs = CreateTable(
+        tables.runs,
+        f"""CREATE TABLE `{tables.runs}` (
+  run_id VARBINARY(512) NOT NULL,
+  tenant VARBINARY(1024) NOT NULL,
+  scope_json TEXT NOT NULL,
+  version_hash VARBINARY(255) NOT NULL,
+  state VARBINARY(16) NOT NULL,
+  created_at DATETIME(6) NOT NULL,
+  deadline_at DATETIME(6) NOT NULL,
+  lease_holder VARBINARY(512) NULL,
+  lease_expires_at DATETIME(6) NULL,
+  idempotency_key VARBINARY(1024) NULL,
+  attempt_count INT UNSIGNED NOT NULL,
+  runnable_at DATETIME(6) NULL,
+  parent_run_id VARBINARY(512) NULL,
+  delegation_depth INT UNSIGNED NOT NULL,
+  continues_run_id VARBINARY(512) NULL,
+  head_seq INT UNSIGNED NOT NULL,
+  queue_at DATETIME(6) AS (CASE WHEN state IN ('runnable', 'running')
+    THEN COALESCE(runnable_at, created_at) END) STORED,
+  lease_watch DATETIME(6) AS (CASE WHEN state = 'running'
+    THEN lease_expires_at END) STORED,
+  open_deadline DATETIME(6) AS (CASE WHEN state <> 'settled'
+    THEN deadline_at END) STORED,
+  PRIMARY KEY (run_id),
+  UNIQUE KEY admission (tenant, idempotency_key),
+  KEY claim_order (queue_at, created_at, run_id),
+  KEY lease_order (lease_watch, run_id),
+  KEY deadline_order (open_deadline, run_id)
+) {_TABLE_OPTIONS}""",
+    )
+    records = CreateTable(
+        tables.records,
+        f"""CREATE TABLE `{tables.records}` (
+  run_id VARBINARY(512) NOT NULL,
+  seq INT UNSIGNED NOT NULL,
+  type VARBINARY(32) NOT NULL,
+  body LONGTEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) {_TABLE_OPTIONS}""",
+    )
+    return Migration(1, "runs, records and versions", (versions, runs, records))
+
+
+def migrations(tables: Tables) -> tuple[Migration, ...]:
+    """Every migration this release knows, oldest first."""
+    return (_initial(tables),)
+
+
+LATEST_VERSION = 1
+"""The schema version this release writes and expects."""
+
+
+__all__ = [
+    "LATEST_VERSION",
+    "CreateTable",
+    "Migration",
+    "Tables",
+    "migrations",
+    "schema_version_table",
+]

@@ -1,0 +1,545 @@
+"""The MySQL / MariaDB Store.
+
+Round trips per operation (one round trip = one query packet and its replies):
+
+* ``append``: 1. ``START TRANSACTION``, the locking read of the header row, the
+  guarded multi-row INSERT, the guarded head update and ``COMMIT`` travel together;
+  a refused batch inserts and updates nothing, and the locked read says why. A batch
+  larger than one packet is split over several round trips inside one transaction.
+* ``create_run``: 1 (header INSERT, ``run_admitted`` INSERT, COMMIT); a duplicate
+  costs a second one that rolls back and fetches the existing header.
+* ``claim``: 2 (lock a candidate with ``FOR UPDATE SKIP LOCKED``; then UPDATE and
+  COMMIT, or just COMMIT when there was nothing to claim).
+* everything else: 1.
+
+Connections run in autocommit mode at READ COMMITTED; the multi-statement
+transactions above open with ``START TRANSACTION``, which suspends autocommit until
+their ``COMMIT``.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+
+import psych_runtime
+from psych_runtime.core.records import record_from_json, record_to_json
+from psych_runtime.store.notify import WORK
+from psych_store_mysql import _driver, migrations
+from psych_store_mysql.batch import PACKET_MARGIN, Batch, Result, pack
+from psych_store_mysql.rows import (
+    checked_id,
+    header_from_row,
+    header_values,
+    integer,
+    text,
+    to_db_time,
+    to_db_time_or_none,
+)
+from psych_store_mysql.schema import Tables
+from psych_store_mysql.settings import MySQLSettings, parse_url
+from psych_store_mysql.statements import BEGIN, COMMIT, ROLLBACK, Statements
+
+_ADMISSION_ATTEMPTS = 5
+"""How often create_run retries after a deadlock between racing duplicate admissions."""
+
+
+class MySQLStore:
+    """A durable Store on MySQL 8 or MariaDB 10.6+, through an aiomysql pool.
+
+    Construct it with a URL (``mysql://user:pw@host:3306/db?table_prefix=app_``) or
+    with ready-made settings; nothing connects until the first call. Call
+    ``await store.migrate()`` once per deployment before using it, and
+    ``await store.close()`` when done.
+
+    Wake-ups: ``notifier`` is signalled after this instance's own commits only. Workers
+    in other processes find new work by polling ``claim``; nothing here crosses
+    processes.
+    """
+
+    def __init__(self, url: str | None = None, /, **options: object) -> None:
+        """Parse the URL and options; raises InvalidStoreUrl for a malformed one."""
+        settings = options.pop("settings", None)
+        if isinstance(settings, MySQLSettings):
+            if url is not None or options:
+                raise TypeError("pass either a URL with options or settings=, not both")
+            self._settings = settings
+        elif settings is not None:
+            raise TypeError("settings must be a MySQLSettings")
+        elif url is None:
+            raise TypeError("MySQLStore needs a URL such as mysql://user@host:3306/db")
+        else:
+            self._settings = parse_url(url, **options)
+        self._tables = Tables(self._settings.table_prefix)
+        self._sql = Statements(self._tables)
+        self._notifier = psych_runtime.LocalNotifier()
+        self._pool: _driver.Pool | None = None
+        self._budget = 0
+        self._schema_checked = False
+        self._closed = False
+        self._opening = asyncio.Lock()
+
+    @property
+    def settings(self) -> MySQLSettings:
+        """What this store connects to (the password stays out of ``repr``)."""
+        return self._settings
+
+    @property
+    def tables(self) -> Tables:
+        """The table names this store reads and writes."""
+        return self._tables
+
+    @property
+    def notifier(self) -> psych_runtime.LocalNotifier:
+        """Signalled after this instance's commits; other processes are not told."""
+        return self._notifier
+
+    def __repr__(self) -> str:
+        return f"MySQLStore({self._settings.where}, table_prefix={self._tables.prefix!r})"
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def migrate(self) -> int:
+        """Create or upgrade the tables; safe to call repeatedly and concurrently.
+
+        Returns:
+            The schema version the database is at afterwards.
+
+        Raises:
+            SchemaTooNew: a newer release already migrated this database.
+            StoreUnavailable: the server cannot be reached.
+        """
+        async with self._connection("migrating", check_schema=False) as batch:
+            version = await migrations.migrate(
+                batch, self._tables, self._settings.migrate_lock_timeout, self._settings.where
+            )
+        self._schema_checked = True
+        return version
+
+    async def close(self) -> None:
+        """Close every pooled connection; the store refuses calls afterwards."""
+        self._closed = True
+        async with self._opening:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        await pool.clear()
+        pool.close()
+        await pool.wait_closed()
+        # Closing a socket finishes on the loop's next pass; let it, so no transport
+        # outlives the store and shows up later as a ResourceWarning.
+        await asyncio.sleep(0)
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: psych_runtime.RunId,
+        expected_seq: int,
+        records: Sequence[psych_runtime.Record],
+        *,
+        fence: psych_runtime.Fence | None = None,
+    ) -> None:
+        """See ``Store.append``: fence, then head, then the rows, all in one transaction."""
+        _check_batch(run_id, expected_seq, records)
+        checked_id(run_id, "run id")
+        rows: list[tuple[int, str, str]] = [
+            (record.seq, record.type, record_to_json(record).decode()) for record in records
+        ]
+        guard = None if fence is None else (fence.worker_id, fence.attempt_count)
+        head = expected_seq - 1
+        try:
+            async with self._connection("appending") as batch:
+                texts = await batch.render(
+                    [
+                        BEGIN,
+                        self._sql.lock_run(run_id),
+                        *self._insert_chunks(run_id, head, rows, guard, batch.budget),
+                        self._sql.advance_head(run_id, head, head + len(rows), guard),
+                        COMMIT,
+                    ]
+                )
+                refusal = await self._send_append(batch, texts, run_id, expected_seq, fence)
+        except psych_runtime.StoreError as exc:
+            # The (run_id, seq) primary key is the last line of defence; should it ever
+            # fire, the transaction was rolled back and the batch is a plain conflict.
+            if _driver.error_code(exc.__cause__ or exc) == _driver.DUPLICATE_KEY:
+                raise psych_runtime.SeqConflict(run_id, expected_seq) from exc
+            raise
+        if refusal is not None:
+            raise refusal
+        self._notifier.signal(run_id)
+
+    def _insert_chunks(
+        self,
+        run_id: str,
+        head: int,
+        rows: list[tuple[int, str, str]],
+        guard: tuple[str, int] | None,
+        budget: int,
+    ) -> list[tuple[str, Sequence[object]]]:
+        """One guarded INSERT per slice of rows that fits in a packet."""
+        chunks: list[list[tuple[int, str, str]]] = [[]]
+        used = 0
+        allowance = budget // 2  # leave room for the guard, the header read and framing
+        for row in rows:
+            size = len(row[2].encode()) * 2 + 64  # escaping can at worst double the text
+            if chunks[-1] and used + size > allowance:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(row)
+            used += size
+        return [self._sql.insert_records(run_id, head, chunk, guard) for chunk in chunks]
+
+    async def _send_append(
+        self,
+        batch: Batch,
+        texts: list[str],
+        run_id: psych_runtime.RunId,
+        expected_seq: int,
+        fence: psych_runtime.Fence | None,
+    ) -> Exception | None:
+        """Send the rendered transaction; return why it was refused, or None.
+
+        Usually one round trip, after which a refused batch has inserted nothing (its
+        statements are guarded) and committed an empty transaction. A batch spanning
+        several packets is checked after the first one and rolled back on refusal
+        before anything else is sent.
+        """
+        packets = pack(texts, batch.budget)
+        results = await batch.send_rendered(packets[0])
+        refusal = _append_refusal(results[1], run_id, expected_seq, fence)
+        if len(packets) == 1:
+            return refusal
+        if refusal is not None:
+            await batch.run(ROLLBACK)
+            return refusal
+        for packet in packets[1:]:
+            await batch.send_rendered(packet)
+        return None
+
+    async def read(
+        self,
+        run_id: psych_runtime.RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[psych_runtime.Record]:
+        """See ``Store.read``."""
+        if after < 0:
+            raise ValueError("after must not be negative")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must not be negative")
+        if limit == 0:
+            return []
+        async with self._connection("reading") as batch:
+            (result,) = await batch.run(self._sql.read(run_id, after, limit, tenant))
+        return [record_from_json(text(row[0])) for row in result.rows]
+
+    async def head(self, run_id: psych_runtime.RunId) -> int:
+        """See ``Store.head``: read from the header row, never by scanning the log."""
+        async with self._connection("reading the head") as batch:
+            (result,) = await batch.run(self._sql.head(run_id))
+        return integer(result.rows[0][0]) if result.rows else 0
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: psych_runtime.Version) -> None:
+        """See ``Store.put_version``; the first stored document wins."""
+        async with self._connection("storing a version") as batch:
+            await batch.run(self._sql.put_version(version.hash, version.export_json()))
+
+    async def get_version(
+        self, version_hash: psych_runtime.VersionHash
+    ) -> psych_runtime.Version | None:
+        """See ``Store.get_version``; the stored Spec is rehashed as it is read."""
+        async with self._connection("reading a version") as batch:
+            (result,) = await batch.run(self._sql.get_version(version_hash))
+        if not result.rows:
+            return None
+        return psych_runtime.Version.import_json(text(result.rows[0][0]))
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(
+        self, header: psych_runtime.RunHeader, admitted: psych_runtime.RunAdmitted
+    ) -> psych_runtime.Admission:
+        """See ``Store.create_run``: header and ``run_admitted`` in one transaction."""
+        if admitted.run_id != header.run_id:
+            raise ValueError("the run_admitted record belongs to another Run")
+        if admitted.seq != 1:
+            raise ValueError("run_admitted must be written at seq 1")
+        insert_run = self._sql.insert_run(header_values(header, head_seq=1))
+        insert_admitted = self._sql.insert_record(
+            header.run_id, 1, admitted.type, record_to_json(admitted).decode()
+        )
+        for _ in range(_ADMISSION_ATTEMPTS):
+            async with self._connection("admitting a run") as batch:
+                try:
+                    await batch.run(BEGIN, insert_run, insert_admitted, COMMIT)
+                except Exception as exc:
+                    code = _driver.error_code(exc)
+                    if code != _driver.DUPLICATE_KEY and not _driver.is_retryable(exc):
+                        raise
+                    existing = await self._existing_admission(batch, header)
+                    if existing is not None:
+                        return psych_runtime.Admission(existing, created=False)
+                    continue
+            self._notifier.signal(header.run_id)
+            if header.state is psych_runtime.RunState.RUNNABLE:
+                self._notifier.signal(WORK)
+            return psych_runtime.Admission(header, created=True)
+        raise psych_runtime.StoreError(
+            f"{self._settings.where}: admitting run {header.run_id!r} kept colliding with "
+            f"concurrent admissions after {_ADMISSION_ATTEMPTS} attempts"
+        )
+
+    async def _existing_admission(
+        self, batch: Batch, header: psych_runtime.RunHeader
+    ) -> psych_runtime.RunHeader | None:
+        """After a refused admission: roll back, then find the Run that was there first.
+
+        A matching idempotency key wins over a matching run id, as in the reference
+        store.
+        """
+        lookups = [ROLLBACK, self._sql.header(header.run_id)]
+        if header.idempotency_key is not None:
+            lookups.append(self._sql.header_by_key(header.scope.tenant, header.idempotency_key))
+        results = await batch.run(*lookups)
+        for result in reversed(results[1:]):
+            if result.rows:
+                return header_from_row(result.rows[0])
+        return None
+
+    async def get_run(
+        self, run_id: psych_runtime.RunId, *, tenant: str | None = None
+    ) -> psych_runtime.RunHeader | None:
+        """See ``Store.get_run``."""
+        async with self._connection("reading a run") as batch:
+            (result,) = await batch.run(self._sql.header(run_id, tenant))
+        return header_from_row(result.rows[0]) if result.rows else None
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: psych_runtime.WorkerId, now: datetime, lease_seconds: float
+    ) -> psych_runtime.RunHeader | None:
+        """See ``Store.claim``: lock one candidate, skipping rows others hold, and take it."""
+        checked_id(worker_id, "worker id")
+        expires = now + timedelta(seconds=lease_seconds)
+        async with self._connection("claiming") as batch:
+            _, found = await batch.run(BEGIN, self._sql.claim_candidate(to_db_time(now)))
+            if not found.rows:
+                await batch.run(COMMIT)
+                return None
+            candidate = header_from_row(found.rows[0])
+            await batch.run(
+                self._sql.take_lease(candidate.run_id, worker_id, to_db_time(expires)), COMMIT
+            )
+        return candidate.model_copy(
+            update={
+                "state": psych_runtime.RunState.RUNNING,
+                "lease_holder": worker_id,
+                "lease_expires_at": expires,
+                "attempt_count": candidate.attempt_count + 1,
+            }
+        )
+
+    async def renew(
+        self,
+        run_id: psych_runtime.RunId,
+        worker_id: psych_runtime.WorkerId,
+        now: datetime,
+        lease_seconds: float,
+    ) -> bool:
+        """See ``Store.renew``."""
+        expires = to_db_time(now + timedelta(seconds=lease_seconds))
+        async with self._connection("renewing a lease") as batch:
+            (result,) = await batch.run(self._sql.renew(run_id, worker_id, expires))
+        return result.rowcount == 1
+
+    async def release(
+        self,
+        run_id: psych_runtime.RunId,
+        worker_id: psych_runtime.WorkerId,
+        state: psych_runtime.RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """See ``Store.release``; signals the Run, and ``WORK`` when it is runnable again."""
+        statement = self._sql.release(
+            run_id,
+            worker_id,
+            state.value,
+            to_db_time_or_none(runnable_at),
+            to_db_time_or_none(deadline_at),
+        )
+        async with self._connection("releasing a lease") as batch:
+            (result,) = await batch.run(statement)
+        if result.rowcount != 1:
+            return
+        self._notifier.signal(run_id)
+        if state is psych_runtime.RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: psych_runtime.RunId) -> bool:
+        """See ``Store.settle_inline``."""
+        async with self._connection("settling a nested run") as batch:
+            (result,) = await batch.run(self._sql.settle_inline(run_id))
+        if result.rowcount != 1:
+            return False
+        self._notifier.signal(run_id)
+        return True
+
+    async def set_runnable_at(
+        self, run_id: psych_runtime.RunId, runnable_at: datetime | None
+    ) -> None:
+        """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
+        update = self._sql.set_runnable_at(run_id, to_db_time_or_none(runnable_at))
+        async with self._connection("parking a run") as batch:
+            _, after = await batch.run(update, self._sql.state(run_id))
+        if not after.rows:
+            raise psych_runtime.RunNotFound(run_id)
+        if runnable_at is None and text(after.rows[0][0]) == psych_runtime.RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(
+        self, now: datetime, limit: int = 100
+    ) -> list[psych_runtime.RunHeader]:
+        """See ``Store.expired_leases``; an index range scan over running Runs only."""
+        async with self._connection("listing expired leases") as batch:
+            (result,) = await batch.run(self._sql.expired_leases(to_db_time(now), limit))
+        return [header_from_row(row) for row in result.rows]
+
+    async def overdue_deadlines(
+        self, now: datetime, limit: int = 100
+    ) -> list[psych_runtime.RunHeader]:
+        """See ``Store.overdue_deadlines``; an index range scan over unsettled Runs."""
+        async with self._connection("listing overdue deadlines") as batch:
+            (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
+        return [header_from_row(row) for row in result.rows]
+
+    # --- connections -------------------------------------------------------------------
+
+    async def _open(self, check_schema: bool) -> _driver.Pool:
+        """The pool, opened (and the schema checked) on first use."""
+        pool = self._pool
+        if pool is not None and (self._schema_checked or not check_schema):
+            return pool
+        async with self._opening:
+            if self._closed:
+                raise psych_runtime.StoreError(f"{self!r} is closed")
+            if self._pool is None:
+                pool = await _driver.create_pool(self._settings)
+                try:
+                    self._budget = await self._packet_budget(pool)
+                except BaseException:
+                    pool.close()
+                    await pool.wait_closed()
+                    raise
+                self._pool = pool
+            if check_schema and not self._schema_checked:
+                await self._check_schema(self._pool)
+            return self._pool
+
+    async def _packet_budget(self, pool: _driver.Pool) -> int:
+        async with self._borrow(pool, "reading max_allowed_packet") as batch:
+            value = integer(await batch.scalar("SELECT @@max_allowed_packet"))
+        budget = value - PACKET_MARGIN
+        if self._settings.max_statement_bytes is not None:
+            budget = min(budget, self._settings.max_statement_bytes)
+        return budget
+
+    async def _check_schema(self, pool: _driver.Pool) -> None:
+        async with self._borrow(pool, "checking the schema version") as batch:
+            version = await migrations.current_version(batch, self._tables)
+        migrations.check_version(version, self._settings.where)
+        self._schema_checked = True
+
+    @asynccontextmanager
+    async def _connection(self, doing: str, *, check_schema: bool = True) -> AsyncIterator[Batch]:
+        if self._closed:
+            raise psych_runtime.StoreError(f"{self!r} is closed")
+        pool = await self._open(check_schema)
+        async with self._borrow(pool, doing) as batch:
+            yield batch
+
+    @asynccontextmanager
+    async def _borrow(self, pool: _driver.Pool, doing: str) -> AsyncIterator[Batch]:
+        """Lend a pooled connection; a connection left in doubt is closed, not reused."""
+        try:
+            conn = await pool.acquire()
+        except Exception as exc:
+            if _driver.is_driver_error(exc):
+                raise _driver.translate(exc, self._settings, doing) from exc
+            raise
+        try:
+            yield Batch(conn, self._budget or 1 << 20)
+        except BaseException as exc:
+            await _recover(conn, exc)
+            if isinstance(exc, Exception) and _driver.is_driver_error(exc):
+                raise _driver.translate(exc, self._settings, doing) from exc
+            raise
+        finally:
+            await pool.release(conn)
+
+
+async def _recover(conn: _driver.Connection, exc: BaseException) -> None:
+    """Make a connection safe to pool again after ``exc``, or close it.
+
+    A cancelled or broken connection may be mid-reply, so it is dropped. Otherwise a
+    ROLLBACK ends any transaction the failed batch left open.
+    """
+    if conn.closed:
+        return
+    if not isinstance(exc, Exception) or _driver.connection_lost(exc):
+        conn.close()
+        return
+    try:
+        await conn.rollback()
+    except Exception:
+        conn.close()
+
+
+def _append_refusal(
+    locked: Result,
+    run_id: psych_runtime.RunId,
+    expected_seq: int,
+    fence: psych_runtime.Fence | None,
+) -> Exception | None:
+    """Why the locked header row refused the batch, checked fence first; None if it did not."""
+    if not locked.rows:
+        return psych_runtime.RunNotFound(run_id)
+    head, holder, attempt = locked.rows[0]
+    if fence is not None and (
+        holder is None or text(holder) != fence.worker_id or integer(attempt) != fence.attempt_count
+    ):
+        return psych_runtime.LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+    if integer(head) != expected_seq - 1:
+        return psych_runtime.SeqConflict(run_id, expected_seq)
+    return None
+
+
+def _check_batch(
+    run_id: psych_runtime.RunId, expected_seq: int, records: Sequence[psych_runtime.Record]
+) -> None:
+    """Refuse a malformed batch before the database is touched."""
+    if expected_seq < 1:
+        raise ValueError("expected_seq starts at 1")
+    if not records:
+        raise ValueError("an append needs at least one record")
+    for offset, record in enumerate(records):
+        if record.run_id != run_id:
+            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
+        if record.seq != expected_seq + offset:
+            raise ValueError(
+                f"record {offset} of the batch carries seq {record.seq}, "
+                f"expected {expected_seq + offset}"
+            )
+
+
+__all__ = ["MySQLStore"]

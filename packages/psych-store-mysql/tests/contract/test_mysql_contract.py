@@ -1,0 +1,28 @@
+"""The Store conformance suite against a real MySQL / MariaDB server."""
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest_asyncio
+
+from psych_contract import StoreContract
+from psych_store_mysql import MySQLStore
+
+
+class TestMySQLStore(StoreContract):
+    supports_notifier = True
+    cross_process_notifier = False  # no LISTEN/NOTIFY equivalent: other processes poll
+
+    @pytest_asyncio.fixture
+    async def store(  # type: ignore[override]
+        self,
+        mysql_dsn: str,
+        prefix: str,
+        drop_tables: Callable[[str], Awaitable[list[str]]],
+    ) -> AsyncIterator[MySQLStore]:
+        store = MySQLStore(mysql_dsn, table_prefix=prefix)
+        try:
+            await store.migrate()
+            yield store
+        finally:
+            await store.close()
+            await drop_tables(prefix)

@@ -1,0 +1,150 @@
+"""Migrations: idempotent, serialised across instances, and refusing a newer schema."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from psych_runtime import RunId, SchemaTooNew, StoreError
+from psych_store_mysql import MySQLStore, SchemaOutdated
+from psych_store_mysql.schema import LATEST_VERSION, Tables
+
+RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]
+TablesOf = Callable[[str], Awaitable[list[str]]]
+
+
+async def _versions(sql: RunSql, prefix: str) -> list[object]:
+    (rows,) = await sql(f"SELECT version FROM `{prefix}psych_schema_version` ORDER BY version")
+    return [row[0] for row in rows]
+
+
+async def test_migrate_creates_every_table_and_records_the_version(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
+) -> None:
+    cleanup.append(prefix)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        assert await tables_of(prefix) == []
+        assert await store.migrate() == LATEST_VERSION
+    finally:
+        await store.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_migrating_twice_is_a_no_op(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql
+) -> None:
+    cleanup.append(prefix)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        await store.migrate()
+        (before,) = await sql(f"SHOW CREATE TABLE `{prefix}psych_runs`")
+        assert await store.migrate() == LATEST_VERSION
+        (after,) = await sql(f"SHOW CREATE TABLE `{prefix}psych_runs`")
+    finally:
+        await store.close()
+    assert after == before
+    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_concurrent_migrations_from_two_instances_both_succeed(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
+) -> None:
+    cleanup.append(prefix)
+    stores = [MySQLStore(mysql_dsn, table_prefix=prefix) for _ in range(4)]
+    try:
+        results = await asyncio.gather(*(store.migrate() for store in stores))
+        assert results == [LATEST_VERSION] * len(stores)
+        assert await stores[0].head(RunId("nobody")) == 0
+    finally:
+        for store in stores:
+            await store.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_an_interrupted_migration_is_finished_by_the_next_one(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
+) -> None:
+    """DDL commits statement by statement; a crash mid-migration must not wedge it."""
+    cleanup.append(prefix)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        await store.migrate()
+        await sql(
+            f"DROP TABLE `{prefix}psych_records`",
+            f"DELETE FROM `{prefix}psych_schema_version`",
+        )
+        assert await store.migrate() == LATEST_VERSION
+    finally:
+        await store.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_a_newer_schema_is_refused_by_migrate_and_on_first_use(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql
+) -> None:
+    cleanup.append(prefix)
+    first = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        await first.migrate()
+    finally:
+        await first.close()
+    newer = LATEST_VERSION + 1
+    await sql(
+        f"INSERT INTO `{prefix}psych_schema_version` (version, description, applied_at) "
+        f"VALUES ({newer}, 'from the future', UTC_TIMESTAMP(6))"
+    )
+    later = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        with pytest.raises(SchemaTooNew, match=str(newer)):
+            await later.migrate()
+        with pytest.raises(SchemaTooNew):
+            await later.get_run(RunId("anything"))
+    finally:
+        await later.close()
+    fresh = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        with pytest.raises(SchemaTooNew):
+            await fresh.head(RunId("anything"))
+    finally:
+        await fresh.close()
+    assert await _versions(sql, prefix) == [*range(1, LATEST_VERSION + 1), newer]
+
+
+async def test_an_unmigrated_database_is_refused_on_first_use(
+    mysql_dsn: str, prefix: str, tables_of: TablesOf
+) -> None:
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        with pytest.raises(SchemaOutdated, match="migrate"):
+            await store.head(RunId("anything"))
+    finally:
+        await store.close()
+    assert await tables_of(prefix) == []
+
+
+async def test_migrate_gives_up_when_another_process_holds_the_lock(
+    mysql_dsn: str, prefix: str, cleanup: list[str], tables_of: TablesOf
+) -> None:
+    """Another session holding GET_LOCK for this prefix makes migrate wait, then fail."""
+    from psych_store_mysql import _driver
+    from psych_store_mysql.batch import Batch
+    from psych_store_mysql.settings import parse_url
+
+    cleanup.append(prefix)
+    holder = await _driver.connect(parse_url(mysql_dsn))
+    try:
+        batch = Batch(holder, 1 << 20)
+        assert await batch.scalar("SELECT GET_LOCK(%s, 0)", f"{prefix}psych_migrate") == 1
+        store = MySQLStore(mysql_dsn, table_prefix=prefix, migrate_lock_timeout=0.2)
+        try:
+            with pytest.raises(StoreError, match="migration lock"):
+                await store.migrate()
+        finally:
+            await store.close()
+        assert await tables_of(prefix) == []
+    finally:
+        await holder.ensure_closed()

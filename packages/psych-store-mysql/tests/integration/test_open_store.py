@@ -1,0 +1,46 @@
+"""``psych_runtime.open_store`` with ``migrate=True`` against the real server."""
+
+from collections.abc import Awaitable, Callable, Iterator
+
+import pytest
+
+import psych_runtime
+from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
+from psych_store_mysql import MySQLStore, SchemaOutdated
+from psych_store_mysql.schema import Tables
+
+TablesOf = Callable[[str], Awaitable[list[str]]]
+
+
+@pytest.fixture(autouse=True)
+def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+async def test_open_store_with_migrate_returns_a_ready_store(
+    mysql_dsn: str, prefix: str, cleanup: list[str], tables_of: TablesOf
+) -> None:
+    cleanup.append(prefix)
+    url = mysql_dsn.replace("mysql://", "mariadb://", 1) + f"?table_prefix={prefix}"
+    store = await psych_runtime.open_store(url, migrate=True)
+    try:
+        assert isinstance(store, MySQLStore)
+        assert await store.head(psych_runtime.RunId("nobody")) == 0
+    finally:
+        await store.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+
+
+async def test_open_store_without_migrate_leaves_the_database_alone(
+    mysql_dsn: str, prefix: str, tables_of: TablesOf
+) -> None:
+    store = await psych_runtime.open_store(f"{mysql_dsn}?table_prefix={prefix}")
+    try:
+        with pytest.raises(SchemaOutdated):
+            await store.head(psych_runtime.RunId("nobody"))
+    finally:
+        await store.close()
+    assert await tables_of(prefix) == []

@@ -1,0 +1,89 @@
+"""Registration through the entry point, and a cheap plugin import."""
+
+import doctest
+import importlib.metadata
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+import psych_runtime
+import psych_store_mysql
+import psych_store_mysql.plugin as plugin
+from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager, store_backends
+from psych_store_mysql import MySQLStore
+
+
+@pytest.fixture(autouse=True)
+def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_the_plugin_declares_the_plugin_api() -> None:
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+
+
+def test_the_entry_point_is_installed() -> None:
+    points = importlib.metadata.entry_points(group="psych_runtime")
+    assert {(p.name, p.value) for p in points} >= {("mysql", "psych_store_mysql.plugin")}
+
+
+def test_both_schemes_are_registered_by_this_package() -> None:
+    backends = store_backends()
+    assert backends["mysql"] is backends["mariadb"]
+    assert backends["mysql"].package == "psych-store-mysql"
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
+async def test_open_store_returns_a_mysql_store_without_connecting(scheme: str) -> None:
+    # Port 9 (discard) is never a MySQL server: opening must not touch the network.
+    store = await psych_runtime.open_store(
+        f"{scheme}://u:pw@127.0.0.1:9/db?table_prefix=x_", pool_max_size=3
+    )
+    try:
+        assert isinstance(store, MySQLStore)
+        assert store.settings.pool_max_size == 3
+        assert store.tables.runs == "x_psych_runs"
+    finally:
+        await store.close()
+
+
+async def test_open_store_refuses_a_malformed_url() -> None:
+    with pytest.raises(psych_runtime.InvalidStoreUrl):
+        await psych_runtime.open_store("mysql://127.0.0.1/")
+
+
+async def test_open_store_refuses_an_unknown_option() -> None:
+    with pytest.raises(TypeError, match="nonsense"):
+        await psych_runtime.open_store("mysql://127.0.0.1/db", nonsense=1)
+
+
+def test_importing_the_plugin_loads_neither_the_driver_nor_the_store() -> None:
+    code = (
+        "import json, sys\n"
+        "import psych_store_mysql.plugin\n"
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('aiomysql', 'pymysql') or m == 'psych_store_mysql.store')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(out.stdout) == []
+
+
+def test_the_package_docstring_example_runs() -> None:
+    failures, tried = doctest.testmod(psych_store_mysql, raise_on_error=False)
+    assert tried > 0
+    assert failures == 0
+
+
+def test_doctor_check_reports_the_driver() -> None:
+    found: list[psych_runtime.DoctorCheck] = []
+    plugin.psych_doctor_checks(found.append)
+    assert [check.name for check in found] == ["mysql store"]
+    assert found[0].run().ok
