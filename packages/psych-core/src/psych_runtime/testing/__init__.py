@@ -1,15 +1,14 @@
 """Helpers for testing code built on Psych Runtime, shipped so users get them too.
 
-Build a log record by record and fold it::
+``FakeModel`` (a scriptable model client) and ``crash_and_recover`` (kill an Attempt
+at a chosen record and watch another Worker recover it) are importable from here, and
+so is ``LogBuilder``, which builds a log record by record for folding::
 
     from psych_runtime.core.reducer import reduce
     from psych_runtime.testing import LogBuilder
 
     log = LogBuilder().admitted().attempt().turn().model_started().model_finished()
     assert reduce(log.build()).model_calls == 1
-
-``FakeModel`` (a scriptable model client) and ``crash_and_recover`` (kill an Attempt
-at a chosen record and watch another Worker recover it) are importable from here too.
 """
 
 from typing import TYPE_CHECKING, Any
