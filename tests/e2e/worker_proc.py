@@ -1,0 +1,89 @@
+"""A Worker in its own process, for tests that kill processes for real.
+
+Usage: ``python worker_proc.py URL MARKER_DIR MODE [LEASE_SECONDS]``
+
+MODE ``work`` runs a Worker whose ``charge`` tool writes a marker file and then hangs
+(when ``PSYCH_E2E_HANG=1``) or returns at once. MODE ``claim`` only claims Runs in a
+loop and prints each claimed run id, to race another process for them.
+"""
+
+import asyncio
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psych_runtime
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.testing import FakeModel
+
+
+class ConversationModel:
+    """Calls ``charge`` once, then answers, deciding from the conversation it is sent."""
+
+    async def known_models(self) -> frozenset[str]:
+        return frozenset()
+
+    def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
+        answered = any(m.role == "tool" for m in request.messages)
+        script = FakeModel()
+        if answered:
+            script.turn(text="The charge is settled.")
+        else:
+            script.turn(tool_calls=[("charge", {"order_id": "A1"})])
+        return script.stream(request)
+
+
+async def work(url: str, markers: Path, lease: float) -> None:
+    async def charge(order_id: str) -> str:
+        """Charge an order."""
+        (markers / f"started.{os.getpid()}").write_text(order_id)
+        if os.environ.get("PSYCH_E2E_HANG") == "1":
+            await asyncio.Event().wait()
+        return "charged"
+
+    store = await psych_runtime.open_store(url)
+    registry = psych_runtime.ToolRegistry()
+    registry.register(charge)
+    worker = psych_runtime.Worker(
+        store,
+        psych_runtime.Runtime(store, ConversationModel(), registry),
+        lease_seconds=lease,
+        heartbeat_seconds=lease / 4,
+        poll_interval=0.05,
+        supervisor_interval=0.1,
+    )
+    print("ready", flush=True)
+    await worker.run()
+
+
+async def claim(url: str, seconds: float) -> None:
+    store = await psych_runtime.open_store(url)
+    worker_id = psych_runtime.WorkerId(f"wrk_{os.getpid()}")
+    print("ready", flush=True)
+    idle_since = None
+    loop = asyncio.get_running_loop()
+    while True:
+        header = await store.claim(worker_id, datetime.now(UTC), 300.0)
+        if header is None:
+            idle_since = idle_since or loop.time()
+            if loop.time() - idle_since > seconds:
+                break
+            await asyncio.sleep(0.01)
+            continue
+        idle_since = None
+        print(f"claimed {header.run_id}", flush=True)
+    await store.close()
+
+
+def main() -> None:
+    url, markers, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    number = float(sys.argv[4]) if len(sys.argv) > 4 else 2.0
+    if mode == "work":
+        asyncio.run(work(url, markers, number))
+    else:
+        asyncio.run(claim(url, number))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Fresh, isolated stores on every backend, for tests and benchmarks.
+
+``scratch_store_url(kind)`` returns the URL of a new, migrated, empty store of that kind
+and a coroutine that removes it again: a temporary SQLite file, a PostgreSQL schema, a
+MySQL table prefix. Backends come from ``PSYCH_TEST_POSTGRES_DSN`` and
+``PSYCH_TEST_MYSQL_DSN`` (defaults: the local servers with their test databases).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+POSTGRES_DSN = os.environ.get(
+    "PSYCH_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
+)
+MYSQL_DSN = os.environ.get("PSYCH_TEST_MYSQL_DSN", "mysql://root@127.0.0.1:3306/test")
+
+DURABLE_KINDS = ("sqlite", "postgres", "mysql")
+ALL_KINDS = ("memory", *DURABLE_KINDS)
+
+Cleanup = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def drop_postgres_schema(schema: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(POSTGRES_DSN)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+async def drop_mysql_tables(prefix: str) -> None:
+    import aiomysql
+
+    url = urlsplit(MYSQL_DSN)
+    connection = await aiomysql.connect(
+        host=url.hostname or "127.0.0.1",
+        port=url.port or 3306,
+        user=url.username or "root",
+        password=url.password or "",
+        db=url.path.lstrip("/"),
+    )
+    try:
+        async with connection.cursor() as cursor:
+            await cursor.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = DATABASE() AND table_name LIKE %s",
+                (prefix.replace("_", "\\_") + "%",),
+            )
+            for (name,) in await cursor.fetchall():
+                await cursor.execute(f"DROP TABLE IF EXISTS `{name}`")
+    finally:
+        connection.close()
+
+
+async def scratch_store_url(kind: str, *, migrate: bool = True) -> tuple[str, Cleanup]:
+    """A new empty store of ``kind`` (migrated unless told not to) and its cleanup."""
+    import psych_runtime
+
+    tag = f"scratch_{secrets.token_hex(4)}"
+    cleanup: Cleanup = _nothing
+    if kind == "memory":
+        return "memory://", cleanup
+    if kind == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="psych-"))
+        url = f"sqlite:///{folder / 'store.db'}"
+
+        async def remove_folder() -> None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+        cleanup = remove_folder
+    elif kind == "postgres":
+        url = f"{POSTGRES_DSN}?schema={tag}"
+
+        async def drop_schema() -> None:
+            await drop_postgres_schema(tag)
+
+        cleanup = drop_schema
+    elif kind == "mysql":
+        url = f"{MYSQL_DSN}?table_prefix={tag}_"
+
+        async def drop_tables() -> None:
+            await drop_mysql_tables(tag + "_")
+
+        cleanup = drop_tables
+    else:
+        raise ValueError(f"unknown store kind {kind!r}")
+    if migrate:
+        store = await psych_runtime.open_store(url, migrate=True)
+        await store.close()
+    return url, cleanup
