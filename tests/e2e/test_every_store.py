@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -87,6 +88,7 @@ def _spawn(
     env = {**os.environ, "PSYCH_E2E_HANG": "1" if hang else "0"}
     process = subprocess.Popen(
         [sys.executable, str(WORKER), url, str(markers), mode, str(number)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -155,6 +157,15 @@ async def test_a_sigkilled_worker_process_is_recovered_by_another(
     print(f"{kind}: SIGKILL to settled in {recovered_after:.2f}s")
 
 
+def _read_until_done(stream: IO[str]) -> list[str]:
+    lines = []
+    for line in stream:
+        if line.strip() == "done":
+            return lines
+        lines.append(line.strip())
+    raise AssertionError("a claimer exited before saying done")
+
+
 async def _started(markers: Path, count: int) -> bool:
     return len(list(markers.glob("started.*"))) >= count
 
@@ -174,10 +185,13 @@ async def test_two_processes_claiming_never_both_win_a_run(
     racers = [_spawn(url, tmp_path, "claim", 1.0) for _ in range(2)]
     claimed: list[list[str]] = []
     for racer in racers:
-        out, err = racer.communicate(timeout=120)
+        assert racer.stdout is not None
+        lines = await asyncio.to_thread(_read_until_done, racer.stdout)
+        claimed.append([line.split()[1] for line in lines if line.startswith("claimed")])
+    for racer in racers:
+        _, err = racer.communicate("stop\n", timeout=60)
         assert racer.returncode == 0, err
-        claimed.append([line.split()[1] for line in out.splitlines() if line.startswith("claimed")])
     first, second = (set(c) for c in claimed)
     assert len(claimed[0]) == len(first) and len(claimed[1]) == len(second)
-    assert first.isdisjoint(second)
+    assert first.isdisjoint(second), f"{len(first & second)} runs claimed by both"
     assert first | second == ids

@@ -4,7 +4,8 @@ Usage: ``python worker_proc.py URL MARKER_DIR MODE [LEASE_SECONDS]``
 
 MODE ``work`` runs a Worker whose ``charge`` tool writes a marker file and then hangs
 (when ``PSYCH_E2E_HANG=1``) or returns at once. MODE ``claim`` only claims Runs in a
-loop and prints each claimed run id, to race another process for them.
+loop and prints each claimed run id, to race another process for them; it then prints
+``done`` and keeps its claims until a line arrives on standard input.
 """
 
 import asyncio
@@ -73,6 +74,10 @@ async def claim(url: str, seconds: float) -> None:
             continue
         idle_since = None
         print(f"claimed {header.run_id}", flush=True)
+    # Stay alive, holding what was claimed, until the parent has heard from every racer:
+    # a closed store is a dead Worker, whose Runs another claimer may rightly take over.
+    print("done", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
     await store.close()
 
 

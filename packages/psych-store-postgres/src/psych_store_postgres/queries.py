@@ -1,0 +1,113 @@
+"""The SQL each Store method sends, built once per schema.
+
+Keeping the text fixed per store instance matters: asyncpg caches a prepared statement
+per distinct query text on each connection, so after the first call every method costs
+one Bind/Execute round trip and no parsing or planning.
+"""
+
+from dataclasses import dataclass
+
+from psych_store_postgres.migrations import VERSION_TABLE, quote_ident
+
+HEADER_COLUMNS = (
+    "run_id, tenant, scope, version_hash, state, created_at, deadline_at, lease_holder, "
+    "lease_expires_at, idempotency_key, attempt_count, runnable_at, parent_run_id, "
+    "delegation_depth, continues_run_id"
+)
+"""What every header-returning query selects, in the order ``rows.header_from_row`` reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class Queries:
+    """Statement texts for one schema."""
+
+    append: str
+    create_run: str
+    read: str
+    head: str
+    get_run: str
+    claim: str
+    renew: str
+    release: str
+    settle_inline: str
+    set_runnable_at: str
+    expired_leases: str
+    overdue_deadlines: str
+    put_version: str
+    get_version: str
+    schema_version: str
+
+    @classmethod
+    def for_schema(cls, schema: str) -> "Queries":
+        """Build every statement for ``schema`` (already validated)."""
+        s = quote_ident(schema)
+        dead_holder = (
+            f"(r.holder_lock IS NOT NULL AND r.holder_lock NOT IN "
+            f"(SELECT lock_key FROM {s}.psych_held_locks))"
+        )
+        return cls(
+            append=f"SELECT {s}.psych_append($1, $2, $3, $4, $5, $6, $7)",
+            create_run=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_create_run("
+                "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+                "$18, $19)"
+            ),
+            read=(
+                f"SELECT seq, type, body FROM {s}.psych_records "
+                f"WHERE run_ref = (SELECT id FROM {s}.psych_runs "
+                "WHERE run_id = $1 AND ($2::text IS NULL OR tenant = $2)) "
+                "AND seq > $3 ORDER BY seq LIMIT $4"
+            ),
+            head=(
+                f"SELECT max(seq) FROM {s}.psych_records "
+                f"WHERE run_ref = (SELECT id FROM {s}.psych_runs WHERE run_id = $1)"
+            ),
+            get_run=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "
+                "WHERE run_id = $1 AND ($2::text IS NULL OR tenant = $2)"
+            ),
+            # One statement: pick the oldest claimable Run, skipping rows another claimer
+            # has locked, and lease it. A running Run is claimable when its lease ran out
+            # or when no session holds its holder's advisory lock (the process died).
+            claim=(
+                f"UPDATE {s}.psych_runs AS t SET state = 'running', lease_holder = $1, "
+                "lease_expires_at = $3, attempt_count = t.attempt_count + 1, holder_lock = $4 "
+                f"WHERE t.id = (SELECT r.id FROM {s}.psych_runs AS r "
+                "WHERE r.state IN ('runnable', 'running') "
+                "AND (r.runnable_at IS NULL OR r.runnable_at <= $2) "
+                "AND (r.state = 'runnable' OR r.lease_expires_at IS NULL "
+                f"OR r.lease_expires_at <= $2 OR {dead_holder}) "
+                "ORDER BY coalesce(r.runnable_at, r.created_at), r.created_at, r.run_id "
+                "LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) "
+                f"RETURNING {HEADER_COLUMNS}"
+            ),
+            renew=(
+                f"UPDATE {s}.psych_runs SET lease_expires_at = $3, "
+                "holder_lock = coalesce($4, holder_lock) "
+                "WHERE run_id = $1 AND state = 'running' AND lease_holder = $2 RETURNING true"
+            ),
+            release=f"SELECT {s}.psych_release($1, $2, $3, $4, $5, $6, $7)",
+            settle_inline=f"SELECT {s}.psych_settle_inline($1, $2)",
+            set_runnable_at=f"SELECT {s}.psych_set_runnable_at($1, $2, $3, $4)",
+            expired_leases=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs AS r "
+                "WHERE r.state = 'running' "
+                f"AND ((r.lease_expires_at IS NOT NULL AND r.lease_expires_at <= $1) "
+                f"OR {dead_holder}) "
+                "ORDER BY r.lease_expires_at, r.run_id LIMIT $2"
+            ),
+            overdue_deadlines=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "
+                "WHERE state <> 'settled' AND deadline_at <= $1 "
+                "ORDER BY deadline_at, run_id LIMIT $2"
+            ),
+            put_version=(
+                f"INSERT INTO {s}.psych_versions (hash, published_at, document) "
+                "VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING"
+            ),
+            get_version=f"SELECT document FROM {s}.psych_versions WHERE hash = $1",
+            schema_version=f"SELECT coalesce(max(version), 0) FROM {s}.{VERSION_TABLE}",
+        )
+
+
+__all__ = ["HEADER_COLUMNS", "Queries"]

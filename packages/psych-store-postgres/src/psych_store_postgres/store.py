@@ -1,0 +1,688 @@
+"""``PostgresStore``: the Store port on PostgreSQL through asyncpg.
+
+Round trips per call, once the pool and its prepared statements are warm:
+
+* ``append``: one (a plpgsql function locks the Run row, checks fence and head,
+  inserts the batch from arrays and queues the NOTIFY).
+* ``create_run``: one (a function inserts header and ``run_admitted`` together, or
+  returns the existing header on a duplicate key or run id).
+* ``claim``: one (``UPDATE ... WHERE id = (SELECT ... FOR NO KEY UPDATE SKIP LOCKED)
+  RETURNING``). The first claim for a worker id also opens its liveness-lock
+  connection; see ``psych_store_postgres.liveness``.
+* every other method: one.
+
+Connections: a pool (``min_size``/``max_size``), plus one LISTEN connection (opened by
+the first claim or read, by touching ``notifier``, or by ``start_listening()``) and one
+liveness-lock connection per worker id this instance claims for. The driver is
+imported on first use, never at import time.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import Awaitable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypeVar
+
+from psych_runtime import (
+    Admission,
+    Fence,
+    LeaseLost,
+    LocalNotifier,
+    Record,
+    RunAdmitted,
+    RunHeader,
+    RunId,
+    RunNotFound,
+    RunState,
+    SchemaTooNew,
+    SeqConflict,
+    StoreUnavailable,
+    Version,
+    VersionHash,
+    WorkerId,
+)
+from psych_runtime.store.notify import WORK
+from psych_store_postgres.errors import SchemaNotMigrated, is_connection_error, unavailable
+from psych_store_postgres.listener import NotificationListener
+from psych_store_postgres.liveness import LivenessLocks
+from psych_store_postgres.migrations import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    VERSION_TABLE,
+    quote_ident,
+    version_table_sql,
+)
+from psych_store_postgres.queries import Queries
+from psych_store_postgres.rows import (
+    aware,
+    decode_record,
+    encode_record,
+    header_from_row,
+    maybe_aware,
+    run_id_json,
+    scope_json,
+)
+from psych_store_postgres.settings import PostgresSettings, parse_settings
+
+if TYPE_CHECKING:
+    import asyncpg
+
+_T = TypeVar("_T")
+
+_APPENDED, _NO_RUN, _FENCE_REFUSED, _SEQ_TAKEN = 0, 1, 2, 3
+"""Status codes returned by the ``psych_append`` function."""
+
+_PARK_NO_RUN, _PARK_WOKE = 1, 2
+"""Status codes of ``psych_set_runnable_at`` (0: changed, or settled and left alone)."""
+
+_SERVER_SETTINGS = {
+    # Defaults for this store's sessions; a URL parameter of the same name wins.
+    "application_name": "psych-store-postgres",
+    # The store's statements are tiny; JIT compilation would only add latency to them.
+    "jit": "off",
+}
+
+
+def notify_channel(schema: str) -> str:
+    """The NOTIFY channel of the deployment living in ``schema``.
+
+    Derived from the schema so two deployments sharing a database never wake each
+    other's Workers. Channel names are limited to 63 bytes, so a long schema name is
+    replaced by a digest of it.
+    """
+    channel = f"psych_{schema}"
+    if len(channel) <= 63:
+        return channel
+    return "psych_" + hashlib.sha256(schema.encode()).hexdigest()[:32]
+
+
+def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
+    """Refuse a malformed batch before the database is involved."""
+    if expected_seq < 1:
+        raise ValueError("expected_seq starts at 1")
+    if not records:
+        raise ValueError("an append needs at least one record")
+    for offset, record in enumerate(records):
+        if record.run_id != run_id:
+            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
+        if record.seq != expected_seq + offset:
+            raise ValueError(
+                f"record {offset} of the batch carries seq {record.seq}, "
+                f"expected {expected_seq + offset}"
+            )
+
+
+class PostgresStore:
+    """A durable Store on PostgreSQL.
+
+    Constructing one does no IO. The pool opens on first use, which also checks that
+    the schema was migrated by a release this code can read.
+
+    Args:
+        url: ``postgresql://user:password@host:port/database`` (``postgres://`` too).
+            Query parameters ``schema``, ``min_size``, ``max_size``, ``listen`` and
+            ``liveness_locks`` configure this store; any other parameter (``sslmode``,
+            say) is handed to asyncpg.
+        schema: the schema holding every table of this deployment (default
+            ``psych``); overrides ``?schema=``. Two deployments can share a database
+            by using two schemas.
+        min_size: connections the pool keeps open (default 1).
+        max_size: most connections the pool opens (default 10).
+        listen: keep a LISTEN connection so commits made by other processes wake this
+            process's waiters within milliseconds (default True).
+        liveness_locks: hold an advisory lock per claiming worker id, so a Run whose
+            Worker process died is claimable at once instead of after its lease
+            (default True).
+        connect_timeout: seconds to wait for a new connection.
+
+    Raises:
+        InvalidStoreUrl: the URL or an option is malformed.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        min_size: int | None = None,
+        max_size: int | None = None,
+        listen: bool | None = None,
+        liveness_locks: bool | None = None,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self._settings: PostgresSettings = parse_settings(
+            url,
+            schema=schema,
+            min_size=min_size,
+            max_size=max_size,
+            listen=listen,
+            liveness_locks=liveness_locks,
+        )
+        self._connect_timeout = connect_timeout
+        self._server_settings = {
+            name: value
+            for name, value in _SERVER_SETTINGS.items()
+            if name not in self._settings.passed_keys
+        }
+        self._queries = Queries.for_schema(self._settings.schema)
+        # Commits are always announced, even by an instance that does not listen itself:
+        # a dispatch-only process must still wake other processes' idle Workers.
+        self._channel = notify_channel(self._settings.schema)
+        self._notifier = LocalNotifier()
+        self._own_pids: set[int] = set()
+        self._listener = NotificationListener(
+            self._connect, self._channel, self._notifier, self._own_pids
+        )
+        self._liveness = LivenessLocks(self._connect)
+        self._pool: asyncpg.Pool | None = None
+        self._pool_lock = asyncio.Lock()
+        self._checked = False
+        self._closed = False
+
+    def _is_closed(self) -> bool:
+        # A method, not the attribute, so type narrowing does not survive an await.
+        return self._closed
+
+    # --- configuration ------------------------------------------------------------------
+
+    @property
+    def schema(self) -> str:
+        """The schema this store's tables live in."""
+        return self._settings.schema
+
+    @property
+    def channel(self) -> str:
+        """The NOTIFY channel this deployment's commits are announced on."""
+        return self._channel
+
+    @property
+    def notifier(self) -> LocalNotifier:
+        """Signalled after this store's commits and, via LISTEN, other processes' commits.
+
+        Touching it starts the LISTEN connection in the background (when a loop is
+        running and ``listen`` is on); the first ``claim`` or ``read`` waits for it.
+        """
+        if self._settings.listen:
+            self._listener.start_soon()
+        return self._notifier
+
+    @property
+    def listening(self) -> bool:
+        """Whether the LISTEN connection is open right now."""
+        return self._listener.listening
+
+    async def start_listening(self) -> bool:
+        """Open the LISTEN connection now rather than on first claim or read.
+
+        Returns:
+            Whether the store is listening (False when ``listen`` is off or the
+            connection could not be made; waiters then fall back to their timeouts).
+        """
+        if not self._settings.listen:
+            return False
+        await self._ready()
+        return await self._listener.ensure()
+
+    # --- connections -------------------------------------------------------------------
+
+    async def _connect(self) -> "asyncpg.Connection":
+        """A dedicated connection outside the pool (LISTEN, liveness locks)."""
+        import asyncpg
+
+        try:
+            return await asyncpg.connect(
+                self._settings.dsn,
+                timeout=self._connect_timeout,
+                server_settings=self._server_settings,
+            )
+        except Exception as exc:
+            if is_connection_error(exc) or isinstance(exc, asyncpg.PostgresError):
+                raise unavailable(self._settings.address, exc, connecting=True) from exc
+            raise
+
+    async def _init_connection(self, conn: "asyncpg.Connection") -> None:
+        """Remember each pool connection's pid, so its own NOTIFYs are not echoed back."""
+        pid = conn.get_server_pid()
+        self._own_pids.add(pid)
+
+        def forget(_: object) -> None:
+            self._own_pids.discard(pid)
+
+        conn.add_termination_listener(forget)
+
+    def _current_pool(self) -> "asyncpg.Pool | None":
+        # Read through a method so narrowing from before an await does not stick.
+        return self._pool
+
+    async def _open_pool(self) -> "asyncpg.Pool":
+        if self._is_closed():
+            raise StoreUnavailable("this PostgresStore has been closed")
+        if self._pool is not None:
+            return self._pool
+        async with self._pool_lock:
+            opened = self._current_pool()
+            if opened is not None:
+                return opened
+            import asyncpg
+
+            try:
+                pool = await asyncpg.create_pool(
+                    self._settings.dsn,
+                    min_size=self._settings.min_size,
+                    max_size=self._settings.max_size,
+                    timeout=self._connect_timeout,
+                    server_settings=self._server_settings,
+                    init=self._init_connection,
+                    reset=_reset_nothing,
+                )
+            except Exception as exc:
+                if is_connection_error(exc) or isinstance(
+                    exc, (asyncpg.PostgresError, asyncpg.InterfaceError)
+                ):
+                    raise unavailable(self._settings.address, exc, connecting=True) from exc
+                raise
+            if self._is_closed():
+                await pool.close()
+                raise StoreUnavailable("this PostgresStore has been closed")
+            self._pool = pool
+            return pool
+
+    async def _ready(self) -> "asyncpg.Pool":
+        """The pool, after checking once that the schema is at a version we know."""
+        pool = self._pool
+        if pool is not None and self._checked:
+            return pool
+        pool = await self._open_pool()
+        if not self._checked:
+            found = await self._call(self._schema_version(pool))
+            if found is None or found < LATEST_VERSION:
+                at = "missing" if found is None else f"at version {found}"
+                raise SchemaNotMigrated(
+                    f"the psych schema {self.schema!r} at {self._settings.address} is {at}; "
+                    f"this release needs version {LATEST_VERSION}: run `await store.migrate()` "
+                    "or open the store with migrate=True"
+                )
+            if found > LATEST_VERSION:
+                raise self._too_new(found)
+            self._checked = True
+        return pool
+
+    async def _schema_version(self, pool: "asyncpg.Pool") -> int | None:
+        import asyncpg
+
+        try:
+            value = await pool.fetchval(self._queries.schema_version)
+        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
+            return None
+        return int(value)
+
+    def _too_new(self, found: int) -> SchemaTooNew:
+        return SchemaTooNew(
+            f"the psych schema {self.schema!r} at {self._settings.address} is at version "
+            f"{found}, newer than this release of psych-store-postgres knows "
+            f"({LATEST_VERSION}); upgrade the package"
+        )
+
+    async def _call(self, operation: Awaitable[_T]) -> _T:
+        """Await a driver call, turning a lost connection into ``StoreUnavailable``."""
+        try:
+            return await operation
+        except Exception as exc:
+            if is_connection_error(exc):
+                raise unavailable(self._settings.address, exc, connecting=False) from exc
+            raise
+
+    async def _warm_listener(self) -> None:
+        """Make sure a waiter that starts after this call hears later commits."""
+        if self._settings.listen and not self._listener.listening:
+            await self._listener.ensure()
+
+    # --- migrations --------------------------------------------------------------------
+
+    async def migrate(self) -> int:
+        """Bring the schema up to this release's version; safe to call any number of times.
+
+        Runs in one transaction under a transaction-level advisory lock keyed by the
+        schema, so concurrent migrations from several processes apply each step once.
+        Creates the schema when it does not exist.
+
+        Returns:
+            How many migrations were applied (0 when already current).
+
+        Raises:
+            SchemaTooNew: the schema was migrated by a newer release.
+            StoreUnavailable: the server cannot be reached.
+        """
+        pool = await self._open_pool()
+        applied = await self._call(self._migrate(pool))
+        self._checked = True
+        return applied
+
+    async def _migrate(self, pool: "asyncpg.Pool") -> int:
+        schema = self.schema
+        quoted = quote_ident(schema)
+        async with pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                f"psych_store_postgres:migrate:{schema}",
+            )
+            exists = await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema
+            )
+            if not exists:
+                await conn.execute(f"CREATE SCHEMA {quoted}")
+            await conn.execute(version_table_sql(schema))
+            current = int(
+                await conn.fetchval(
+                    f"SELECT coalesce(max(version), 0) FROM {quoted}.{VERSION_TABLE}"
+                )
+            )
+            if current > LATEST_VERSION:
+                raise self._too_new(current)
+            pending = [m for m in MIGRATIONS if m.version > current]
+            for migration in pending:
+                await conn.execute(migration.render(schema))
+                await conn.execute(
+                    f"INSERT INTO {quoted}.{VERSION_TABLE} (version, name) VALUES ($1, $2)",
+                    migration.version,
+                    migration.name,
+                )
+            return len(pending)
+
+    async def schema_version(self) -> int | None:
+        """The schema version recorded in the database, or None when never migrated."""
+        pool = await self._open_pool()
+        return await self._call(self._schema_version(pool))
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """See ``Store.append``: one round trip, all or nothing."""
+        _check_batch(run_id, expected_seq, records)
+        pool = await self._ready()
+        quoted_id = run_id_json(run_id)
+        types = [record.type for record in records]
+        bodies = [encode_record(record, quoted_id) for record in records]
+        status = await self._call(
+            pool.fetchval(
+                self._queries.append,
+                run_id,
+                expected_seq,
+                types,
+                bodies,
+                None if fence is None else fence.worker_id,
+                None if fence is None else fence.attempt_count,
+                self._channel,
+            )
+        )
+        if status == _APPENDED:
+            self._notifier.signal(run_id)
+        elif status == _NO_RUN:
+            raise RunNotFound(run_id)
+        elif status == _FENCE_REFUSED:
+            assert fence is not None
+            raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+        else:
+            raise SeqConflict(run_id, expected_seq)
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """See ``Store.read``; also opens the LISTEN connection on first use."""
+        if after < 0:
+            raise ValueError("after must not be negative")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must not be negative")
+        pool = await self._ready()
+        await self._warm_listener()
+        rows = await self._call(pool.fetch(self._queries.read, run_id, tenant, after, limit))
+        quoted_id = run_id_json(run_id)
+        return [decode_record(row[0], row[1], row[2], quoted_id) for row in rows]
+
+    async def head(self, run_id: RunId) -> int:
+        """See ``Store.head``: the last entry of the log's primary key, no scan."""
+        pool = await self._ready()
+        value = await self._call(pool.fetchval(self._queries.head, run_id))
+        return 0 if value is None else int(value)
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: Version) -> None:
+        """See ``Store.put_version``; stored as ``Version.export_json()``, first copy wins."""
+        pool = await self._ready()
+        await self._call(
+            pool.execute(
+                self._queries.put_version,
+                version.hash,
+                aware(version.published_at),
+                version.export_json(),
+            )
+        )
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """See ``Store.get_version``; the Spec is rehashed on the way out."""
+        pool = await self._ready()
+        document = await self._call(pool.fetchval(self._queries.get_version, version_hash))
+        return None if document is None else Version.import_json(document)
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """See ``Store.create_run``: header and ``run_admitted`` in one round trip."""
+        if admitted.run_id != header.run_id:
+            raise ValueError("the run_admitted record belongs to another Run")
+        if admitted.seq != 1:
+            raise ValueError("run_admitted must be written at seq 1")
+        pool = await self._ready()
+        row = await self._call(
+            pool.fetchrow(
+                self._queries.create_run,
+                header.run_id,
+                header.scope.tenant,
+                scope_json(header.scope),
+                header.version_hash,
+                header.state.value,
+                aware(header.created_at),
+                aware(header.deadline_at),
+                header.lease_holder,
+                maybe_aware(header.lease_expires_at),
+                header.idempotency_key,
+                header.attempt_count,
+                maybe_aware(header.runnable_at),
+                header.parent_run_id,
+                header.delegation_depth,
+                header.continues_run_id,
+                admitted.type,
+                encode_record(admitted, run_id_json(header.run_id)),
+                self._channel,
+                WORK,
+            )
+        )
+        if row is not None:
+            return Admission(header_from_row(row), created=False)
+        self._notifier.signal(header.run_id)
+        if header.state is RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+        return Admission(header, created=True)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """See ``Store.get_run``."""
+        pool = await self._ready()
+        row = await self._call(pool.fetchrow(self._queries.get_run, run_id, tenant))
+        return None if row is None else header_from_row(row)
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """See ``Store.claim``: one conditional UPDATE, exactly one winner.
+
+        The first claim for a worker id opens its liveness-lock connection (and the
+        store's LISTEN connection), so an idle Worker is listening before it first
+        waits.
+        """
+        pool = await self._ready()
+        await self._warm_listener()
+        key = await self._liveness.key_for(worker_id) if self._settings.liveness_locks else None
+        moment = aware(now)
+        row = await self._call(
+            pool.fetchrow(
+                self._queries.claim,
+                worker_id,
+                moment,
+                moment + timedelta(seconds=lease_seconds),
+                key,
+            )
+        )
+        return None if row is None else header_from_row(row)
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """See ``Store.renew``.
+
+        Also re-points the Run at this instance's liveness lock for the worker, taking
+        a new lock first if the old connection was lost, so a live Worker's Run stops
+        looking abandoned at its next heartbeat.
+        """
+        pool = await self._ready()
+        key = None
+        if self._settings.liveness_locks and self._liveness.knows(worker_id):
+            # Cheap when the lock connection is up; reopens it when it was lost.
+            key = await self._liveness.key_for(worker_id)
+        renewed = await self._call(
+            pool.fetchval(
+                self._queries.renew,
+                run_id,
+                worker_id,
+                aware(now) + timedelta(seconds=lease_seconds),
+                key,
+            )
+        )
+        return bool(renewed)
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """See ``Store.release``; signals the run key, and ``WORK`` when runnable again."""
+        pool = await self._ready()
+        released = await self._call(
+            pool.fetchval(
+                self._queries.release,
+                run_id,
+                worker_id,
+                RunState(state).value,
+                maybe_aware(runnable_at),
+                maybe_aware(deadline_at),
+                self._channel,
+                WORK,
+            )
+        )
+        if released:
+            self._notifier.signal(run_id)
+            if state is RunState.RUNNABLE:
+                self._notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """See ``Store.settle_inline``."""
+        pool = await self._ready()
+        settled = bool(
+            await self._call(pool.fetchval(self._queries.settle_inline, run_id, self._channel))
+        )
+        if settled:
+            self._notifier.signal(run_id)
+        return settled
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
+        pool = await self._ready()
+        status = await self._call(
+            pool.fetchval(
+                self._queries.set_runnable_at,
+                run_id,
+                maybe_aware(runnable_at),
+                self._channel,
+                WORK,
+            )
+        )
+        if status == _PARK_NO_RUN:
+            raise RunNotFound(run_id)
+        if status == _PARK_WOKE:
+            self._notifier.signal(WORK)
+
+    async def release_worker(self, worker_id: WorkerId) -> None:
+        """Close the liveness-lock connection held for ``worker_id``.
+
+        For long-lived processes that start and stop Workers under fresh ids while
+        keeping one store open. Runs the worker still holds become claimable by others
+        at once, so call it only once the Worker has stopped.
+        """
+        await self._liveness.release(worker_id)
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.expired_leases``.
+
+        Also lists running Runs whose holder's liveness lock is gone (the holding
+        process died), whatever their lease says; oldest expiry first.
+        """
+        pool = await self._ready()
+        rows = await self._call(pool.fetch(self._queries.expired_leases, aware(now), limit))
+        return [header_from_row(row) for row in rows]
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.overdue_deadlines``; earliest deadline first."""
+        pool = await self._ready()
+        rows = await self._call(pool.fetch(self._queries.overdue_deadlines, aware(now), limit))
+        return [header_from_row(row) for row in rows]
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close the pool, the LISTEN connection and every liveness-lock connection.
+
+        Closing the lock connections releases their locks: Runs this instance still
+        holds become claimable by other processes straight away.
+        """
+        if self._is_closed():
+            return
+        self._closed = True
+        await self._listener.close()
+        await self._liveness.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(pool.close(), timeout=5.0)
+
+
+async def _reset_nothing(conn: "asyncpg.Connection") -> None:
+    """Skip asyncpg's per-release reset query.
+
+    The store never leaves session state on a pool connection (no LISTEN, no advisory
+    lock, no SET, no cursor, and asyncpg itself rolls back a dangling transaction), so
+    the default reset would only add a round trip to every call.
+    """
+
+
+__all__ = ["PostgresStore", "notify_channel"]

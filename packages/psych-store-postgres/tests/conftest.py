@@ -1,0 +1,109 @@
+"""Fixtures shared by this package's tests: the test server's DSN and throwaway schemas.
+
+The server is required, never optional: when it cannot be reached every test that
+needs it fails (locally and in CI alike) rather than being skipped, so a broken setup
+can never pass as green.
+"""
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from psych_store_postgres import PostgresStore
+
+DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+StoreFactory = Callable[..., Awaitable[PostgresStore]]
+
+
+@pytest.fixture(scope="session")
+def dsn() -> str:
+    """The test server's URL, from PSYCH_TEST_POSTGRES_DSN or the local default."""
+    return os.environ.get(DSN_ENV, DEFAULT_DSN)
+
+
+def new_schema_name() -> str:
+    """A schema name no other test uses, so tests never see each other's rows."""
+    return f"psych_t_{secrets.token_hex(6)}"
+
+
+async def drop_schema(dsn: str, schema: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await conn.close()
+
+
+async def require_server(dsn: str) -> str:
+    """Return ``dsn`` once the server answers; fail the test (never skip) if it does not."""
+    try:
+        conn = await asyncpg.connect(dsn, timeout=5)
+    except Exception as exc:
+        pytest.fail(
+            f"PostgreSQL is required for these tests and {dsn!r} is unreachable ({exc}); "
+            f"start the server or point {DSN_ENV} at one"
+        )
+    await conn.close()
+    return dsn
+
+
+@pytest_asyncio.fixture
+async def server(dsn: str) -> str:
+    """The DSN, after proving the server answers; fails the test (never skips) if not."""
+    return await require_server(dsn)
+
+
+@pytest_asyncio.fixture
+async def schema(server: str) -> AsyncIterator[str]:
+    """A fresh schema name, dropped (with everything in it) after the test."""
+    name = new_schema_name()
+    yield name
+    await drop_schema(server, name)
+
+
+@pytest_asyncio.fixture
+async def extra_schema(server: str) -> AsyncIterator[Callable[[], str]]:
+    """Hands out more fresh schema names; all of them are dropped after the test."""
+    names: list[str] = []
+
+    def make() -> str:
+        names.append(new_schema_name())
+        return names[-1]
+
+    yield make
+    for name in names:
+        await drop_schema(server, name)
+
+
+@pytest_asyncio.fixture
+async def make_store(server: str, schema: str) -> AsyncIterator[StoreFactory]:
+    """Build stores on the test's schema; every store built is closed afterwards."""
+    made: list[PostgresStore] = []
+
+    async def make(
+        *,
+        migrate: bool = True,
+        schema_name: str | None = None,
+        listen: bool | None = None,
+        liveness_locks: bool | None = None,
+    ) -> PostgresStore:
+        store = PostgresStore(
+            server,
+            schema=schema_name or schema,
+            listen=listen,
+            liveness_locks=liveness_locks,
+        )
+        made.append(store)
+        if migrate:
+            await store.migrate()
+        return store
+
+    yield make
+    for store in made:
+        await store.close()

@@ -1,0 +1,108 @@
+"""Migrations on the real server: idempotent, safe under concurrency, refusing the future."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+import pytest
+
+from psych_contract import _data as data
+from psych_runtime import RunId, SchemaTooNew
+from psych_store_postgres import PostgresStore, SchemaNotMigrated
+from psych_store_postgres.migrations import LATEST_VERSION
+
+Factory = Callable[..., Awaitable[PostgresStore]]
+
+
+async def _tables(dsn: str, schema: str) -> set[str]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
+    finally:
+        await conn.close()
+    return {row["tablename"] for row in rows}
+
+
+async def test_migrate_creates_the_schema_and_its_tables(
+    make_store: Factory, server: str, schema: str
+) -> None:
+    store = await make_store(migrate=False)
+    assert await store.schema_version() is None
+    assert await store.migrate() == LATEST_VERSION
+    assert await store.schema_version() == LATEST_VERSION
+    assert {"psych_runs", "psych_records", "psych_versions", "psych_schema_version"} <= (
+        await _tables(server, schema)
+    )
+
+
+async def test_migrating_twice_is_a_no_op(make_store: Factory, server: str, schema: str) -> None:
+    store = await make_store(migrate=False)
+    assert await store.migrate() == LATEST_VERSION
+    tables = await _tables(server, schema)
+    assert await store.migrate() == 0
+    again = await make_store(migrate=False)
+    assert await again.migrate() == 0
+    assert await _tables(server, schema) == tables
+    conn = await asyncpg.connect(server)
+    try:
+        count = await conn.fetchval(f'SELECT count(*) FROM "{schema}".psych_schema_version')
+    finally:
+        await conn.close()
+    assert count == LATEST_VERSION
+
+
+async def test_concurrent_migrations_apply_each_step_once(make_store: Factory) -> None:
+    stores = [await make_store(migrate=False) for _ in range(4)]
+    applied = await asyncio.gather(*(store.migrate() for store in stores))
+    assert sorted(applied) == [0, 0, 0, LATEST_VERSION]
+    assert await stores[0].head(RunId("run_none")) == 0
+
+
+async def test_migrate_into_an_existing_empty_schema(
+    make_store: Factory, server: str, schema: str
+) -> None:
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+    finally:
+        await conn.close()
+    store = await make_store(migrate=False)
+    assert await store.migrate() == LATEST_VERSION
+
+
+async def test_an_unmigrated_schema_is_refused_on_first_use(make_store: Factory) -> None:
+    store = await make_store(migrate=False)
+    with pytest.raises(SchemaNotMigrated, match="migrate"):
+        await store.head(RunId("run_x"))
+
+
+async def test_a_newer_schema_is_refused_by_migrate_and_on_first_use(
+    make_store: Factory, server: str, schema: str
+) -> None:
+    await make_store()
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(
+            f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+            LATEST_VERSION + 1,
+            "from the future",
+        )
+    finally:
+        await conn.close()
+    newer_unaware = await make_store(migrate=False)
+    with pytest.raises(SchemaTooNew, match=str(LATEST_VERSION + 1)):
+        await newer_unaware.head(RunId("run_x"))
+    with pytest.raises(SchemaTooNew):
+        await newer_unaware.migrate()
+
+
+async def test_two_schemas_in_one_database_are_independent(
+    make_store: Factory, extra_schema: Callable[[], str]
+) -> None:
+    first = await make_store()
+    second = await make_store(schema_name=extra_schema())
+    run, admitted = data.admission()
+    await first.create_run(run, admitted)
+    assert await first.get_run(run.run_id) == run
+    assert await second.get_run(run.run_id) is None
+    assert await second.head(run.run_id) == 0
