@@ -112,14 +112,22 @@ class ModelError(PsychError):
         *,
         status_code: int | None = None,
         retry_after: float | None = None,
+        kind: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
+        self._kind = kind
 
     @property
     def kind(self) -> str:
-        """A short stable classifier recorded in the log."""
+        """A short stable classifier recorded in the log.
+
+        An explicit ``kind`` given at construction wins, so an adapter can name a
+        failure (``connection_error``, ``timeout``) without a subclass per cause.
+        """
+        if self._kind:
+            return self._kind
         if self.status_code is not None:
             return f"http_{self.status_code}"
         return type(self).__name__
@@ -138,6 +146,33 @@ class StreamIncomplete(TransientModelError):
     def kind(self) -> str:
         """Always ``stream_incomplete``."""
         return "stream_incomplete"
+
+
+class MalformedChunk(StreamIncomplete):
+    """A chunk of the stream could not be decoded.
+
+    Counted as a broken stream rather than a refusal: a garbled chunk is almost always
+    a proxy or connection fault, and the same request usually succeeds when sent again.
+    """
+
+    @property
+    def kind(self) -> str:
+        """Always ``malformed_chunk``."""
+        return "malformed_chunk"
+
+
+class ModelEgressDenied(ModelError):
+    """The egress policy refused the model endpoint, so no request was sent.
+
+    The agent loop only records ``ModelError``; this wrapper carries the policy's
+    refusal (kept as ``__cause__``) into the log as a permanent failure, because
+    asking again cannot change the policy's answer.
+    """
+
+    @property
+    def kind(self) -> str:
+        """Always ``egress_denied``."""
+        return "egress_denied"
 
 
 class StreamIdleTimeout(TransientModelError):
@@ -173,7 +208,9 @@ class ModelClient(Protocol):
 
 __all__ = [
     "ContextOverflow",
+    "MalformedChunk",
     "ModelClient",
+    "ModelEgressDenied",
     "ModelError",
     "ModelRequest",
     "ReasoningDelta",

@@ -5,11 +5,14 @@ reads never re-price. A model without a known price gets ``cost=None``: a zero w
 make incomplete metering look complete.
 """
 
+import json
 from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from functools import cache
+from importlib.resources import files
+from typing import Annotated, Final, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from psych_runtime.core.metering import Cost, CostSource, Usage
 
@@ -142,11 +145,76 @@ def resolve_cost(
     return compute_cost(model, usage, prices)
 
 
+DEFAULT_PRICE_CATALOGUE_VERSION: Final = "2026-12-01"
+"""The date of the bundled price list; check it before trusting ``DEFAULT_PRICES``."""
+
+_CATALOGUE_FILE = "default_prices.json"
+_PRICE_MAP = TypeAdapter(dict[str, ModelPrice])
+
+
+def load_price_table(text: str | bytes) -> StaticPriceTable:
+    """A table from catalogue JSON: ``{"prices": {model: {input, output, ...}}}``.
+
+    Rates are written as strings in the file so they reach ``Decimal`` without ever
+    being binary floats. The same format serves a consumer's own catalogue file.
+
+    Raises:
+        ValueError: the text is not JSON, or a price is not a valid ``ModelPrice``.
+    """
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("prices"), dict):
+        raise ValueError("a price catalogue is a JSON object with a 'prices' object")
+    return StaticPriceTable(_PRICE_MAP.validate_python(document["prices"]))
+
+
+@cache
+def _bundled() -> StaticPriceTable:
+    resource = files("psych_runtime.model").joinpath(_CATALOGUE_FILE)
+    return load_price_table(resource.read_bytes())
+
+
+class BundledPriceTable:
+    """The price list shipped with the library, read from disk the first time it is used.
+
+    Importing the package stays free of file IO; the first ``price_for`` pays for it
+    once per process.
+    """
+
+    @property
+    def table(self) -> StaticPriceTable:
+        """The loaded table."""
+        return _bundled()
+
+    def price_for(self, model: str) -> ModelPrice | None:
+        """See ``PriceResolver.price_for``."""
+        return _bundled().price_for(model)
+
+    def with_overrides(self, overrides: Mapping[str, ModelPrice]) -> StaticPriceTable:
+        """The bundled prices with ``overrides`` consulted first."""
+        return _bundled().with_overrides(overrides)
+
+    def __repr__(self) -> str:
+        return f"BundledPriceTable(catalogue_version={DEFAULT_PRICE_CATALOGUE_VERSION!r})"
+
+
+DEFAULT_PRICES: Final = BundledPriceTable()
+"""A few well-known models at list price (see ``DEFAULT_PRICE_CATALOGUE_VERSION``).
+
+Meant for trying the library out. Prices change and this list is short, so a
+deployment that reports money should pass its own ``StaticPriceTable``, or
+``DEFAULT_PRICES.with_overrides(...)`` with its negotiated rates.
+"""
+
+
 __all__ = [
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICE_CATALOGUE_VERSION",
+    "BundledPriceTable",
     "CostPolicy",
     "ModelPrice",
     "PriceResolver",
     "StaticPriceTable",
     "compute_cost",
+    "load_price_table",
     "resolve_cost",
 ]

@@ -1,0 +1,245 @@
+"""A ModelClient for any server that speaks OpenAI's chat-completions API.
+
+That covers OpenAI itself and most of what sits in front of other models: LiteLLM and
+similar proxies, vLLM, OpenRouter, Ollama. The client streams every call, reads the
+server-sent events with ``psych_runtime.model.sse`` and never opens a connection of
+its own: all traffic goes through the ``HttpTransport`` it is given, so the egress
+policy sees every request.
+"""
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+
+import httpx
+
+from psych_runtime.core.scope import Scope
+from psych_runtime.model.egress import EgressDenied
+from psych_runtime.model.openai_wire import MaxTokensField, StreamTally, read_chunk, request_body
+from psych_runtime.model.port import (
+    MalformedChunk,
+    ModelError,
+    ModelRequest,
+    StreamDone,
+    StreamEvent,
+    StreamIncomplete,
+)
+from psych_runtime.model.sse import SseEvent, SseParser
+from psych_runtime.model.transient import error_from_exception, error_from_status, error_in_stream
+from psych_runtime.model.transport import HttpTransport
+
+logger = logging.getLogger(__name__)
+
+_ERROR_BODY_BYTES = 64 * 1024
+_DONE = "[DONE]"
+
+
+class OpenAICompatibleClient:
+    """Streams chat completions from an OpenAI-compatible endpoint.
+
+    Args:
+        base_url: the API root, such as ``https://api.openai.com/v1``. Completions are
+            POSTed to ``/chat/completions`` under it; the model list is read from
+            ``/models``.
+        transport: the egress seam every request goes through.
+        scope: the tenant this client acts for; every egress check receives it.
+        api_key: sent as a bearer token when set. Proxies that authenticate at the
+            network layer need none.
+        headers: extra headers for every request (a tenant or routing header for a
+            proxy); they are applied last and may replace the defaults.
+        organization: sent as ``OpenAI-Organization`` when set.
+        max_tokens_field: the body field that carries ``max_output_tokens``. Current
+            OpenAI models want ``max_completion_tokens``; some older servers only know
+            ``max_tokens``.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        transport: HttpTransport,
+        scope: Scope,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        organization: str | None = None,
+        max_tokens_field: MaxTokensField = "max_completion_tokens",
+    ) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._transport = transport
+        self._scope = scope
+        self._max_tokens_field: MaxTokensField = max_tokens_field
+        defaults = {"Accept": "text/event-stream"}
+        if api_key:
+            defaults["Authorization"] = f"Bearer {api_key}"
+        if organization:
+            defaults["OpenAI-Organization"] = organization
+        self._headers = {**defaults, **(headers or {})}
+        self._models: frozenset[str] | None = None
+        self._models_lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        # Spelled out so the API key in the headers never lands in a log line.
+        return f"OpenAICompatibleClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
+
+    def _timeout(self, idle_seconds: float) -> httpx.Timeout:
+        # httpx's read timeout is exactly "no bytes for this long", which is what the
+        # idle timeout means; waiting for the response headers counts as idle too.
+        base = self._transport.timeout
+        return httpx.Timeout(
+            connect=base.connect,
+            read=idle_seconds if idle_seconds > 0 else None,
+            write=base.write,
+            pool=base.pool,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Send ``request`` and yield its deltas, then one ``StreamDone``.
+
+        Raises:
+            TransientModelError: 408/425/429/5xx, network failures, timeouts.
+            StreamIdleTimeout: no bytes for ``request.idle_timeout_seconds``.
+            StreamIncomplete: the stream ended before the model finished.
+            MalformedChunk: a chunk that is not a JSON object.
+            ContextOverflow: the provider said the prompt is too long.
+            ModelEgressDenied: the egress policy refused the endpoint.
+            ModelError: any other refusal (400, 401, 403, 404, 422...).
+        """
+        body = request_body(request, max_tokens_field=self._max_tokens_field)
+        reading = False
+        try:
+            async with self._transport.stream(
+                "POST",
+                f"{self._base_url}/chat/completions",
+                scope=self._scope,
+                headers=self._headers,
+                json=body,
+                timeout=self._timeout(request.idle_timeout_seconds),
+            ) as response:
+                if response.status_code >= 400:
+                    raise error_from_status(
+                        response.status_code, response.headers, await _error_body(response)
+                    )
+                if response.status_code != 200:
+                    raise ModelError(
+                        f"model endpoint answered HTTP {response.status_code}, expected 200",
+                        status_code=response.status_code,
+                    )
+                reading = True
+                async for event in _events(response, request.model):
+                    yield event
+        except (httpx.HTTPError, EgressDenied) as error:
+            raise error_from_exception(
+                error, streaming=reading, idle_seconds=request.idle_timeout_seconds
+            ) from error
+
+    async def known_models(self) -> frozenset[str]:
+        """The model ids ``{base_url}/models`` lists, fetched once and then cached.
+
+        An empty set means "unknown, do not check": publishing should not fail because
+        a proxy hides its model list or was briefly unreachable. Failures are logged
+        and not cached, so a later call tries again.
+        """
+        async with self._models_lock:
+            # Under the lock, so concurrent first callers share one request.
+            if self._models is not None:
+                return self._models
+            models = await self._fetch_models()
+            if models:
+                self._models = models
+            return models
+
+    async def _fetch_models(self) -> frozenset[str]:
+        url = f"{self._base_url}/models"
+        headers = {**self._headers, "Accept": "application/json"}
+        try:
+            response = await self._transport.request("GET", url, scope=self._scope, headers=headers)
+            if response.status_code != 200:
+                logger.warning("listing models at %s answered HTTP %s", url, response.status_code)
+                return frozenset()
+            payload = response.json()
+        except (httpx.HTTPError, EgressDenied, ValueError) as error:
+            logger.warning("could not list models at %s: %s", url, error)
+            return frozenset()
+        entries = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(entries, list):
+            logger.warning("the model list at %s has no 'data' array", url)
+            return frozenset()
+        return frozenset(
+            entry["id"]
+            for entry in entries
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]
+        )
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error response's body; enough to classify it, bounded in size."""
+    collected = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            collected += piece
+            if len(collected) >= _ERROR_BODY_BYTES:
+                break
+    except httpx.HTTPError:
+        # The status alone still classifies the failure.
+        pass
+    return collected[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+
+
+def _decode(event: SseEvent) -> dict[str, object]:
+    try:
+        chunk = json.loads(event.data)
+    except ValueError:
+        preview = event.data[:120]
+        raise MalformedChunk(f"the model sent a chunk that is not JSON: {preview!r}") from None
+    if not isinstance(chunk, dict):
+        raise MalformedChunk(f"the model sent a chunk that is not an object: {event.data[:120]!r}")
+    return chunk
+
+
+def _interpret(sse: SseEvent, tally: StreamTally, model: str) -> list[StreamEvent] | None:
+    """The events one SSE event carries, or None for the end-of-stream marker."""
+    if sse.data.strip() == _DONE:
+        return None
+    chunk = _decode(sse)
+    if sse.event == "error" or chunk.get("error"):
+        raise error_in_stream(chunk if "error" in chunk else {"error": chunk})
+    return read_chunk(chunk, tally, model)
+
+
+async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamEvent]:
+    """Turn the body's server-sent events into stream events, ending with StreamDone.
+
+    The finish reason arrives before the usage chunk, so the stream is read on to the
+    ``[DONE]`` marker (or the end of the body) before ``StreamDone`` is produced. Only
+    a body that ends with neither a marker nor a finish reason counts as cut off.
+    """
+    parser = SseParser()
+    tally = StreamTally()
+    marker = False
+    async for raw in response.aiter_bytes():
+        for sse in parser.feed(raw):
+            events = _interpret(sse, tally, model)
+            if events is None:
+                marker = True
+                break
+            for event in events:
+                yield event
+        if marker:
+            break
+    if not marker:
+        for sse in parser.close():
+            events = _interpret(sse, tally, model)
+            if events is None:
+                marker = True
+                break
+            for event in events:
+                yield event
+    if not marker and tally.finish_reason is None:
+        cut = " in the middle of an event" if parser.truncated else ""
+        raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")
+    finish = tally.finish_reason or ("tool_calls" if tally.saw_tool_call else "stop")
+    yield StreamDone(finish_reason=finish, usage=tally.usage, cost=tally.cost, model=tally.model)
+
+
+__all__ = ["OpenAICompatibleClient"]

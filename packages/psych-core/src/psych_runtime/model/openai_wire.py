@@ -1,0 +1,247 @@
+"""The OpenAI chat-completions wire format, in both directions, without any IO.
+
+Kept apart from the client so the mapping can be tested on plain dicts: what a request
+body looks like for a given ``ModelRequest``, and which stream events and usage one
+decoded chunk stands for.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from pydantic import JsonValue
+
+from psych_runtime.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from psych_runtime.core.metering import Cost, CostSource, Usage
+from psych_runtime.model.port import (
+    ModelRequest,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
+
+MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def message_json(message: Message) -> dict[str, JsonValue]:
+    """One conversation message in the provider's shape."""
+    if isinstance(message, SystemMessage | UserMessage):
+        return {"role": message.role, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        out: dict[str, JsonValue] = {"role": "assistant"}
+        if message.tool_calls:
+            # Providers accept a null content next to tool calls; an empty string is
+            # refused by some of them.
+            out["content"] = message.content or None
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                }
+                for call in message.tool_calls
+            ]
+        else:
+            out["content"] = message.content
+        return out
+    result: ToolResultMessage = message
+    return {"role": "tool", "tool_call_id": result.tool_call_id, "content": result.content}
+
+
+def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
+    """One tool as a function definition with its JSON Schema."""
+    function: dict[str, JsonValue] = {"name": tool.name}
+    if tool.description:
+        function["description"] = tool.description
+    # A function without a schema still needs one; "an object with no properties" is
+    # what providers expect for a tool that takes no arguments.
+    function["parameters"] = (
+        dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+    )
+    return {"type": "function", "function": function}
+
+
+def request_body(
+    request: ModelRequest, *, max_tokens_field: MaxTokensField = "max_completion_tokens"
+) -> dict[str, JsonValue]:
+    """The JSON body of a streaming chat-completions request.
+
+    Keys always appear in the same order, messages and tools in the order the request
+    gives them (the loop puts the system message first and fixes the tool list for the
+    turn), so two requests that share a prefix serialise to bytes that share it too and
+    a provider's prompt cache keeps matching. Optional sampling fields are sent only
+    when set, leaving the provider's defaults alone otherwise; ``extra`` goes last and
+    may override anything.
+    """
+    body: dict[str, JsonValue] = {
+        "model": request.model,
+        "messages": [message_json(m) for m in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [tool_json(t) for t in request.tools]
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.max_output_tokens is not None:
+        body[max_tokens_field] = request.max_output_tokens
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
+    if request.stop:
+        body["stop"] = list(request.stop)
+    body.update(request.extra)
+    return body
+
+
+@dataclass
+class StreamTally:
+    """What the chunks of one stream have said so far, beyond their deltas."""
+
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    cost: Cost | None = None
+    model: str | None = None
+    saw_tool_call: bool = False
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(int(value), 0)
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def usage_from(raw: Mapping[str, object]) -> Usage:
+    """Our ``Usage`` from a provider's usage object.
+
+    ``prompt_tokens`` counts the whole prompt, cached part included, so the cache
+    reads and writes are taken out of it to leave the uncached input. Both OpenAI's
+    field names (``prompt_tokens_details``) and the Anthropic-style ones that proxies
+    pass through (``cache_read_input_tokens``, ``cache_creation_input_tokens``) are
+    understood. Reasoning tokens are recorded for visibility; they are already part of
+    ``completion_tokens``.
+    """
+    details = _mapping(raw.get("prompt_tokens_details"))
+    cache_read = _count(details.get("cached_tokens")) or _count(raw.get("cache_read_input_tokens"))
+    cache_write = (
+        _count(details.get("cache_creation_tokens"))
+        or _count(details.get("cache_write_tokens"))
+        or _count(raw.get("cache_creation_input_tokens"))
+    )
+    split = _mapping(raw.get("cache_creation")) or _mapping(details.get("cache_creation"))
+    one_hour = min(_count(split.get("ephemeral_1h_input_tokens")), cache_write)
+    if "prompt_tokens" in raw:
+        uncached = max(_count(raw.get("prompt_tokens")) - cache_read - cache_write, 0)
+    else:
+        uncached = _count(raw.get("input_tokens"))
+    output = _count(raw.get("completion_tokens")) or _count(raw.get("output_tokens"))
+    completion = _mapping(raw.get("completion_tokens_details"))
+    return Usage(
+        input=uncached,
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        cache_write_1h=one_hour,
+        reasoning=_count(completion.get("reasoning_tokens")),
+    )
+
+
+def provider_cost(raw: Mapping[str, object], model: str) -> Cost | None:
+    """A cost the provider put in its usage object (``usage.cost``, in USD), if any."""
+    value = raw.get("cost")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    if not amount.is_finite() or amount < 0:
+        return None
+    return Cost(amount=amount, currency="USD", model=model, source=CostSource.PROVIDER)
+
+
+def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> list[StreamEvent]:
+    """The events one decoded chunk carries; finish, usage and cost go into ``tally``.
+
+    Only the first choice is read: the client never asks for more than one.
+    """
+    events: list[StreamEvent] = []
+    answered_by = chunk.get("model")
+    if isinstance(answered_by, str) and answered_by:
+        tally.model = answered_by
+    usage = chunk.get("usage")
+    if isinstance(usage, Mapping):
+        tally.usage = usage_from(usage)
+        tally.cost = provider_cost(usage, tally.model or model) or tally.cost
+    choices = chunk.get("choices")
+    if not isinstance(choices, list):
+        return events
+    for choice in choices:
+        if not isinstance(choice, Mapping) or _count(choice.get("index")) != 0:
+            continue
+        delta = _mapping(choice.get("delta"))
+        for name in _REASONING_FIELDS:
+            reasoning = delta.get(name)
+            if isinstance(reasoning, str) and reasoning:
+                events.append(ReasoningDelta(text=reasoning))
+                break
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            events.append(TextDelta(text=content))
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            events.extend(_tool_call_deltas(calls, tally))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            tally.finish_reason = finish
+    return events
+
+
+def _tool_call_deltas(calls: list[object], tally: StreamTally) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    for position, call in enumerate(calls):
+        if not isinstance(call, Mapping):
+            continue
+        index = call.get("index")
+        function = _mapping(call.get("function"))
+        call_id = call.get("id")
+        name = function.get("name")
+        arguments = function.get("arguments")
+        events.append(
+            ToolCallDelta(
+                index=_count(index) if isinstance(index, int) else position,
+                id=call_id if isinstance(call_id, str) and call_id else None,
+                name=name if isinstance(name, str) and name else None,
+                arguments=arguments if isinstance(arguments, str) else "",
+            )
+        )
+        tally.saw_tool_call = True
+    return events
+
+
+__all__ = [
+    "MaxTokensField",
+    "StreamTally",
+    "message_json",
+    "provider_cost",
+    "read_chunk",
+    "request_body",
+    "tool_json",
+    "usage_from",
+]

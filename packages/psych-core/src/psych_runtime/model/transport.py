@@ -1,0 +1,176 @@
+"""The egress seam: the only place in the library that opens HTTP connections.
+
+Everything that talks HTTP (the model client, HTTP tools, MCP) is handed an
+``HttpTransport`` instead of building a client of its own. A policy enforced at one
+call site out of several would be worse than none, because people would rely on it;
+``tests/unit/model/test_egress_seam.py`` fails the build when another module opens a
+connection itself.
+
+Redirects are never followed automatically: each hop would be a new destination the
+policy never saw. A caller that wants to follow one makes a second request, which is
+checked like the first.
+"""
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self
+
+import httpx
+from pydantic import JsonValue
+
+from psych_runtime.core.scope import Scope
+from psych_runtime.model.egress import EgressDecider, EgressPolicy, check_egress
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=30.0, write=30.0, pool=10.0)
+"""Timeouts used when neither the transport nor the call says otherwise."""
+
+Timeout = httpx.Timeout | float | None
+
+
+class HttpTransport:
+    """One ``httpx.AsyncClient`` behind an egress check.
+
+    Args:
+        policy: consulted before every request; None means ``EgressPolicy()``, which
+            refuses private and loopback destinations. Any callable
+            ``(scope, url) -> EgressDecision`` (sync or async) works too.
+        client: an existing client to send through, e.g. one configured with a proxy
+            or custom TLS. The transport does not close a client it was given.
+        timeout: the default timeouts of requests that do not set their own. A plain
+            number applies to every phase; None disables timeouts.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: EgressPolicy | EgressDecider | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: Timeout = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._policy: EgressPolicy | EgressDecider = (
+            policy if policy is not None else EgressPolicy()
+        )
+        self._client = client
+        self._owns_client = client is None
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._closed = False
+
+    @property
+    def policy(self) -> EgressPolicy | EgressDecider:
+        """The policy every request is checked against."""
+        return self._policy
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        """The default timeouts, so a caller can override one phase and keep the rest."""
+        return self._timeout
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._closed:
+            raise RuntimeError("this HttpTransport has been closed")
+        if self._client is None:
+            # Created on first use so constructing a transport (say, in a module-level
+            # Runtime) never needs a running event loop.
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+        return self._client
+
+    def _timeout_for(self, timeout: Timeout) -> httpx.Timeout:
+        if timeout is None:
+            return self._timeout
+        return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+
+    async def request(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        *,
+        scope: Scope,
+        headers: Mapping[str, str] | None = None,
+        json: JsonValue = None,
+        content: bytes | str | None = None,
+        timeout: Timeout = None,
+    ) -> httpx.Response:
+        """Send one request and read its whole response.
+
+        Args:
+            method: the HTTP method.
+            url: the destination, checked against the policy first.
+            scope: the tenant the request is made for, passed to the policy.
+            headers: request headers.
+            json: a JSON body; ignored when None.
+            content: a raw body, for callers that serialise their own.
+            timeout: overrides the transport's default timeouts for this call.
+
+        Raises:
+            EgressDenied: the policy refused the destination; nothing was sent.
+            httpx.HTTPError: the request itself failed.
+        """
+        target = httpx.URL(url)
+        await check_egress(self._policy, scope, target)
+        client = self._http()
+        request = client.build_request(
+            method,
+            target,
+            headers=dict(headers or {}),
+            json=json,
+            content=content,
+            timeout=self._timeout_for(timeout),
+        )
+        return await client.send(request, follow_redirects=False)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        *,
+        scope: Scope,
+        headers: Mapping[str, str] | None = None,
+        json: JsonValue = None,
+        content: bytes | str | None = None,
+        timeout: Timeout = None,
+    ) -> AsyncIterator[httpx.Response]:
+        """Send one request and yield the response before its body has been read.
+
+        The body is consumed incrementally (``aiter_bytes``); the response is closed
+        when the block exits, however it exits. Arguments and errors are those of
+        ``request``.
+        """
+        target = httpx.URL(url)
+        await check_egress(self._policy, scope, target)
+        client = self._http()
+        request = client.build_request(
+            method,
+            target,
+            headers=dict(headers or {}),
+            json=json,
+            content=content,
+            timeout=self._timeout_for(timeout),
+        )
+        response = await client.send(request, stream=True, follow_redirects=False)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client this transport created; a client passed in stays open."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None and self._owns_client:
+            await client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+__all__ = ["DEFAULT_TIMEOUT", "HttpTransport"]
