@@ -9,6 +9,7 @@ registration hooks; an installed distribution exposes it with one entry point::
 Stores are then opened by URL, whatever plugin provides them::
 
     store = await open_store("memory://")
+    blobs = await open_blob_store("file:///var/lib/psych/blobs")
 
 Set ``PSYCH_DISABLE_PLUGIN_AUTOLOAD=1`` to skip discovery and call
 ``register_plugin`` yourself.
@@ -23,6 +24,7 @@ from psych_runtime.plugins.backends import (
     TelemetryBackend,
     ToolSourceBackend,
 )
+from psych_runtime.plugins.blob_urls import blob_store_scheme, open_blob_store
 from psych_runtime.plugins.collect import (
     Registered,
     blob_store_backends,
@@ -39,6 +41,7 @@ from psych_runtime.plugins.errors import (
     InvalidPlugin,
     PluginError,
     PluginLoadError,
+    UnknownBlobStoreScheme,
     UnknownStoreScheme,
 )
 from psych_runtime.plugins.hookspecs import hookimpl, hookspec
@@ -72,15 +75,18 @@ __all__ = [
     "StoreBackend",
     "TelemetryBackend",
     "ToolSourceBackend",
+    "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
     "autoload_disabled",
     "autoload_enabled",
     "blob_store_backends",
+    "blob_store_scheme",
     "doctor_checks",
     "get_plugin_manager",
     "hookimpl",
     "hookspec",
     "loaded_plugins",
+    "open_blob_store",
     "open_store",
     "register_plugin",
     "registrations",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from psych_runtime.blob.port import BlobStore
     from psych_runtime.store.port import Store
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
@@ -70,22 +71,20 @@ class StoreBackend:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlobStoreBackend:
-    """A blob store a plugin offers, keyed by the URL schemes it opens.
-
-    ``open`` returns ``object`` for now: the BlobStore port is not defined yet, and a
-    looser type today lets plugins register blob stores without a later API break.
+    """A BlobStore implementation a plugin offers, keyed by the URL schemes it opens.
 
     Attributes:
         name: a short label for the backend.
-        schemes: URL schemes this backend opens, lower case.
-        open: async factory called as ``await open(url, **options)``.
+        schemes: URL schemes this backend opens, lower case, e.g. ``("s3",)``.
+        open: async factory called as ``await open(url, **options)``; it returns a
+            ``psych_runtime.blob.port.BlobStore``. Import the driver inside it.
         package: the distribution that ships the backend.
         description: one line for humans.
     """
 
     name: str
     schemes: tuple[str, ...]
-    open: Callable[..., Awaitable[object]]
+    open: Callable[..., Awaitable["BlobStore"]]
     package: str
     description: str = ""
 

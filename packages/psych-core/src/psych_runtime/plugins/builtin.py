@@ -1,4 +1,4 @@
-"""The core's own plugin: the in-memory Store.
+"""The core's own plugin: the in-memory Store and the in-memory and file BlobStores.
 
 psych-runtime reaches this module through its own ``psych_runtime`` entry point, the
 same path a third-party plugin takes, so the built-in backend has no privileges a
@@ -7,11 +7,19 @@ third party lacks and turning autoload off removes it too.
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
-from psych_runtime.plugins.backends import DoctorCheck, DoctorResult, StoreBackend
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    DoctorResult,
+    StoreBackend,
+)
 from psych_runtime.plugins.hookspecs import hookimpl
+from psych_runtime.store.errors import InvalidStoreUrl
 
 if TYPE_CHECKING:
+    from psych_runtime.blob.port import BlobStore
     from psych_runtime.store.port import Store
 
 PSYCH_PLUGIN_API = 1
@@ -35,6 +43,63 @@ async def open_memory_store(url: str, **options: object) -> "Store":
     return InMemoryStore()
 
 
+async def open_memory_blob_store(url: str, **options: object) -> "BlobStore":
+    """Return a new, empty in-memory BlobStore (one per call, like ``memory://`` stores).
+
+    Raises:
+        TypeError: options were given; this blob store has none.
+    """
+    if options:
+        raise TypeError(
+            f"the memory blob store takes no options, got: {', '.join(sorted(options))}"
+        )
+    from psych_runtime.blob.memory import InMemoryBlobStore  # deferred: keep loading cheap
+
+    return InMemoryBlobStore()
+
+
+def file_blob_root(url: str) -> str:
+    """The directory a ``file:///absolute/dir`` URL names.
+
+    Only local absolute paths are accepted: a host part or a relative path would make
+    where the bytes land depend on something other than the URL itself.
+
+    Raises:
+        InvalidStoreUrl: the URL names a host, a relative path, a query or a fragment.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "file":
+        raise InvalidStoreUrl(f"not a file:// URL: {url!r}")
+    if parts.netloc not in ("", "localhost"):
+        raise InvalidStoreUrl(
+            f"file blob store URL {url!r} names host {parts.netloc!r}; "
+            "write a local directory as file:///absolute/dir"
+        )
+    if parts.query or parts.fragment:
+        raise InvalidStoreUrl(f"file blob store URL {url!r} cannot carry a query or fragment")
+    path = unquote(parts.path)
+    if not path.startswith("/"):
+        raise InvalidStoreUrl(
+            f"file blob store URL {url!r} needs an absolute directory: file:///absolute/dir"
+        )
+    return path
+
+
+async def open_file_blob_store(url: str, **options: object) -> "BlobStore":
+    """Return a FileBlobStore rooted at the directory the URL names.
+
+    Raises:
+        InvalidStoreUrl: see ``file_blob_root``.
+        TypeError: options were given; this blob store has none.
+    """
+    if options:
+        raise TypeError(f"the file blob store takes no options, got: {', '.join(sorted(options))}")
+    root = file_blob_root(url)
+    from psych_runtime.blob.filesystem import FileBlobStore  # deferred: keep loading cheap
+
+    return FileBlobStore(root)
+
+
 def _memory_store_importable() -> DoctorResult:
     try:
         from psych_runtime.store.memory import InMemoryStore  # noqa: F401
@@ -53,6 +118,29 @@ def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
             open=open_memory_store,
             package=_PACKAGE,
             description="In-process store for tests and demos; not durable.",
+        )
+    )
+
+
+@hookimpl
+def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
+    """Offer the in-memory BlobStore under ``memory://`` and a directory under ``file://``."""
+    register(
+        BlobStoreBackend(
+            name="memory",
+            schemes=("memory",),
+            open=open_memory_blob_store,
+            package=_PACKAGE,
+            description="In-process blob store for tests and demos; not durable.",
+        )
+    )
+    register(
+        BlobStoreBackend(
+            name="file",
+            schemes=("file",),
+            open=open_file_blob_store,
+            package=_PACKAGE,
+            description="One file per blob under a local or mounted directory.",
         )
     )
 

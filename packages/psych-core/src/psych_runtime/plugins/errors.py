@@ -95,11 +95,45 @@ class UnknownStoreScheme(PsychError, ValueError):
         self.available = available
 
 
+class UnknownBlobStoreScheme(PsychError, ValueError):
+    """No installed plugin opens blob store URLs with this scheme.
+
+    Attributes:
+        scheme: the scheme that was asked for.
+        package: the first-party distribution that provides it, when one does.
+        available: the schemes the loaded plugins do provide.
+    """
+
+    def __init__(
+        self,
+        scheme: str,
+        available: tuple[str, ...],
+        package: str | None,
+        *,
+        autoload: bool = True,
+    ) -> None:
+        if package is not None:
+            hint = f"install {package} (pip install {package}) to open {scheme}:// blob URLs"
+        else:
+            listing = ", ".join(available) if available else "none"
+            hint = f"no installed plugin provides it; blob store schemes available: {listing}"
+        if not autoload:
+            hint += (
+                "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
+                "are only used once registered by hand"
+            )
+        super().__init__(f"unknown blob store scheme {scheme!r}: {hint}")
+        self.scheme = scheme
+        self.package = package
+        self.available = available
+
+
 __all__ = [
     "DuplicateBackend",
     "IncompatiblePlugin",
     "InvalidPlugin",
     "PluginError",
     "PluginLoadError",
+    "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
 ]

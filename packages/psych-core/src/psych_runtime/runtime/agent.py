@@ -10,6 +10,16 @@ Each turn is written at its durable points and no more often:
 
 A tool never starts before its ``tool_call_started`` is durable, so after a crash every
 call is either known to have finished or visibly in doubt.
+
+Large results: a result above the Spec's ``large_result_bytes`` is elided for the model
+(handle, size and preview) and one above the Runtime's ``blob_offload_bytes`` is written
+to the BlobStore before its ``tool_call_finished``; see ``runtime/offload.py``. Once the
+Run has issued a handle, the built-in ``read_tool_output`` is offered to page through it.
+A model-issued read naming a handle this Run never issued cannot be logged as asked (the
+log would be corrupt, since such a start record is what ``invalid_deferred_handle``
+forbids), so its start record carries the handle under ``unissued_handle`` instead of
+``handle`` and the call is failed ``unknown_handle``: every argument stays visible in
+the log, and the model is told plainly that the handle does not exist.
 """
 
 import asyncio
@@ -41,6 +51,7 @@ from psych_runtime.core.records import (
     ToolOutcome,
     TurnStarted,
 )
+from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.model.port import ModelError, ModelRequest
 from psych_runtime.model.pricing import resolve_cost
@@ -49,10 +60,17 @@ from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import AssembledCall, call_model
+from psych_runtime.runtime.offload import ResultNotKept, keep_result
+from psych_runtime.runtime.output_reader import (
+    OutputReader,
+    ResultNotReadable,
+    unknown_handle_message,
+)
 from psych_runtime.runtime.prompt import system_prompt, withheld_advisory
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 from psych_runtime.tools.narrowing import narrow
+from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
 
 if TYPE_CHECKING:
     from psych_runtime.runtime.runtime import Runtime
@@ -64,6 +82,9 @@ ORPHANED_MESSAGE = (
 
 
 _EMPTY_USAGE = Usage()
+
+UNISSUED_HANDLE_ARGUMENT = "unissued_handle"
+"""Where a ``read_tool_output`` start record keeps a handle this Run never issued."""
 
 
 class _Next(Enum):
@@ -100,6 +121,9 @@ class AgentLoop:
         self._conversation = Conversation()
         self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
         self._code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
+        self._reader = OutputReader(
+            blob=runtime.blob, tenant=journal.scope.tenant, run_id=journal.run_id
+        )
 
     async def run(self) -> None:
         """Settle what a previous Attempt left dangling, then take turns until done."""
@@ -164,9 +188,9 @@ class AgentLoop:
             return
         for call in list(state.open_tool_calls.values()):
             registered = self._runtime.registry.get(call.tool)
-            if call.safe_to_retry and registered is not None:
+            if call.safe_to_retry and (registered is not None or call.tool == READ_TOOL_OUTPUT):
                 executed = await self._execute(call.call_id, call.tool, call.arguments)
-                self._finish(call.call_id, executed)
+                await self._finish(call.call_id, call.tool, executed)
                 continue
             self._journal.stage(
                 ToolCallFinished,
@@ -187,16 +211,20 @@ class AgentLoop:
             permitted=None,
             withheld=withheld,
         )
+        # The reader is only worth its tokens once there is something to read.
+        reader_offered = bool(state.result_handles)
         advisories = [
             withheld_advisory(tool, state.failure_streaks[tool])
             for tool in sorted(withheld)
-            if tool in self._code_tools
+            if tool in self._code_tools or (reader_offered and tool == READ_TOOL_OUTPUT)
         ]
         definitions = tuple(
             tool.definition()
             for name in names
             if (tool := self._runtime.registry.get(name)) is not None
         )
+        if reader_offered and READ_TOOL_OUTPUT not in withheld:
+            definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         return definitions, advisories
 
     def _messages(self, prompt: str) -> tuple[Message, ...]:
@@ -328,11 +356,13 @@ class AgentLoop:
         self, turn: int, calls: Sequence[AssembledCall], ids: Sequence[ToolCallId], why: str
     ) -> None:
         for call, call_id in zip(calls, ids, strict=True):
+            name = call.name or "unnamed"
+            arguments, _ = self._recorded_arguments(name, _parse_arguments(call.arguments)[0] or {})
             self._journal.stage(
                 ToolCallStarted,
                 call_id=call_id,
-                tool=call.name or "unnamed",
-                arguments=_parse_arguments(call.arguments)[0] or {},
+                tool=name,
+                arguments=arguments,
                 turn=turn,
                 interruptible=self._interruptible.get(call.name, True),
             )
@@ -342,6 +372,23 @@ class AgentLoop:
                 outcome=ToolOutcome.ERROR,
                 failure=_failure("not_executed", why),
             )
+
+    def _recorded_arguments(
+        self, name: str, arguments: JsonObject
+    ) -> tuple[JsonObject, str | None]:
+        """The arguments a start record may carry, and a handle this Run never issued.
+
+        The reducer treats a model-issued ``read_tool_output`` of an unissued handle as
+        a corrupt log, so such a handle is recorded under ``unissued_handle`` instead.
+        """
+        if name != READ_TOOL_OUTPUT:
+            return arguments, None
+        handle = arguments.get("handle")
+        if not isinstance(handle, str) or handle in self._journal.state.result_handles:
+            return arguments, None
+        recorded = {key: value for key, value in arguments.items() if key != "handle"}
+        recorded[UNISSUED_HANDLE_ARGUMENT] = handle
+        return recorded, handle
 
     def _reject(self, call_id: ToolCallId, kind: str, message: str) -> None:
         self._journal.stage(
@@ -373,14 +420,17 @@ class AgentLoop:
             name = call.name or "unnamed"
             arguments, parse_error = _parse_arguments(call.arguments)
             registered = self._runtime.registry.get(name)
+            recorded, unissued = self._recorded_arguments(name, arguments or {})
             journal.stage(
                 ToolCallStarted,
                 call_id=call_id,
                 tool=name,
-                arguments=arguments or {},
+                arguments=recorded,
                 turn=turn,
                 interruptible=self._interruptible.get(name, True),
-                safe_to_retry=registered is not None and registered.idempotent,
+                # Reading a result back changes nothing, so it is safe to repeat.
+                safe_to_retry=(registered is not None and registered.idempotent)
+                or name == READ_TOOL_OUTPUT,
             )
             if parse_error is not None or arguments is None:
                 self._reject(call_id, "malformed_arguments", parse_error or "bad arguments")
@@ -392,6 +442,9 @@ class AgentLoop:
                     "unknown_tool",
                     f"there is no tool named {name!r} this turn. Available tools: {available}.",
                 )
+                continue
+            if unissued is not None:
+                self._reject(call_id, "unknown_handle", unknown_handle_message(unissued))
                 continue
             repeats = self._repeats(name, arguments)
             if repeats >= limits.repeat_call_threshold:
@@ -418,7 +471,7 @@ class AgentLoop:
                 )
                 break
             executed = await self._execute(call_id, name, arguments)
-            self._finish(call_id, executed)
+            await self._finish(call_id, name, executed)
             await journal.refresh()
             if self._aborted():
                 self._close_unexecuted(
@@ -434,17 +487,57 @@ class AgentLoop:
         tally = self._journal.state.repeat_counts.get(call_digest(name, arguments))
         return (tally.count if tally is not None else 0) + 1
 
-    def _finish(self, call_id: ToolCallId, executed: _Executed) -> None:
-        self._journal.stage(
+    async def _finish(self, call_id: ToolCallId, name: str, executed: _Executed) -> None:
+        # A page of read_tool_output is capped by construction; eliding it would only
+        # hand the model another handle to read.
+        if executed.outcome is not ToolOutcome.OK or name == READ_TOOL_OUTPUT:
+            self._journal.stage(
+                ToolCallFinished,
+                call_id=call_id,
+                outcome=executed.outcome,
+                result=executed.result,
+                failure=executed.failure,
+                duration_seconds=executed.duration,
+            )
+            return
+        journal = self._journal
+        try:
+            kept = await keep_result(
+                executed.result,
+                tenant=journal.scope.tenant,
+                run_id=journal.run_id,
+                call_id=call_id,
+                large_result_bytes=self._spec.limits.large_result_bytes,
+                offload_bytes=self._runtime.blob_offload_bytes,
+                blob=self._runtime.blob,
+            )
+        except ResultNotKept as refusal:
+            journal.stage(
+                ToolCallFinished,
+                call_id=call_id,
+                outcome=ToolOutcome.ERROR,
+                failure=ToolFailure(
+                    kind=refusal.kind, message=str(refusal), transient=refusal.transient
+                ),
+                duration_seconds=executed.duration,
+            )
+            return
+        journal.stage(
             ToolCallFinished,
             call_id=call_id,
-            outcome=executed.outcome,
-            result=executed.result,
-            failure=executed.failure,
+            outcome=ToolOutcome.OK,
+            result=kept.result,
             duration_seconds=executed.duration,
+            result_handle=kept.result_handle,
+            preview=kept.preview,
+            result_bytes=kept.result_bytes,
+            result_blob_key=kept.result_blob_key,
+            result_content_type=kept.result_content_type,
         )
 
     async def _execute(self, call_id: ToolCallId, name: str, arguments: JsonObject) -> _Executed:
+        if name == READ_TOOL_OUTPUT:
+            return await self._read_output(arguments)
         journal = self._journal
         assert journal.attempt_id is not None
         context = ToolContext.for_call(
@@ -464,7 +557,9 @@ class AgentLoop:
                     # The call finished despite the cancellation; record that it did
                     # before letting the cancellation continue.
                     duration = time.perf_counter() - started
-                    self._finish(call_id, _Executed(ToolOutcome.OK, result, None, duration))
+                    await self._finish(
+                        call_id, name, _Executed(ToolOutcome.OK, result, None, duration)
+                    )
                     await journal.flush()
                     raise asyncio.CancelledError
         except ToolArgumentsInvalid as error:
@@ -488,6 +583,19 @@ class AgentLoop:
                 _elapsed(started),
             )
         return _Executed(ToolOutcome.OK, result, None, _elapsed(started))
+
+    async def _read_output(self, arguments: JsonObject) -> _Executed:
+        """Run the built-in ``read_tool_output``; its refusals become ordinary failures."""
+        started = time.perf_counter()
+        try:
+            page = await self._reader.read(self._journal.state, arguments)
+        except ToolArgumentsInvalid as error:
+            failure = _failure("invalid_arguments", str(error))
+        except ResultNotReadable as error:
+            failure = _failure(error.kind, str(error))
+        else:
+            return _Executed(ToolOutcome.OK, page, None, _elapsed(started))
+        return _Executed(ToolOutcome.ERROR, None, failure, _elapsed(started))
 
 
 async def _shielded(task: "asyncio.Future[JsonValue]") -> tuple[JsonValue, bool]:

@@ -5,6 +5,7 @@ import contextlib
 import logging
 from collections import OrderedDict
 
+from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
 from psych_runtime.core.ids import VersionHash
 from psych_runtime.core.records import (
@@ -21,6 +22,7 @@ from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentLoop
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 
 log = logging.getLogger("psych_runtime.runtime")
@@ -44,6 +46,17 @@ class Runtime:
             doubled per retry up to ``retry_max_seconds`` unless the provider said how
             long to wait.
         retry_max_seconds: ceiling for that delay.
+        blob: where tool results too large for a log record are kept. Without one, a
+            result above ``blob_offload_bytes`` fails its call with
+            ``blob_store_required`` rather than bloating the log.
+        blob_offload_bytes: results whose rendered size is strictly above this go to
+            ``blob``. The default, 300 000, stays under DynamoDB's 400 KB item cap
+            with room for the rest of the record; raise it only if every store you use
+            holds bigger records. Separate from the Spec's ``large_result_bytes``,
+            which decides what the model is shown rather than where bytes live.
+
+    Raises:
+        ValueError: ``blob_offload_bytes`` is not positive.
     """
 
     def __init__(
@@ -56,7 +69,11 @@ class Runtime:
         cost_policy: CostPolicy = "prefer_provider",
         retry_base_seconds: float = 0.5,
         retry_max_seconds: float = 30.0,
+        blob: BlobStore | None = None,
+        blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
     ) -> None:
+        if blob_offload_bytes < 1:
+            raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
         self.store = store
         self.model = model
         self.registry = registry
@@ -64,6 +81,8 @@ class Runtime:
         self.cost_policy: CostPolicy = cost_policy
         self.retry_base_seconds = retry_base_seconds
         self.retry_max_seconds = retry_max_seconds
+        self.blob = blob
+        self.blob_offload_bytes = blob_offload_bytes
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView
 from psych_runtime.core.records import JsonObject, Record
@@ -26,6 +27,7 @@ from psych_runtime.runtime.dispatch import Dispatched, dispatch, publish
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
+from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 
 DEFAULT_SCOPE = Scope(tenant="default")
@@ -152,6 +154,8 @@ async def session(
     concurrency: int = 4,
     lease_seconds: float = 30.0,
     heartbeat_seconds: float = 10.0,
+    blob: BlobStore | None = None,
+    blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
 ) -> AsyncIterator[Session]:
     """Build what a program needs to run agents, start a Worker, and stop it on exit.
 
@@ -167,6 +171,10 @@ async def session(
         concurrency: Runs the Worker executes at once.
         lease_seconds: the Worker's lease.
         heartbeat_seconds: how often the Worker renews it.
+        blob: where tool results too large for a log record are kept (for example
+            ``InMemoryBlobStore()`` or ``await open_blob_store("file:///...")``).
+        blob_offload_bytes: results above this many bytes go to ``blob``; see
+            ``Runtime``.
     """
     if store is None:
         from psych_runtime.store.memory import InMemoryStore
@@ -175,7 +183,15 @@ async def session(
     registry = registry if registry is not None else ToolRegistry()
     for function in tools:
         registry.register(function)
-    runtime = Runtime(store, model, registry, prices=prices, cost_policy=cost_policy)
+    runtime = Runtime(
+        store,
+        model,
+        registry,
+        prices=prices,
+        cost_policy=cost_policy,
+        blob=blob,
+        blob_offload_bytes=blob_offload_bytes,
+    )
     worker = Worker(
         store,
         runtime,

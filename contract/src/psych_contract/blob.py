@@ -1,0 +1,385 @@
+"""The BlobStore conformance suite.
+
+Subclass ``BlobStoreContract`` in your adapter's tests and override the ``blob_store``
+fixture so it yields a ready store (and closes it afterwards). Every case below then
+runs against your adapter; a case's docstring says what it protects and where to look
+when it fails.
+
+Only the public port is used: ``psych_runtime.blob.port``. Run ids are unique per case
+(and per session), so a backend that keeps objects between runs, such as a shared
+bucket, does not have to be emptied first.
+"""
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+import pytest
+import pytest_asyncio
+
+from psych_contract import _data as data
+from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime.core.ids import RunId, ToolCallId
+
+JSON = "application/json"
+TEXT = "text/plain; charset=utf-8"
+BINARY = "application/octet-stream"
+
+AWKWARD_PARTS: tuple[str, ...] = (
+    "plain",
+    "a/b",
+    "a%2Fb",
+    "..",
+    ".",
+    "../..",
+    "../escape",
+    "x/../y",
+    "Acme",
+    "acme",
+    "ACME",
+    "ünïcødé",
+    "租户",
+    "emoji 🚀",
+    "with space",
+    "tab\tand\nnewline",
+    "back\\slash",
+    "~home",
+    "con",
+    "semi;colon:and?query#frag",
+    "t" * 256,
+)
+"""Key parts that break a naive mapping to paths or object names.
+
+Each must address its own blob: slashes and ``..`` must not climb or merge levels,
+percent signs must not alias the escaped form of another part, case must matter even
+on a case-insensitive filesystem, and long parts must not collide when shortened.
+"""
+
+
+def _key(tenant: str, label: str, call: str = "call-1") -> BlobKey:
+    return BlobKey(tenant, data.new_run_id(label), ToolCallId(call))
+
+
+def _bytes(size: int, seed: int) -> bytes:
+    """Reproducible bytes with no repeating period a chunking bug could hide behind."""
+    return random.Random(seed).randbytes(size)
+
+
+def _must_override(message: str) -> BlobStore:
+    """Stand-in body of the fixture the adapter's subclass has to provide; never returns."""
+    pytest.fail(message)
+
+
+class BlobStoreContract:
+    """Conformance cases every BlobStore adapter must pass.
+
+    Capability flags (override as class attributes in your subclass):
+
+    Attributes:
+        concurrency: how many concurrent writers the contention cases start.
+        large_blob_bytes: size of the large round-trip case. Lower it only when the
+            backend truly cannot hold an object that big: the runtime offloads tool
+            results of any size, and a cap here is a cap on what a tool may return.
+    """
+
+    __test__: ClassVar[bool] = False
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
+
+    concurrency: ClassVar[int] = 12
+    large_blob_bytes: ClassVar[int] = 6 * 1024 * 1024
+
+    def __init_subclass__(cls) -> None:
+        """Make subclasses collectable; the base itself is never run on its own."""
+        super().__init_subclass__()
+        if "__test__" not in cls.__dict__:
+            cls.__test__ = True
+
+    @pytest_asyncio.fixture
+    async def blob_store(self) -> AsyncIterator[BlobStore]:
+        """Override: yield a ready blob store, and close it after the test."""
+        yield _must_override("override the `blob_store` fixture in your BlobStoreContract subclass")
+
+    # --- the suite itself --------------------------------------------------------------
+
+    async def test_overridden_cases_are_marked_xfail(self) -> None:
+        """A subclass may override a case only to mark it ``xfail(reason=...)``.
+
+        If this fails, one of your overrides silently replaced a standard case. Keep the
+        case as it is, or decorate your override with ``pytest.mark.xfail(reason=...)``
+        and explain why the adapter cannot meet it.
+        """
+        offenders: list[str] = []
+        for name, original in vars(BlobStoreContract).items():
+            if not name.startswith("test_"):
+                continue
+            current = getattr(type(self), name)
+            if current is original:
+                continue
+            marks = getattr(current, "pytestmark", [])
+            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
+                offenders.append(name)
+        assert offenders == [], f"overridden without xfail(reason=...): {offenders}"
+
+    async def test_blob_store_satisfies_the_protocol(self, blob_store: BlobStore) -> None:
+        """The adapter has every method of ``psych_runtime.blob.port.BlobStore``.
+
+        Compare your class with the protocol by hand: ``put``, ``get``, ``stat``,
+        ``delete`` and ``close``, all ``async``.
+        """
+        assert isinstance(blob_store, BlobStore)
+
+    # --- round trips -------------------------------------------------------------------
+
+    async def test_binary_round_trip(self, blob_store: BlobStore) -> None:
+        """Every byte value, NUL and invalid UTF-8 included, reads back unchanged.
+
+        A failure usually means the adapter decodes or encodes text somewhere (a
+        ``str`` column, a text-mode file, a JSON body) instead of storing raw bytes.
+        """
+        key = _key("tenant-a", "binary")
+        payload = bytes(range(256)) * 3 + b"\x00\xff\xfe\x80"
+        await blob_store.put(key, payload, content_type=BINARY)
+        assert await blob_store.get(key) == payload
+
+    async def test_empty_blob_round_trip(self, blob_store: BlobStore) -> None:
+        """A zero-byte blob exists: it reads back as ``b""`` and stats with size 0.
+
+        A failure means the adapter treats "no bytes" as "no blob" (a missing file and
+        an empty one are not the same thing).
+        """
+        key = _key("tenant-a", "empty")
+        await blob_store.put(key, b"", content_type=TEXT)
+        assert await blob_store.get(key) == b""
+        assert await blob_store.stat(key) == BlobInfo(key=key, size=0, content_type=TEXT)
+
+    async def test_large_round_trip(self, blob_store: BlobStore) -> None:
+        """A multi-megabyte blob (6 MiB by default) reads back byte for byte.
+
+        Look for a single-request size limit, a multipart upload that drops or reorders
+        a part, or a read that returns only its first chunk.
+        """
+        key = _key("tenant-a", "large")
+        payload = _bytes(self.large_blob_bytes, seed=1)
+        await blob_store.put(key, payload, content_type=BINARY)
+        read = await blob_store.get(key)
+        assert len(read) == len(payload)
+        assert read == payload
+        info = await blob_store.stat(key)
+        assert info is not None and info.size == len(payload)
+
+    async def test_content_type_is_kept_verbatim(self, blob_store: BlobStore) -> None:
+        """The content type reads back exactly as written, parameters and case included.
+
+        The runtime decodes an offloaded result by its content type; a store that
+        normalises ``text/plain; charset=utf-8`` breaks that lookup.
+        """
+        for index, content_type in enumerate((JSON, TEXT, BINARY, "Text/X-Custom; a=B")):
+            key = _key("tenant-a", f"ctype-{index}")
+            await blob_store.put(key, b"{}", content_type=content_type)
+            info = await blob_store.stat(key)
+            assert info is not None and info.content_type == content_type
+
+    # --- windows -----------------------------------------------------------------------
+
+    async def test_windowed_get_returns_exact_slices(self, blob_store: BlobStore) -> None:
+        """``get(offset=, length=)`` equals slicing the whole blob, at every edge.
+
+        Covers a window inside, at the start, at the end, overlapping the end, starting
+        exactly at the end and starting past it (both empty), and a zero length. An
+        off-by-one usually means an inclusive range header (``bytes=a-b``) was built
+        from ``offset + length`` instead of ``offset + length - 1``.
+        """
+        key = _key("tenant-a", "window")
+        payload = _bytes(10_000, seed=2)
+        await blob_store.put(key, payload, content_type=BINARY)
+        size = len(payload)
+        cases = [
+            (0, None),
+            (0, 1),
+            (1, 10),
+            (4_321, 1_000),
+            (size - 5, 5),
+            (size - 5, 50),
+            (size - 1, None),
+            (size, None),
+            (size, 10),
+            (size + 100, None),
+            (size + 100, 7),
+            (123, 0),
+            (0, size),
+            (0, size * 2),
+        ]
+        for offset, length in cases:
+            got = await blob_store.get(key, offset=offset, length=length)
+            end = size if length is None else offset + length
+            assert got == payload[offset:end], f"window offset={offset} length={length}"
+
+    async def test_negative_windows_are_refused(self, blob_store: BlobStore) -> None:
+        """A negative offset or length raises ``ValueError`` instead of reading something.
+
+        Python slicing would quietly read from the end; a range header would be
+        malformed. Check the arguments before talking to the backend.
+        """
+        key = _key("tenant-a", "negative")
+        await blob_store.put(key, b"abcdef", content_type=BINARY)
+        with pytest.raises(ValueError):
+            await blob_store.get(key, offset=-1)
+        with pytest.raises(ValueError):
+            await blob_store.get(key, offset=0, length=-1)
+
+    # --- stat, delete, overwrite, missing ----------------------------------------------
+
+    async def test_stat_reports_size_and_content_type(self, blob_store: BlobStore) -> None:
+        """``stat`` gives the key, the size in bytes and the content type, without the body.
+
+        A wrong size often comes from measuring a text encoding of the bytes.
+        """
+        key = _key("tenant-a", "stat")
+        payload = "héllo wörld".encode()
+        await blob_store.put(key, payload, content_type=TEXT)
+        assert await blob_store.stat(key) == BlobInfo(key=key, size=len(payload), content_type=TEXT)
+
+    async def test_stat_of_a_missing_blob_is_none(self, blob_store: BlobStore) -> None:
+        """``stat`` answers None for a key never written; it does not raise."""
+        assert await blob_store.stat(_key("tenant-a", "never")) is None
+
+    async def test_get_of_a_missing_blob_raises_blob_not_found(self, blob_store: BlobStore) -> None:
+        """``get`` of a key never written raises ``BlobNotFound`` carrying that key.
+
+        Translate the backend's own "no such key" error (``FileNotFoundError``, a 404,
+        ``NoSuchKey``) into ``BlobNotFound``; let other errors through unchanged.
+        """
+        key = _key("tenant-a", "missing")
+        with pytest.raises(BlobNotFound) as caught:
+            await blob_store.get(key)
+        assert caught.value.key == key
+        with pytest.raises(BlobNotFound):
+            await blob_store.get(key, offset=10, length=5)
+
+    async def test_delete_removes_and_reports_whether_it_did(self, blob_store: BlobStore) -> None:
+        """``delete`` answers True once, then False; afterwards the blob is gone.
+
+        A second True means the adapter does not check for existence; a blob that
+        still reads back means the delete went to another key than ``put`` used.
+        """
+        key = _key("tenant-a", "delete")
+        await blob_store.put(key, b"gone soon", content_type=TEXT)
+        assert await blob_store.delete(key) is True
+        assert await blob_store.delete(key) is False
+        assert await blob_store.stat(key) is None
+        with pytest.raises(BlobNotFound):
+            await blob_store.get(key)
+
+    async def test_delete_of_a_missing_blob_is_false(self, blob_store: BlobStore) -> None:
+        """Deleting a key never written answers False and raises nothing."""
+        assert await blob_store.delete(_key("tenant-a", "never-written")) is False
+
+    async def test_a_deleted_key_can_be_written_again(self, blob_store: BlobStore) -> None:
+        """After a delete, a new ``put`` under the same key is readable as usual."""
+        key = _key("tenant-a", "rewrite")
+        await blob_store.put(key, b"first", content_type=TEXT)
+        await blob_store.delete(key)
+        await blob_store.put(key, b"second", content_type=JSON)
+        assert await blob_store.get(key) == b"second"
+        assert await blob_store.stat(key) == BlobInfo(key=key, size=6, content_type=JSON)
+
+    async def test_overwrite_replaces_bytes_and_content_type(self, blob_store: BlobStore) -> None:
+        """A second ``put`` replaces the whole blob: no stale tail, new content type.
+
+        Writing a shorter blob over a longer one must not leave the old bytes after
+        it (a write without truncation), and ``stat`` must report the new size and type.
+        """
+        key = _key("tenant-a", "overwrite")
+        await blob_store.put(key, b"a much longer first version", content_type=TEXT)
+        await blob_store.put(key, b"short", content_type=JSON)
+        assert await blob_store.get(key) == b"short"
+        assert await blob_store.stat(key) == BlobInfo(key=key, size=5, content_type=JSON)
+
+    # --- isolation ---------------------------------------------------------------------
+
+    async def test_tenants_are_isolated(self, blob_store: BlobStore) -> None:
+        """The same run and call ids under two tenants are two separate blobs.
+
+        If one tenant reads the other's bytes, the tenant is missing from the object
+        name or path. Deleting one must leave the other in place.
+        """
+        run = data.new_run_id("shared")
+        call = ToolCallId("call-1")
+        first = BlobKey("tenant-a", run, call)
+        second = BlobKey("tenant-b", run, call)
+        await blob_store.put(first, b"belongs to a", content_type=TEXT)
+        await blob_store.put(second, b"belongs to b", content_type=JSON)
+        assert await blob_store.get(first) == b"belongs to a"
+        assert await blob_store.get(second) == b"belongs to b"
+        assert await blob_store.delete(first) is True
+        assert await blob_store.get(second) == b"belongs to b"
+        assert await blob_store.stat(first) is None
+
+    async def test_awkward_key_parts_stay_isolated(self, blob_store: BlobStore) -> None:
+        """Slashes, ``..``, percent escapes, case, unicode and long parts never alias.
+
+        Each awkward string is used in turn as the tenant, the run id and the call id,
+        and every resulting key gets its own bytes; all must read back as written. A
+        failure names the key that read someone else's bytes: look for a path join or
+        object name built from the raw part instead of an escaped one, a
+        case-insensitive filesystem, or a shortening of long names without a digest.
+        """
+        run = data.new_run_id("awkward")
+        keys: list[BlobKey] = []
+        for part in AWKWARD_PARTS:
+            keys.append(BlobKey(part, run, ToolCallId("call")))
+            keys.append(BlobKey("tenant-a", data.new_run_id(part), ToolCallId("call")))
+            keys.append(BlobKey("tenant-a", run, ToolCallId(part)))
+        # Two keys a naive "/".join(parts) would map to the same name: a/b/<run>/d.
+        keys.append(BlobKey("a", RunId(f"b/{run}"), ToolCallId("d")))
+        keys.append(BlobKey("a/b", run, ToolCallId("d")))
+        payloads = {key: f"blob {index} for {key!r}".encode() for index, key in enumerate(keys)}
+        for key, payload in payloads.items():
+            await blob_store.put(key, payload, content_type=TEXT)
+        for key, payload in payloads.items():
+            assert await blob_store.get(key) == payload, f"{key!r} read another key's bytes"
+            info = await blob_store.stat(key)
+            assert info is not None and info.size == len(payload), repr(key)
+        for key in keys:
+            assert await blob_store.delete(key) is True, f"{key!r} was already gone"
+
+    # --- concurrency -------------------------------------------------------------------
+
+    async def test_concurrent_puts_of_distinct_keys_all_land(self, blob_store: BlobStore) -> None:
+        """Many writers at once, each to its own key under one run: every blob lands.
+
+        A lost blob suggests a shared temporary name, or a directory created and
+        removed by racing writers.
+        """
+        run = data.new_run_id("fan-out")
+        keys = [BlobKey("tenant-a", run, ToolCallId(f"call-{i}")) for i in range(self.concurrency)]
+        payloads = [_bytes(50_000 + i, seed=100 + i) for i in range(self.concurrency)]
+        await asyncio.gather(
+            *(
+                blob_store.put(key, payload, content_type=BINARY)
+                for key, payload in zip(keys, payloads, strict=True)
+            )
+        )
+        for key, payload in zip(keys, payloads, strict=True):
+            assert await blob_store.get(key) == payload
+
+    async def test_concurrent_puts_of_one_key_leave_one_whole_blob(
+        self, blob_store: BlobStore
+    ) -> None:
+        """Racing writers of the same key leave exactly one writer's bytes, never a mix.
+
+        A torn result means the write is not atomic: write to a temporary object and
+        rename or commit it, rather than writing in place.
+        """
+        key = _key("tenant-a", "race")
+        payloads = [_bytes(200_000, seed=200 + i) for i in range(self.concurrency)]
+        await asyncio.gather(
+            *(blob_store.put(key, payload, content_type=BINARY) for payload in payloads)
+        )
+        assert await blob_store.get(key) in payloads
+        info = await blob_store.stat(key)
+        assert info is not None and info.size == 200_000
+
+
+__all__ = ["AWKWARD_PARTS", "BlobStoreContract"]
