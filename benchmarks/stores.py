@@ -1,37 +1,61 @@
-"""The stores the benchmarks run against, each a factory of fresh, empty stores."""
+"""The stores the benchmarks run against: a fresh, empty store per benchmark."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
-from psych_runtime.store.memory import InMemoryStore
+import psych_runtime
 from psych_runtime.store.port import Store
+from tools.scratch_stores import ALL_KINDS, POSTGRES_DSN, scratch_store_url
 
 
 class StoreFactory:
-    """Builds a fresh store per benchmark; says when its backend is unreachable."""
+    """Opens a fresh store of one kind; says why when its backend is unreachable."""
 
-    def __init__(self, build: Callable[[], contextlib.AbstractAsyncContextManager[Store]]) -> None:
-        self._build = build
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
         self.unavailable_reason = ""
+        self.url = ""
 
     async def available(self) -> bool:
         try:
-            async with self._build():
+            async with self():
                 return True
         except Exception as error:
             self.unavailable_reason = f"{type(error).__name__}: {error}"
             return False
 
-    def __call__(self) -> contextlib.AbstractAsyncContextManager[Store]:
-        return self._build()
+    @contextlib.asynccontextmanager
+    async def __call__(self) -> AsyncIterator[Store]:
+        url, cleanup = await scratch_store_url(self.kind)
+        self.url = url
+        store = await psych_runtime.open_store(url)
+        try:
+            yield store
+        finally:
+            await store.close()
+            await cleanup()
+
+    async def stored_bytes(self) -> int | None:
+        """Bytes the backend holds for the current store (tables and indexes), if known."""
+        if self.kind != "postgres" or "schema=" not in self.url:
+            return None
+        import asyncpg
+
+        schema = self.url.split("schema=", 1)[1].split("&", 1)[0]
+        connection = await asyncpg.connect(POSTGRES_DSN)
+        try:
+            total = await connection.fetchval(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = $1 AND c.relkind = 'r' "
+                "AND c.relname IN ('psych_runs', 'psych_records')",
+                schema,
+            )
+        finally:
+            await connection.close()
+        return int(total)
 
 
-@contextlib.asynccontextmanager
-async def _memory() -> AsyncIterator[Store]:
-    yield InMemoryStore()
-
-
-STORE_FACTORIES: dict[str, Any] = {"memory": StoreFactory(_memory)}
+STORE_FACTORIES: dict[str, StoreFactory] = {kind: StoreFactory(kind) for kind in ALL_KINDS}

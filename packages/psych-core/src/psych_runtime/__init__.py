@@ -23,273 +23,683 @@ from typing import TYPE_CHECKING, Any
 from psych_runtime._version import __version__
 
 if TYPE_CHECKING:
-    from psych_runtime.core.ids import (
-        RunId as RunId,
-        AttemptId as AttemptId,
-        WorkerId as WorkerId,
-        ToolCallId as ToolCallId,
-        StepId as StepId,
-        EntryId as EntryId,
-        VersionHash as VersionHash,
+    from psych_runtime.blob.filesystem import (
+        FileBlobStore as FileBlobStore,
     )
-    from psych_runtime.core.scope import (
-        Scope as Scope,
+    from psych_runtime.blob.memory import (
+        InMemoryBlobStore as InMemoryBlobStore,
     )
-    from psych_runtime.core.errors import (
-        PsychError as PsychError,
-        AccessDenied as AccessDenied,
-        RunNotFound as RunNotFound,
-        VersionNotFound as VersionNotFound,
+    from psych_runtime.blob.port import (
+        BlobInfo as BlobInfo,
     )
-    from psych_runtime.core.metering import (
-        Usage as Usage,
-        Cost as Cost,
-        CostSource as CostSource,
+    from psych_runtime.blob.port import (
+        BlobKey as BlobKey,
     )
-    from psych_runtime.core.records import (
-        record_to_json as record_to_json,
-        record_from_json as record_from_json,
-        Record as Record,
-        RunAdmitted as RunAdmitted,
-        AttemptStarted as AttemptStarted,
-        RunSettled as RunSettled,
-        TurnStarted as TurnStarted,
-        ModelCallStarted as ModelCallStarted,
-        ModelCallFinished as ModelCallFinished,
-        ModelCallFailed as ModelCallFailed,
-        ToolCallStarted as ToolCallStarted,
-        ToolCallFinished as ToolCallFinished,
-        StepStarted as StepStarted,
-        StepCompleted as StepCompleted,
-        AbortRequested as AbortRequested,
-        QueueEnqueued as QueueEnqueued,
-        QueueCancelled as QueueCancelled,
-        QueueConsumed as QueueConsumed,
-        Suspended as Suspended,
-        Resumed as Resumed,
-        CompactionApplied as CompactionApplied,
-        TaskListUpdated as TaskListUpdated,
-        ComponentShown as ComponentShown,
-        SubagentSpawned as SubagentSpawned,
-        SubagentMessaged as SubagentMessaged,
-        SubagentFinished as SubagentFinished,
-        TerminalState as TerminalState,
-        ToolOutcome as ToolOutcome,
-        SuspendReason as SuspendReason,
-        QueueKind as QueueKind,
-        CompactionReason as CompactionReason,
-        ToolFailure as ToolFailure,
-        ModelTimings as ModelTimings,
-        ResultAttachment as ResultAttachment,
-        AskedQuestion as AskedQuestion,
-        QuestionOption as QuestionOption,
-        Task as Task,
-        Component as Component,
+    from psych_runtime.blob.port import (
+        BlobNotFound as BlobNotFound,
     )
-    from psych_runtime.core.spec import (
-        AgentSpec as AgentSpec,
-        WorkflowSpec as WorkflowSpec,
-        Spec as Spec,
-        ModelRef as ModelRef,
-        Limits as Limits,
-        CodeTool as CodeTool,
-        HttpTool as HttpTool,
-        McpServer as McpServer,
-        McpOAuth as McpOAuth,
-        A2APeer as A2APeer,
-        Skill as Skill,
-        SubagentRef as SubagentRef,
-        SpawnEnvelope as SpawnEnvelope,
-        SpawnRequest as SpawnRequest,
-        SuspensionPolicy as SuspensionPolicy,
-        CompactionPolicy as CompactionPolicy,
-        CodeExecution as CodeExecution,
-        CodeExecutionLimits as CodeExecutionLimits,
-        OutputPolicy as OutputPolicy,
-        ArtifactPolicy as ArtifactPolicy,
-        Isolation as Isolation,
-        NetworkAccess as NetworkAccess,
-        WorkspaceMode as WorkspaceMode,
-        OutputPreservation as OutputPreservation,
-        ArtifactCollection as ArtifactCollection,
-        AgentStep as AgentStep,
-        ToolStep as ToolStep,
-        WorkflowStepRef as WorkflowStepRef,
-        ParallelStep as ParallelStep,
-        BranchStep as BranchStep,
-        BranchCase as BranchCase,
-        ForeachStep as ForeachStep,
-        LoopStep as LoopStep,
-        MapStep as MapStep,
-        SetStateStep as SetStateStep,
-        SleepStep as SleepStep,
-        WaitStep as WaitStep,
-        HumanStep as HumanStep,
-        Condition as Condition,
-        ValuePath as ValuePath,
-        LiteralValue as LiteralValue,
-        RetryPolicy as RetryPolicy,
-        LiveObjectInSpec as LiveObjectInSpec,
+    from psych_runtime.blob.port import (
+        BlobStore as BlobStore,
     )
-    from psych_runtime.core.version import (
-        Version as Version,
-        VersionHashMismatch as VersionHashMismatch,
-        spec_hash as spec_hash,
+    from psych_runtime.blob.port import (
+        InvalidBlobKey as InvalidBlobKey,
     )
-    from psych_runtime.core.validation import (
-        ValidationContext as ValidationContext,
-        ValidationIssue as ValidationIssue,
-        SpecValidationError as SpecValidationError,
-        validate as validate,
+    from psych_runtime.core.corruption import (
+        CorruptionReason as CorruptionReason,
     )
     from psych_runtime.core.corruption import (
         CorruptLog as CorruptLog,
-        CorruptionReason as CorruptionReason,
     )
-    from psych_runtime.core.state import (
-        RunStateView as RunStateView,
-        Lifecycle as Lifecycle,
+    from psych_runtime.core.errors import (
+        AccessDenied as AccessDenied,
     )
-    from psych_runtime.core.reducer import (
-        reduce as reduce,
+    from psych_runtime.core.errors import (
+        PsychError as PsychError,
+    )
+    from psych_runtime.core.errors import (
+        RunNotFound as RunNotFound,
+    )
+    from psych_runtime.core.errors import (
+        VersionNotFound as VersionNotFound,
+    )
+    from psych_runtime.core.ids import (
+        AttemptId as AttemptId,
+    )
+    from psych_runtime.core.ids import (
+        EntryId as EntryId,
+    )
+    from psych_runtime.core.ids import (
+        RunId as RunId,
+    )
+    from psych_runtime.core.ids import (
+        StepId as StepId,
+    )
+    from psych_runtime.core.ids import (
+        ToolCallId as ToolCallId,
+    )
+    from psych_runtime.core.ids import (
+        VersionHash as VersionHash,
+    )
+    from psych_runtime.core.ids import (
+        WorkerId as WorkerId,
     )
     from psych_runtime.core.messages import (
         ToolDefinition as ToolDefinition,
     )
-    from psych_runtime.core.projections.status import (
-        RunStatus as RunStatus,
-        PendingApproval as PendingApproval,
-        PendingQuestion as PendingQuestion,
-        PendingWait as PendingWait,
+    from psych_runtime.core.metering import (
+        Cost as Cost,
+    )
+    from psych_runtime.core.metering import (
+        CostSource as CostSource,
+    )
+    from psych_runtime.core.metering import (
+        Usage as Usage,
     )
     from psych_runtime.core.projections.answer import (
         AnswerView as AnswerView,
-        WorkTurn as WorkTurn,
+    )
+    from psych_runtime.core.projections.answer import (
         ToolCallView as ToolCallView,
     )
-    from psych_runtime.core.projections.thread import (
-        ThreadView as ThreadView,
-        MessageView as MessageView,
+    from psych_runtime.core.projections.answer import (
+        WorkTurn as WorkTurn,
+    )
+    from psych_runtime.core.projections.report import (
+        CompactionReport as CompactionReport,
+    )
+    from psych_runtime.core.projections.report import (
+        FailureStreakTrip as FailureStreakTrip,
+    )
+    from psych_runtime.core.projections.report import (
+        LatencyReport as LatencyReport,
+    )
+    from psych_runtime.core.projections.report import (
+        ModelCallReport as ModelCallReport,
     )
     from psych_runtime.core.projections.report import (
         RunReport as RunReport,
-        ModelCallReport as ModelCallReport,
-        ToolCallReport as ToolCallReport,
+    )
+    from psych_runtime.core.projections.report import (
         StepReport as StepReport,
-        FailureStreakTrip as FailureStreakTrip,
-        SuspensionReport as SuspensionReport,
-        CompactionReport as CompactionReport,
-        TotalsReport as TotalsReport,
-        LatencyReport as LatencyReport,
+    )
+    from psych_runtime.core.projections.report import (
         SubagentReport as SubagentReport,
+    )
+    from psych_runtime.core.projections.report import (
         SubtreeTotals as SubtreeTotals,
     )
-    from psych_runtime.store.port import (
-        Store as Store,
-        RunHeader as RunHeader,
-        RunState as RunState,
-        Fence as Fence,
-        Admission as Admission,
+    from psych_runtime.core.projections.report import (
+        SuspensionReport as SuspensionReport,
     )
-    from psych_runtime.store.notify import (
-        Notifier as Notifier,
-        LocalNotifier as LocalNotifier,
-        WORK as WORK,
+    from psych_runtime.core.projections.report import (
+        ToolCallReport as ToolCallReport,
     )
-    from psych_runtime.store.errors import (
-        StoreError as StoreError,
-        SeqConflict as SeqConflict,
-        LeaseLost as LeaseLost,
-        StoreUnavailable as StoreUnavailable,
-        SchemaTooNew as SchemaTooNew,
-        InvalidStoreUrl as InvalidStoreUrl,
-        RecordTooLarge as RecordTooLarge,
+    from psych_runtime.core.projections.report import (
+        TotalsReport as TotalsReport,
     )
-    from psych_runtime.store.memory import (
-        InMemoryStore as InMemoryStore,
+    from psych_runtime.core.projections.status import (
+        PendingApproval as PendingApproval,
+    )
+    from psych_runtime.core.projections.status import (
+        PendingQuestion as PendingQuestion,
+    )
+    from psych_runtime.core.projections.status import (
+        PendingWait as PendingWait,
+    )
+    from psych_runtime.core.projections.status import (
+        RunStatus as RunStatus,
+    )
+    from psych_runtime.core.projections.thread import (
+        MessageView as MessageView,
+    )
+    from psych_runtime.core.projections.thread import (
+        ThreadView as ThreadView,
+    )
+    from psych_runtime.core.records import (
+        AbortRequested as AbortRequested,
+    )
+    from psych_runtime.core.records import (
+        AskedQuestion as AskedQuestion,
+    )
+    from psych_runtime.core.records import (
+        AttemptStarted as AttemptStarted,
+    )
+    from psych_runtime.core.records import (
+        CompactionApplied as CompactionApplied,
+    )
+    from psych_runtime.core.records import (
+        CompactionReason as CompactionReason,
+    )
+    from psych_runtime.core.records import (
+        Component as Component,
+    )
+    from psych_runtime.core.records import (
+        ComponentShown as ComponentShown,
+    )
+    from psych_runtime.core.records import (
+        ModelCallFailed as ModelCallFailed,
+    )
+    from psych_runtime.core.records import (
+        ModelCallFinished as ModelCallFinished,
+    )
+    from psych_runtime.core.records import (
+        ModelCallStarted as ModelCallStarted,
+    )
+    from psych_runtime.core.records import (
+        ModelTimings as ModelTimings,
+    )
+    from psych_runtime.core.records import (
+        QuestionOption as QuestionOption,
+    )
+    from psych_runtime.core.records import (
+        QueueCancelled as QueueCancelled,
+    )
+    from psych_runtime.core.records import (
+        QueueConsumed as QueueConsumed,
+    )
+    from psych_runtime.core.records import (
+        QueueEnqueued as QueueEnqueued,
+    )
+    from psych_runtime.core.records import (
+        QueueKind as QueueKind,
+    )
+    from psych_runtime.core.records import (
+        Record as Record,
+    )
+    from psych_runtime.core.records import (
+        ResultAttachment as ResultAttachment,
+    )
+    from psych_runtime.core.records import (
+        Resumed as Resumed,
+    )
+    from psych_runtime.core.records import (
+        RunAdmitted as RunAdmitted,
+    )
+    from psych_runtime.core.records import (
+        RunSettled as RunSettled,
+    )
+    from psych_runtime.core.records import (
+        StepCompleted as StepCompleted,
+    )
+    from psych_runtime.core.records import (
+        StepStarted as StepStarted,
+    )
+    from psych_runtime.core.records import (
+        SubagentFinished as SubagentFinished,
+    )
+    from psych_runtime.core.records import (
+        SubagentMessaged as SubagentMessaged,
+    )
+    from psych_runtime.core.records import (
+        SubagentSpawned as SubagentSpawned,
+    )
+    from psych_runtime.core.records import (
+        Suspended as Suspended,
+    )
+    from psych_runtime.core.records import (
+        SuspendReason as SuspendReason,
+    )
+    from psych_runtime.core.records import (
+        Task as Task,
+    )
+    from psych_runtime.core.records import (
+        TaskListUpdated as TaskListUpdated,
+    )
+    from psych_runtime.core.records import (
+        TerminalState as TerminalState,
+    )
+    from psych_runtime.core.records import (
+        ToolCallFinished as ToolCallFinished,
+    )
+    from psych_runtime.core.records import (
+        ToolCallStarted as ToolCallStarted,
+    )
+    from psych_runtime.core.records import (
+        ToolFailure as ToolFailure,
+    )
+    from psych_runtime.core.records import (
+        ToolOutcome as ToolOutcome,
+    )
+    from psych_runtime.core.records import (
+        TurnStarted as TurnStarted,
+    )
+    from psych_runtime.core.records import (
+        record_from_json as record_from_json,
+    )
+    from psych_runtime.core.records import (
+        record_to_json as record_to_json,
+    )
+    from psych_runtime.core.reducer import (
+        reduce as reduce,
+    )
+    from psych_runtime.core.scope import (
+        Scope as Scope,
+    )
+    from psych_runtime.core.spec import (
+        A2APeer as A2APeer,
+    )
+    from psych_runtime.core.spec import (
+        AgentSpec as AgentSpec,
+    )
+    from psych_runtime.core.spec import (
+        AgentStep as AgentStep,
+    )
+    from psych_runtime.core.spec import (
+        ArtifactCollection as ArtifactCollection,
+    )
+    from psych_runtime.core.spec import (
+        ArtifactPolicy as ArtifactPolicy,
+    )
+    from psych_runtime.core.spec import (
+        BranchCase as BranchCase,
+    )
+    from psych_runtime.core.spec import (
+        BranchStep as BranchStep,
+    )
+    from psych_runtime.core.spec import (
+        CodeExecution as CodeExecution,
+    )
+    from psych_runtime.core.spec import (
+        CodeExecutionLimits as CodeExecutionLimits,
+    )
+    from psych_runtime.core.spec import (
+        CodeTool as CodeTool,
+    )
+    from psych_runtime.core.spec import (
+        CompactionPolicy as CompactionPolicy,
+    )
+    from psych_runtime.core.spec import (
+        Condition as Condition,
+    )
+    from psych_runtime.core.spec import (
+        ForeachStep as ForeachStep,
+    )
+    from psych_runtime.core.spec import (
+        HttpTool as HttpTool,
+    )
+    from psych_runtime.core.spec import (
+        HumanStep as HumanStep,
+    )
+    from psych_runtime.core.spec import (
+        Isolation as Isolation,
+    )
+    from psych_runtime.core.spec import (
+        Limits as Limits,
+    )
+    from psych_runtime.core.spec import (
+        LiteralValue as LiteralValue,
+    )
+    from psych_runtime.core.spec import (
+        LiveObjectInSpec as LiveObjectInSpec,
+    )
+    from psych_runtime.core.spec import (
+        LoopStep as LoopStep,
+    )
+    from psych_runtime.core.spec import (
+        MapStep as MapStep,
+    )
+    from psych_runtime.core.spec import (
+        McpOAuth as McpOAuth,
+    )
+    from psych_runtime.core.spec import (
+        McpServer as McpServer,
+    )
+    from psych_runtime.core.spec import (
+        ModelRef as ModelRef,
+    )
+    from psych_runtime.core.spec import (
+        NetworkAccess as NetworkAccess,
+    )
+    from psych_runtime.core.spec import (
+        OutputPolicy as OutputPolicy,
+    )
+    from psych_runtime.core.spec import (
+        OutputPreservation as OutputPreservation,
+    )
+    from psych_runtime.core.spec import (
+        ParallelStep as ParallelStep,
+    )
+    from psych_runtime.core.spec import (
+        RetryPolicy as RetryPolicy,
+    )
+    from psych_runtime.core.spec import (
+        SetStateStep as SetStateStep,
+    )
+    from psych_runtime.core.spec import (
+        Skill as Skill,
+    )
+    from psych_runtime.core.spec import (
+        SleepStep as SleepStep,
+    )
+    from psych_runtime.core.spec import (
+        SpawnEnvelope as SpawnEnvelope,
+    )
+    from psych_runtime.core.spec import (
+        SpawnRequest as SpawnRequest,
+    )
+    from psych_runtime.core.spec import (
+        Spec as Spec,
+    )
+    from psych_runtime.core.spec import (
+        SubagentRef as SubagentRef,
+    )
+    from psych_runtime.core.spec import (
+        SuspensionPolicy as SuspensionPolicy,
+    )
+    from psych_runtime.core.spec import (
+        ToolStep as ToolStep,
+    )
+    from psych_runtime.core.spec import (
+        ValuePath as ValuePath,
+    )
+    from psych_runtime.core.spec import (
+        WaitStep as WaitStep,
+    )
+    from psych_runtime.core.spec import (
+        WorkflowSpec as WorkflowSpec,
+    )
+    from psych_runtime.core.spec import (
+        WorkflowStepRef as WorkflowStepRef,
+    )
+    from psych_runtime.core.spec import (
+        WorkspaceMode as WorkspaceMode,
+    )
+    from psych_runtime.core.state import (
+        Lifecycle as Lifecycle,
+    )
+    from psych_runtime.core.state import (
+        RunStateView as RunStateView,
+    )
+    from psych_runtime.core.validation import (
+        SpecValidationError as SpecValidationError,
+    )
+    from psych_runtime.core.validation import (
+        ValidationContext as ValidationContext,
+    )
+    from psych_runtime.core.validation import (
+        ValidationIssue as ValidationIssue,
+    )
+    from psych_runtime.core.validation import (
+        validate as validate,
+    )
+    from psych_runtime.core.version import (
+        Version as Version,
+    )
+    from psych_runtime.core.version import (
+        VersionHashMismatch as VersionHashMismatch,
+    )
+    from psych_runtime.core.version import (
+        spec_hash as spec_hash,
+    )
+    from psych_runtime.model.egress import (
+        EgressDecision as EgressDecision,
+    )
+    from psych_runtime.model.egress import (
+        EgressDenied as EgressDenied,
+    )
+    from psych_runtime.model.egress import (
+        EgressPolicy as EgressPolicy,
+    )
+    from psych_runtime.model.egress import (
+        EgressRule as EgressRule,
+    )
+    from psych_runtime.model.openai_compat import (
+        OpenAICompatibleClient as OpenAICompatibleClient,
+    )
+    from psych_runtime.model.port import (
+        ContextOverflow as ContextOverflow,
+    )
+    from psych_runtime.model.port import (
+        MalformedChunk as MalformedChunk,
     )
     from psych_runtime.model.port import (
         ModelClient as ModelClient,
-        ModelRequest as ModelRequest,
+    )
+    from psych_runtime.model.port import (
+        ModelEgressDenied as ModelEgressDenied,
+    )
+    from psych_runtime.model.port import (
         ModelError as ModelError,
-        TransientModelError as TransientModelError,
-        ContextOverflow as ContextOverflow,
-        StreamDone as StreamDone,
-        TextDelta as TextDelta,
-        ToolCallDelta as ToolCallDelta,
+    )
+    from psych_runtime.model.port import (
+        ModelRequest as ModelRequest,
+    )
+    from psych_runtime.model.port import (
         ReasoningDelta as ReasoningDelta,
+    )
+    from psych_runtime.model.port import (
+        StreamDone as StreamDone,
+    )
+    from psych_runtime.model.port import (
+        StreamIdleTimeout as StreamIdleTimeout,
+    )
+    from psych_runtime.model.port import (
+        StreamIncomplete as StreamIncomplete,
+    )
+    from psych_runtime.model.port import (
+        TextDelta as TextDelta,
+    )
+    from psych_runtime.model.port import (
+        ToolCallDelta as ToolCallDelta,
+    )
+    from psych_runtime.model.port import (
+        TransientModelError as TransientModelError,
+    )
+    from psych_runtime.model.pricing import (
+        DEFAULT_PRICE_CATALOGUE_VERSION as DEFAULT_PRICE_CATALOGUE_VERSION,
+    )
+    from psych_runtime.model.pricing import (
+        DEFAULT_PRICES as DEFAULT_PRICES,
+    )
+    from psych_runtime.model.pricing import (
+        CostPolicy as CostPolicy,
     )
     from psych_runtime.model.pricing import (
         ModelPrice as ModelPrice,
-        StaticPriceTable as StaticPriceTable,
+    )
+    from psych_runtime.model.pricing import (
         PriceResolver as PriceResolver,
-        CostPolicy as CostPolicy,
+    )
+    from psych_runtime.model.pricing import (
+        StaticPriceTable as StaticPriceTable,
+    )
+    from psych_runtime.model.pricing import (
         compute_cost as compute_cost,
     )
-    from psych_runtime.tools.registry import (
-        ToolRegistry as ToolRegistry,
-        RegisteredTool as RegisteredTool,
+    from psych_runtime.model.pricing import (
+        load_price_table as load_price_table,
     )
-    from psych_runtime.tools.context import (
-        ToolContext as ToolContext,
+    from psych_runtime.model.pricing import (
+        resolve_cost as resolve_cost,
     )
-    from psych_runtime.tools.errors import (
-        ToolSchemaError as ToolSchemaError,
-        ToolArgumentsInvalid as ToolArgumentsInvalid,
-        UnknownTool as UnknownTool,
+    from psych_runtime.model.transport import (
+        HttpTransport as HttpTransport,
+    )
+    from psych_runtime.plugins import (
+        PLUGIN_API_VERSION as PLUGIN_API_VERSION,
+    )
+    from psych_runtime.plugins import (
+        BlobStoreBackend as BlobStoreBackend,
+    )
+    from psych_runtime.plugins import (
+        DoctorCheck as DoctorCheck,
+    )
+    from psych_runtime.plugins import (
+        DoctorResult as DoctorResult,
+    )
+    from psych_runtime.plugins import (
+        IncompatiblePlugin as IncompatiblePlugin,
+    )
+    from psych_runtime.plugins import (
+        PluginError as PluginError,
+    )
+    from psych_runtime.plugins import (
+        StoreBackend as StoreBackend,
+    )
+    from psych_runtime.plugins import (
+        UnknownStoreScheme as UnknownStoreScheme,
+    )
+    from psych_runtime.plugins import (
+        hookimpl as hookimpl,
     )
     from psych_runtime.plugins import (
         open_store as open_store,
-        StoreBackend as StoreBackend,
-        BlobStoreBackend as BlobStoreBackend,
-        DoctorCheck as DoctorCheck,
-        DoctorResult as DoctorResult,
-        IncompatiblePlugin as IncompatiblePlugin,
-        PluginError as PluginError,
-        UnknownStoreScheme as UnknownStoreScheme,
-        PLUGIN_API_VERSION as PLUGIN_API_VERSION,
-        hookimpl as hookimpl,
+    )
+    from psych_runtime.plugins import (
         register_plugin as register_plugin,
     )
-    from psych_runtime.runtime.runtime import (
-        Runtime as Runtime,
+    from psych_runtime.plugins.blob_urls import (
+        open_blob_store as open_blob_store,
     )
-    from psych_runtime.runtime.worker import (
-        Worker as Worker,
-        AttemptRunner as AttemptRunner,
+    from psych_runtime.plugins.errors import (
+        UnknownBlobStoreScheme as UnknownBlobStoreScheme,
+    )
+    from psych_runtime.reporting import (
+        report as report,
     )
     from psych_runtime.runtime.abort import (
         AbortReason as AbortReason,
     )
+    from psych_runtime.runtime.dispatch import (
+        Dispatched as Dispatched,
+    )
+    from psych_runtime.runtime.dispatch import (
+        RunAlreadySettled as RunAlreadySettled,
+    )
+    from psych_runtime.runtime.dispatch import (
+        dispatch as dispatch,
+    )
+    from psych_runtime.runtime.dispatch import (
+        interrupt as interrupt,
+    )
+    from psych_runtime.runtime.dispatch import (
+        publish as publish,
+    )
+    from psych_runtime.runtime.dispatch import (
+        send as send,
+    )
     from psych_runtime.runtime.journal import (
         Journal as Journal,
     )
-    from psych_runtime.runtime.session import (
-        Session as Session,
-        session as session,
+    from psych_runtime.runtime.reads import (
+        RunAborted as RunAborted,
     )
-    from psych_runtime.runtime.dispatch import (
-        Dispatched as Dispatched,
-        RunAlreadySettled as RunAlreadySettled,
-        publish as publish,
-        dispatch as dispatch,
-        interrupt as interrupt,
-        send as send,
+    from psych_runtime.runtime.reads import (
+        RunEndedWithoutAnswer as RunEndedWithoutAnswer,
+    )
+    from psych_runtime.runtime.reads import (
+        RunFailed as RunFailed,
+    )
+    from psych_runtime.runtime.reads import (
+        answer as answer,
     )
     from psych_runtime.runtime.reads import (
         records as records,
-        state as state,
-        status as status,
-        answer as answer,
-        thread as thread,
-        stream as stream,
-        stream_text as stream_text,
-        RunEndedWithoutAnswer as RunEndedWithoutAnswer,
-        RunFailed as RunFailed,
-        RunAborted as RunAborted,
     )
-    from psych_runtime.report import (
-        report as report,
+    from psych_runtime.runtime.reads import (
+        state as state,
+    )
+    from psych_runtime.runtime.reads import (
+        status as status,
+    )
+    from psych_runtime.runtime.reads import (
+        stream as stream,
+    )
+    from psych_runtime.runtime.reads import (
+        stream_text as stream_text,
+    )
+    from psych_runtime.runtime.reads import (
+        thread as thread,
+    )
+    from psych_runtime.runtime.runtime import (
+        Runtime as Runtime,
+    )
+    from psych_runtime.runtime.session import (
+        Session as Session,
+    )
+    from psych_runtime.runtime.session import (
+        session as session,
+    )
+    from psych_runtime.runtime.worker import (
+        AttemptRunner as AttemptRunner,
+    )
+    from psych_runtime.runtime.worker import (
+        Worker as Worker,
+    )
+    from psych_runtime.store.errors import (
+        InvalidStoreUrl as InvalidStoreUrl,
+    )
+    from psych_runtime.store.errors import (
+        LeaseLost as LeaseLost,
+    )
+    from psych_runtime.store.errors import (
+        RecordTooLarge as RecordTooLarge,
+    )
+    from psych_runtime.store.errors import (
+        SchemaTooNew as SchemaTooNew,
+    )
+    from psych_runtime.store.errors import (
+        SeqConflict as SeqConflict,
+    )
+    from psych_runtime.store.errors import (
+        StoreError as StoreError,
+    )
+    from psych_runtime.store.errors import (
+        StoreUnavailable as StoreUnavailable,
+    )
+    from psych_runtime.store.memory import (
+        InMemoryStore as InMemoryStore,
+    )
+    from psych_runtime.store.notify import (
+        WORK as WORK,
+    )
+    from psych_runtime.store.notify import (
+        LocalNotifier as LocalNotifier,
+    )
+    from psych_runtime.store.notify import (
+        Notifier as Notifier,
+    )
+    from psych_runtime.store.port import (
+        Admission as Admission,
+    )
+    from psych_runtime.store.port import (
+        Fence as Fence,
+    )
+    from psych_runtime.store.port import (
+        RunHeader as RunHeader,
+    )
+    from psych_runtime.store.port import (
+        RunState as RunState,
+    )
+    from psych_runtime.store.port import (
+        Store as Store,
+    )
+    from psych_runtime.tools.context import (
+        ToolContext as ToolContext,
+    )
+    from psych_runtime.tools.context import (
+        idempotency_key_for as idempotency_key_for,
+    )
+    from psych_runtime.tools.errors import (
+        ToolArgumentsInvalid as ToolArgumentsInvalid,
+    )
+    from psych_runtime.tools.errors import (
+        ToolResultInvalid as ToolResultInvalid,
+    )
+    from psych_runtime.tools.errors import (
+        ToolSchemaError as ToolSchemaError,
+    )
+    from psych_runtime.tools.errors import (
+        UnknownTool as UnknownTool,
+    )
+    from psych_runtime.tools.large_results import (
+        DEFAULT_OFFLOAD_BYTES as DEFAULT_OFFLOAD_BYTES,
+    )
+    from psych_runtime.tools.registry import (
+        RegisteredTool as RegisteredTool,
+    )
+    from psych_runtime.tools.registry import (
+        ToolRegistry as ToolRegistry,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -438,6 +848,22 @@ _EXPORTS: dict[str, str] = {
     "InvalidStoreUrl": "psych_runtime.store.errors",
     "RecordTooLarge": "psych_runtime.store.errors",
     "InMemoryStore": "psych_runtime.store.memory",
+    "BlobStore": "psych_runtime.blob.port",
+    "BlobKey": "psych_runtime.blob.port",
+    "BlobInfo": "psych_runtime.blob.port",
+    "BlobNotFound": "psych_runtime.blob.port",
+    "InvalidBlobKey": "psych_runtime.blob.port",
+    "InMemoryBlobStore": "psych_runtime.blob.memory",
+    "FileBlobStore": "psych_runtime.blob.filesystem",
+    "open_blob_store": "psych_runtime.plugins.blob_urls",
+    "UnknownBlobStoreScheme": "psych_runtime.plugins.errors",
+    "DEFAULT_OFFLOAD_BYTES": "psych_runtime.tools.large_results",
+    "EgressPolicy": "psych_runtime.model.egress",
+    "EgressRule": "psych_runtime.model.egress",
+    "EgressDecision": "psych_runtime.model.egress",
+    "EgressDenied": "psych_runtime.model.egress",
+    "HttpTransport": "psych_runtime.model.transport",
+    "OpenAICompatibleClient": "psych_runtime.model.openai_compat",
     "ModelClient": "psych_runtime.model.port",
     "ModelRequest": "psych_runtime.model.port",
     "ModelError": "psych_runtime.model.port",
@@ -447,16 +873,26 @@ _EXPORTS: dict[str, str] = {
     "TextDelta": "psych_runtime.model.port",
     "ToolCallDelta": "psych_runtime.model.port",
     "ReasoningDelta": "psych_runtime.model.port",
+    "StreamIncomplete": "psych_runtime.model.port",
+    "StreamIdleTimeout": "psych_runtime.model.port",
+    "MalformedChunk": "psych_runtime.model.port",
+    "ModelEgressDenied": "psych_runtime.model.port",
     "ModelPrice": "psych_runtime.model.pricing",
     "StaticPriceTable": "psych_runtime.model.pricing",
     "PriceResolver": "psych_runtime.model.pricing",
     "CostPolicy": "psych_runtime.model.pricing",
     "compute_cost": "psych_runtime.model.pricing",
+    "resolve_cost": "psych_runtime.model.pricing",
+    "DEFAULT_PRICES": "psych_runtime.model.pricing",
+    "DEFAULT_PRICE_CATALOGUE_VERSION": "psych_runtime.model.pricing",
+    "load_price_table": "psych_runtime.model.pricing",
     "ToolRegistry": "psych_runtime.tools.registry",
     "RegisteredTool": "psych_runtime.tools.registry",
     "ToolContext": "psych_runtime.tools.context",
+    "idempotency_key_for": "psych_runtime.tools.context",
     "ToolSchemaError": "psych_runtime.tools.errors",
     "ToolArgumentsInvalid": "psych_runtime.tools.errors",
+    "ToolResultInvalid": "psych_runtime.tools.errors",
     "UnknownTool": "psych_runtime.tools.errors",
     "open_store": "psych_runtime.plugins",
     "StoreBackend": "psych_runtime.plugins",
@@ -492,7 +928,7 @@ _EXPORTS: dict[str, str] = {
     "RunEndedWithoutAnswer": "psych_runtime.runtime.reads",
     "RunFailed": "psych_runtime.runtime.reads",
     "RunAborted": "psych_runtime.runtime.reads",
-    "report": "psych_runtime.report",
+    "report": "psych_runtime.reporting",
 }
 
 
@@ -510,6 +946,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_OFFLOAD_BYTES",
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICE_CATALOGUE_VERSION",
+    "PLUGIN_API_VERSION",
+    "WORK",
     "A2APeer",
     "AbortReason",
     "AbortRequested",
@@ -524,6 +965,10 @@ __all__ = [
     "AttemptId",
     "AttemptRunner",
     "AttemptStarted",
+    "BlobInfo",
+    "BlobKey",
+    "BlobNotFound",
+    "BlobStore",
     "BlobStoreBackend",
     "BranchCase",
     "BranchStep",
@@ -546,14 +991,22 @@ __all__ = [
     "Dispatched",
     "DoctorCheck",
     "DoctorResult",
+    "EgressDecision",
+    "EgressDenied",
+    "EgressPolicy",
+    "EgressRule",
     "EntryId",
     "FailureStreakTrip",
     "Fence",
+    "FileBlobStore",
     "ForeachStep",
     "HttpTool",
+    "HttpTransport",
     "HumanStep",
+    "InMemoryBlobStore",
     "InMemoryStore",
     "IncompatiblePlugin",
+    "InvalidBlobKey",
     "InvalidStoreUrl",
     "Isolation",
     "Journal",
@@ -565,6 +1018,7 @@ __all__ = [
     "LiveObjectInSpec",
     "LocalNotifier",
     "LoopStep",
+    "MalformedChunk",
     "MapStep",
     "McpOAuth",
     "McpServer",
@@ -574,6 +1028,7 @@ __all__ = [
     "ModelCallReport",
     "ModelCallStarted",
     "ModelClient",
+    "ModelEgressDenied",
     "ModelError",
     "ModelPrice",
     "ModelRef",
@@ -581,9 +1036,9 @@ __all__ = [
     "ModelTimings",
     "NetworkAccess",
     "Notifier",
+    "OpenAICompatibleClient",
     "OutputPolicy",
     "OutputPreservation",
-    "PLUGIN_API_VERSION",
     "ParallelStep",
     "PendingApproval",
     "PendingQuestion",
@@ -638,6 +1093,8 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StreamDone",
+    "StreamIdleTimeout",
+    "StreamIncomplete",
     "SubagentFinished",
     "SubagentMessaged",
     "SubagentRef",
@@ -665,11 +1122,13 @@ __all__ = [
     "ToolFailure",
     "ToolOutcome",
     "ToolRegistry",
+    "ToolResultInvalid",
     "ToolSchemaError",
     "ToolStep",
     "TotalsReport",
     "TransientModelError",
     "TurnStarted",
+    "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
     "UnknownTool",
     "Usage",
@@ -680,7 +1139,6 @@ __all__ = [
     "VersionHash",
     "VersionHashMismatch",
     "VersionNotFound",
-    "WORK",
     "WaitStep",
     "WorkTurn",
     "Worker",
@@ -693,7 +1151,10 @@ __all__ = [
     "compute_cost",
     "dispatch",
     "hookimpl",
+    "idempotency_key_for",
     "interrupt",
+    "load_price_table",
+    "open_blob_store",
     "open_store",
     "publish",
     "record_from_json",
@@ -702,6 +1163,7 @@ __all__ = [
     "reduce",
     "register_plugin",
     "report",
+    "resolve_cost",
     "send",
     "session",
     "spec_hash",

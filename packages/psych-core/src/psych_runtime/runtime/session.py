@@ -103,18 +103,26 @@ class Session:
     async def wait(self, run_id: RunId, *, timeout: float | None = None) -> None:
         """Wait until the Run settles or suspends.
 
+        While this session's own Worker is executing the Run, the wait sleeps until
+        that Attempt ends rather than re-reading the log after every append; for a
+        Run executed elsewhere it follows the store's notifier (or polls).
+
         Raises:
             TimeoutError: ``timeout`` seconds passed first.
         """
         await reads.checked_header(self.store, run_id, self.scope)
+        ended = self.worker.attempts_ended
+        notifier = self.store.notifier
         async with asyncio.timeout(timeout):
-            notifier = self.store.notifier
             while True:
+                local = ended.generation(run_id)
                 generation = notifier.generation(run_id) if notifier is not None else 0
                 state = (await reads.FOLDS.fold(self.store, run_id)).state
                 if state.settled or state.suspended:
                     return
-                if notifier is not None:
+                if run_id in self.worker.active:
+                    await ended.wait(run_id, local, 1.0)
+                elif notifier is not None:
                     await notifier.wait(run_id, generation, 1.0)
                 else:
                     await asyncio.sleep(0.05)

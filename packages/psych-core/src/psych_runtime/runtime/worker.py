@@ -38,7 +38,7 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.store.errors import LeaseLost, SeqConflict
-from psych_runtime.store.notify import WORK, Notifier
+from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
 
 log = logging.getLogger("psych_runtime.worker")
@@ -121,6 +121,12 @@ class Worker:
         self.concurrency = concurrency
         self.max_attempts = max_attempts
         self.active: dict[RunId, ActiveAttempt] = {}
+        self.attempts_ended = LocalNotifier()
+        """Signalled with a run id each time this Worker finishes an Attempt of it.
+
+        Lets code in the same process (``Session.wait``) sleep until an Attempt it
+        cares about is over instead of re-reading the log after every append.
+        """
         self._stopping = False
         self._killed = False
         self._wake = asyncio.Event()
@@ -249,6 +255,7 @@ class Worker:
             self._wake.set()
             if release and not self._killed and attempt.abort.writes_allowed:
                 await self._release_from_log(attempt)
+            self.attempts_ended.signal(attempt.run_id)
 
     async def _fail_attempt(self, attempt: ActiveAttempt, error: Exception) -> None:
         with contextlib.suppress(Exception):
