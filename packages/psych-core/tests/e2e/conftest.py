@@ -9,6 +9,7 @@ from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record
 from psych_runtime.core.scope import Scope
 from psych_runtime.model.port import ModelClient
+from psych_runtime.model.pricing import PriceResolver
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
@@ -34,10 +35,16 @@ def registry_of(*tools: Callable[..., Any], idempotent: tuple[str, ...] = ()) ->
 
 @asynccontextmanager
 async def running_worker(
-    store: Store, model: ModelClient, registry: ToolRegistry, **options: Any
+    store: Store,
+    model: ModelClient,
+    registry: ToolRegistry,
+    *,
+    prices: PriceResolver | None = None,
+    **options: Any,
 ) -> AsyncIterator[Worker]:
     settings = {**FAST, **options}
-    worker = Worker(store, Runtime(store, model, registry, retry_base_seconds=0.01), **settings)
+    runtime = Runtime(store, model, registry, retry_base_seconds=0.01, prices=prices)
+    worker = Worker(store, runtime, **settings)
     task = asyncio.create_task(worker.run())
     try:
         yield worker

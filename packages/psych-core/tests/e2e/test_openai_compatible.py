@@ -473,3 +473,29 @@ async def test_the_client_streams_deltas_as_they_arrive(
     assert [text for text, _ in arrivals] == ["first", "second"]
     # The first delta was handed over before the server paused, not after the body ended.
     assert arrivals[1][1] - arrivals[0][1] >= 0.25
+
+
+async def test_a_server_error_fails_over_to_the_next_model_in_the_specs_order(
+    server: OpenAIServer, transport: HttpTransport
+) -> None:
+    server.script(error(500), error(502), text_reply("Answered by the second fallback."))
+    agent = AgentSpec(
+        name="support",
+        model=ModelRef(model="gpt-test", fallbacks=("gpt-other", "gpt-third")),
+    )
+    _, log = await run(client_for(server, transport), agent)
+    asked = [r.body["model"] for r in server.completions]
+    assert asked == ["gpt-test", "gpt-other", "gpt-third"]
+    started = [r.model for r in of_type(log, "model_call_started")]
+    assert started == ["gpt-test", "gpt-other", "gpt-third"]
+    failures = of_type(log, "model_call_failed")
+    assert [(f.model, f.failure.kind, f.will_retry) for f in failures] == [
+        ("gpt-test", "http_500", True),
+        ("gpt-other", "http_502", True),
+    ]
+    assert only(log, "model_call_finished").model == "gpt-third"
+    assert log[-1].state is TerminalState.COMPLETED
+    # The next turn of a later conversation starts at the primary again: no routing.
+    server.script(text_reply("Primary is back."))
+    _, again = await run(client_for(server, transport), agent)
+    assert only(again, "model_call_started").model == "gpt-test"

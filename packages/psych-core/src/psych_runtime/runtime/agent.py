@@ -38,6 +38,8 @@ from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import Message, SystemMessage, ToolDefinition
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import (
+    CompactionApplied,
+    CompactionReason,
     JsonObject,
     ModelCallFailed,
     ModelCallFinished,
@@ -53,9 +55,10 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec
-from psych_runtime.model.port import ModelError, ModelRequest
+from psych_runtime.model.port import ContextOverflow, ModelError, ModelRequest
 from psych_runtime.model.pricing import resolve_cost
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.compaction import Cut, plan_cut, summary_request
 from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.journal import Journal
@@ -240,6 +243,10 @@ class AgentLoop:
         if stop is not None:
             return stop
         spec = self._spec
+        if self._compaction_due():
+            stop = await self._compact(CompactionReason.THRESHOLD)
+            if stop is not None:
+                return stop
         definitions, advisories = self._offered()
         state = journal.state
         turn = state.turn + 1
@@ -249,7 +256,7 @@ class AgentLoop:
         prompt = system_prompt(
             spec.instructions, answer_style=spec.answer_style, advisories=advisories
         )
-        model_id = spec.model.model
+        model_id = self._model_for_turn()
         journal.stage(
             ModelCallStarted,
             turn=turn,
@@ -308,24 +315,50 @@ class AgentLoop:
             return _Next.CONTINUE
         return self._settle(TerminalState.COMPLETED, output={"text": text})
 
+    def _model_for_turn(self) -> str:
+        """The model this turn calls: the primary, or the next fallback after a failure.
+
+        Decided from the log alone (the last model call on record), so a reclaiming
+        Worker continues the failover exactly where the previous one left it.
+        """
+        chain = (self._spec.model.model, *self._spec.model.fallbacks)
+        for record in reversed(self._journal.records):
+            if record.type == "model_call_finished":
+                break
+            if record.type == "model_call_failed":
+                if not record.will_retry or record.failure.kind == "context_overflow":
+                    break
+                index = chain.index(record.model) if record.model in chain else -1
+                return chain[min(index + 1, len(chain) - 1)]
+        return chain[0]
+
+    def _has_fallback_after(self, model_id: str) -> bool:
+        chain = (self._spec.model.model, *self._spec.model.fallbacks)
+        return model_id in chain and chain.index(model_id) < len(chain) - 1
+
     async def _model_failed(self, turn: int, model_id: str, error: ModelError) -> _Next:
         state = self._journal.state
         budget = self._spec.limits.transient_retry_budget
-        will_retry = error.transient and state.transient_retries_used < budget
+        within_budget = state.transient_retries_used < budget
+        overflow = isinstance(error, ContextOverflow)
+        rescuable = overflow and self._cut() is not None
+        # A model that is gone or refuses this request outright (404) is worth failing
+        # over from, but never worth retrying as it is.
+        failover = error.status_code == 404 and self._has_fallback_after(model_id)
+        will_retry = within_budget and (error.transient or rescuable or failover)
+        failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
         self._journal.stage(
-            ModelCallFailed,
-            turn=turn,
-            model=model_id,
-            failure=ToolFailure(kind=error.kind, message=str(error), transient=error.transient),
-            will_retry=will_retry,
+            ModelCallFailed, turn=turn, model=model_id, failure=failure, will_retry=will_retry
         )
         if not will_retry:
-            return self._settle(
-                TerminalState.FAILED,
-                failure=ToolFailure(kind=error.kind, message=str(error), transient=error.transient),
-            )
+            return self._settle(TerminalState.FAILED, failure=failure)
+        if rescuable:
+            stop = await self._compact(CompactionReason.OVERFLOW)
+            return stop if stop is not None else _Next.CONTINUE
         await self._journal.flush()
-        delay = self._runtime.retry_delay(state.transient_retries_used, error.retry_after)
+        delay = 0.0
+        if error.transient and not self._has_fallback_after(model_id):
+            delay = self._runtime.retry_delay(state.transient_retries_used - 1, error.retry_after)
         if delay > 0:
             waiter = asyncio.ensure_future(self._abort.wait())
             try:
@@ -335,6 +368,67 @@ class AgentLoop:
             finally:
                 waiter.cancel()
         return _Next.CONTINUE
+
+    # --- compaction -----------------------------------------------------------------
+
+    def _compaction_due(self) -> bool:
+        policy = self._spec.compaction
+        if policy is None:
+            return False
+        state = self._journal.state
+        return state.last_prompt_tokens >= policy.trigger_tokens and self._cut() is not None
+
+    def _cut(self) -> Cut | None:
+        policy = self._spec.compaction
+        if policy is None:
+            return None
+        state = self._journal.state
+        return plan_cut(
+            self._journal.records, state.compaction_boundary_seq, policy.keep_recent_turns
+        )
+
+    async def _compact(self, reason: CompactionReason) -> _Next | None:
+        """Summarise the oldest turns and record the replacement; None when it worked."""
+        policy = self._spec.compaction
+        cut = self._cut()
+        if policy is None or cut is None:
+            return None
+        model_id = policy.model or self._spec.model.model
+        request = summary_request(
+            self._journal.records, cut, policy, model_id, self._spec.limits.stream_idle_seconds
+        )
+        try:
+            answer = await call_model(self._runtime.model, request)
+        except ModelError as error:
+            return self._settle(
+                TerminalState.FAILED,
+                failure=_failure("compaction_failed", f"the summarising call failed: {error}"),
+            )
+        summary = answer.text.strip()
+        if not summary:
+            return self._settle(
+                TerminalState.FAILED,
+                failure=_failure("compaction_failed", "the summarising call returned no text"),
+            )
+        self._journal.stage(
+            CompactionApplied,
+            reason=reason,
+            timings=answer.timings,
+            replaced_from_seq=cut.from_seq,
+            replaced_to_seq=cut.to_seq,
+            summary=summary,
+            model=model_id,
+            usage=answer.usage if answer.usage is not None else _EMPTY_USAGE,
+            usage_reported=answer.usage is not None,
+            cost=resolve_cost(
+                model_id,
+                answer.usage,
+                answer.provider_cost,
+                self._runtime.prices,
+                self._runtime.cost_policy,
+            ),
+        )
+        return None
 
     def _assign_ids(self, calls: Sequence[AssembledCall]) -> list[ToolCallId]:
         state = self._journal.state
