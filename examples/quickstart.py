@@ -1,7 +1,8 @@
 """The smallest complete Psych program: one agent, one code tool, a scripted model.
 
-Runs with no API key. Swap ``FakeModel`` for ``OpenAICompatibleClient`` to talk to a
-real model.
+Runs with no API key. The Run is kept in ``courier.db`` (SQLite), so it is still
+there, record by record, after the program exits. Swap ``FakeModel`` for
+``OpenAICompatibleClient`` to talk to a real model.
 """
 
 import asyncio
@@ -25,17 +26,19 @@ spec = psych_runtime.AgentSpec(
 
 
 async def main() -> None:
+    store = await psych_runtime.open_store("sqlite:///courier.db", migrate=True)
     model = (
         FakeModel()
         .turn(tool_calls=[("track_parcel", {"tracking_id": "P-100"})])
         .turn(text="Parcel P-100 is out for delivery.")
     )
-    async with psych_runtime.session(model, tools=[track_parcel]) as s:
+    async with psych_runtime.session(model, tools=[track_parcel], store=store) as s:
         answer = await s.ask(spec, "Has parcel P-100 left the depot?")
         print(answer.text)
 
         summary = await psych_runtime.report(s.store, answer.run_id)
         print(summary.terminal_state, summary.totals.tool_calls, summary.totals.cost)
+    await store.close()
 
 
 if __name__ == "__main__":

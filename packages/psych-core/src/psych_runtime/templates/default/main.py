@@ -37,7 +37,10 @@ def build_model() -> FakeModel:
 
 async def main() -> None:
     """Ask the agent one question and print its answer and what the Run used."""
-    async with psych_runtime.session(build_model(), tools=[check_stock]) as s:
+    # Runs are kept in a SQLite file next to this script, so they outlive the process.
+    # Point this at postgresql://... or mysql://... to share Runs between machines.
+    store = await psych_runtime.open_store("sqlite:///storefront.db", migrate=True)
+    async with psych_runtime.session(build_model(), tools=[check_stock], store=store) as s:
         reply = await s.ask(spec, "Do you still have the LAMP-7 desk lamp?")
         if not reply.finished:
             raise SystemExit(f"run {reply.run_id} did not finish; see psych_runtime.status()")
@@ -46,6 +49,7 @@ async def main() -> None:
         spent = await psych_runtime.report(s.store, reply.run_id)
         print(f"usage: {spent.totals.usage}")
         print(f"cost: {spent.totals.cost}")
+    await store.close()
 
 
 if __name__ == "__main__":

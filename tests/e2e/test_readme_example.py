@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _readme_program() -> str:
@@ -18,11 +18,17 @@ def test_the_readme_program_runs_and_prints_the_answer(tmp_path: Path) -> None:
     program = tmp_path / "readme_example.py"
     program.write_text(_readme_program())
     done = subprocess.run(
-        [sys.executable, str(program)], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "Parcel P-100 is out for delivery."
+    assert (tmp_path / "courier.db").exists()  # the Run outlives the program
     assert lines[1].startswith("completed 1 ")
 
 
