@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 POSTGRES_DSN = os.environ.get(
@@ -42,8 +43,10 @@ async def drop_postgres_schema(schema: str) -> None:
 
 
 async def drop_mysql_tables(prefix: str) -> None:
-    import aiomysql
+    import importlib
 
+    # aiomysql ships no type information; reach it untyped in this one helper.
+    aiomysql: Any = importlib.import_module("aiomysql")
     url = urlsplit(MYSQL_DSN)
     connection = await aiomysql.connect(
         host=url.hostname or "127.0.0.1",
