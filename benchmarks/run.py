@@ -22,9 +22,11 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psych_runtime
@@ -302,6 +304,110 @@ async def bench_drain(name: str, factory: StoreFactory, quick: bool) -> None:
         )
 
 
+WORKER_PROCESS = Path(__file__).resolve().parents[1] / "tools" / "worker_process.py"
+
+
+def _spawn_worker(url: str, markers: Path, *, hang: bool, turns: int) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PSYCH_E2E_HANG": "1" if hang else "0",
+        "PSYCH_E2E_TURNS": str(turns),
+        "PSYCH_E2E_CONCURRENCY": "8",
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(WORKER_PROCESS), url, str(markers), "work", "2.0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        raise RuntimeError("the worker process did not start")
+    return process
+
+
+def _stop(processes: Sequence[subprocess.Popen[str]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def _pay_spec() -> psych_runtime.AgentSpec:
+    return psych_runtime.AgentSpec(
+        name="pay",
+        model=psych_runtime.ModelRef(model="fake-standard"),
+        tools=(psych_runtime.CodeTool(name="charge"),),
+        limits=psych_runtime.Limits(max_turns=16),
+    )
+
+
+async def _all_settled(store: Store, ids: Sequence[RunId], timeout: float) -> None:
+    pending = list(ids)
+    async with asyncio.timeout(timeout):
+        while pending:
+            still = []
+            for run_id in pending:
+                head = await store.head(run_id)
+                last = await store.read(run_id, after=head - 1)
+                if not last or last[-1].type != "run_settled":
+                    still.append(run_id)
+            pending = still
+            if pending:
+                await asyncio.sleep(0.02)
+
+
+async def bench_processes(name: str, factory: StoreFactory, quick: bool) -> None:
+    """Two Worker processes draining a queue, and recovery from a SIGKILL."""
+    if name == "memory":
+        return
+    runs = 60 if quick else 200
+    with tempfile.TemporaryDirectory() as folder:
+        markers = Path(folder)
+        async with factory() as store:
+            version = await psych_runtime.publish(store, _pay_spec())
+            workers = [_spawn_worker(factory.url, markers, hang=False, turns=3) for _ in range(2)]
+            try:
+                start = time.perf_counter()
+                ids = [
+                    (await psych_runtime.dispatch(store, version, f"q{i}", scope=SCOPE)).run_id
+                    for i in range(runs)
+                ]
+                await _all_settled(store, ids, 300)
+                elapsed = time.perf_counter() - start
+            finally:
+                _stop(workers)
+        emit("drain", name, runs=runs, k=3, workers=2, processes=2, seconds=round(elapsed, 4))
+
+        samples = []
+        for _ in range(2 if quick else 5):
+            async with factory() as store:
+                version = await psych_runtime.publish(store, _pay_spec())
+                victim = _spawn_worker(factory.url, markers, hang=True, turns=1)
+                survivor = None
+                try:
+                    run = await psych_runtime.dispatch(store, version, "pay", scope=SCOPE)
+                    async with asyncio.timeout(60):
+                        while not any(markers.glob(f"started.{victim.pid}")):
+                            await asyncio.sleep(0.01)
+                    survivor = _spawn_worker(factory.url, markers, hang=False, turns=1)
+                    victim.kill()
+                    killed = time.perf_counter()
+                    await _all_settled(store, [run.run_id], 60)
+                    samples.append(time.perf_counter() - killed)
+                finally:
+                    _stop([p for p in (victim, survivor) if p is not None])
+        emit(
+            "sigkill_to_settled",
+            name,
+            lease_seconds=2.0,
+            median_ms=median_ms(samples),
+            samples=len(samples),
+        )
+
+
 def bench_import(quick: bool) -> None:
     n = 5 if quick else 15
     code = (
@@ -323,11 +429,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=["turns", "ask", "claim", "drain", "import"],
+        choices=["turns", "ask", "claim", "drain", "processes", "import"],
         help="benchmarks to run (default: all)",
     )
     args = parser.parse_args(argv)
-    only = set(args.only or ["turns", "ask", "claim", "drain", "import"])
+    only = set(args.only or ["turns", "ask", "claim", "drain", "processes", "import"])
     names = args.store or list(STORE_FACTORIES)
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
     if "import" in only:
@@ -345,6 +451,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             await bench_dispatch_to_claim(name, factory, args.quick)
         if "drain" in only:
             await bench_drain(name, factory, args.quick)
+        if "processes" in only:
+            await bench_processes(name, factory, args.quick)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from psych_runtime.testing import FakeModel
 
 from .conftest import DURABLE, EVERY
 
-WORKER = Path(__file__).with_name("worker_proc.py")
+WORKER = Path(__file__).resolve().parents[2] / "tools" / "worker_process.py"
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]
 

@@ -1,37 +1,47 @@
-"""A Worker in its own process, for tests that kill processes for real.
+"""A Worker in its own process, for tests and benchmarks that use real processes.
 
-Usage: ``python worker_proc.py URL MARKER_DIR MODE [LEASE_SECONDS]``
+Usage: ``python tools/worker_process.py URL MARKER_DIR MODE [NUMBER]``
 
-MODE ``work`` runs a Worker whose ``charge`` tool writes a marker file and then hangs
-(when ``PSYCH_E2E_HANG=1``) or returns at once. MODE ``claim`` only claims Runs in a
-loop and prints each claimed run id, to race another process for them; it then prints
-``done`` and keeps its claims until a line arrives on standard input.
+MODE ``work`` runs a Worker (lease NUMBER seconds, default 2) whose ``charge`` tool
+writes a marker file and then hangs (when ``PSYCH_E2E_HANG=1``) or returns at once; the
+model calls ``charge`` ``PSYCH_E2E_TURNS`` times (default 1) and then answers. MODE
+``claim`` only claims Runs in a loop and prints each claimed run id, to race another
+process for them; after NUMBER idle seconds it prints ``done`` and keeps its claims
+until a line arrives on standard input.
 """
 
 import asyncio
 import os
 import sys
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psych_runtime
-from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ModelRequest, StreamEvent
 from psych_runtime.testing import FakeModel
 
 
 class ConversationModel:
-    """Calls ``charge`` once, then answers, deciding from the conversation it is sent."""
+    """Calls ``charge`` a set number of times, then answers, judging by the conversation.
+
+    Deciding from the messages it is sent (not from a script position) lets any number
+    of Workers and processes share it, and lets a reclaiming Worker carry on correctly.
+    """
+
+    def __init__(self, turns: int) -> None:
+        self.turns = turns
 
     async def known_models(self) -> frozenset[str]:
         return frozenset()
 
-    def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
-        answered = any(m.role == "tool" for m in request.messages)
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        done = sum(1 for m in request.messages if m.role == "tool")
         script = FakeModel()
-        if answered:
+        if done >= self.turns:
             script.turn(text="The charge is settled.")
         else:
-            script.turn(tool_calls=[("charge", {"order_id": "A1"})])
+            script.turn(tool_calls=[("charge", {"order_id": f"A{done}"})])
         return script.stream(request)
 
 
@@ -48,11 +58,14 @@ async def work(url: str, markers: Path, lease: float) -> None:
     registry.register(charge)
     worker = psych_runtime.Worker(
         store,
-        psych_runtime.Runtime(store, ConversationModel(), registry),
+        psych_runtime.Runtime(
+            store, ConversationModel(int(os.environ.get("PSYCH_E2E_TURNS", "1"))), registry
+        ),
         lease_seconds=lease,
         heartbeat_seconds=lease / 4,
         poll_interval=0.05,
         supervisor_interval=0.1,
+        concurrency=int(os.environ.get("PSYCH_E2E_CONCURRENCY", "4")),
     )
     print("ready", flush=True)
     await worker.run()
