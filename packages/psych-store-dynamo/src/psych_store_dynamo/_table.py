@@ -1,0 +1,349 @@
+"""One DynamoDB table seen through the handful of calls the store makes.
+
+Each call turns botocore's errors into the outcomes the store branches on: a failed
+condition, a cancelled transaction with its per-item reasons, or ``StoreUnavailable``
+for anything that means "cannot reach or use the table right now". Base-table reads
+are strongly consistent, so a read always sees the writes that preceded it.
+"""
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+
+from psych_runtime import StoreUnavailable
+from psych_store_dynamo import _driver
+from psych_store_dynamo._driver import DynamoClient, Response
+from psych_store_dynamo._items import Attribute, Item, names_in, wire_item, wire_items
+from psych_store_dynamo.settings import AwsSettings
+
+_SERVICE = "DynamoDB"
+_BATCH_GET_MAX = 100
+
+
+class ConditionFailed(Exception):
+    """A conditional write's condition did not hold; nothing was written."""
+
+
+class TransactionCanceled(Exception):
+    """A transaction was refused as a whole; nothing of it was written.
+
+    Attributes:
+        reasons: one code per operation, DynamoDB's: ``None`` for an operation that
+            was fine, ``ConditionalCheckFailed``, ``TransactionConflict``,
+            ``ThrottlingError``...
+        items: per operation, the item as it stood when its condition failed, for
+            operations sent with ``ReturnValuesOnConditionCheckFailure=ALL_OLD``
+            (None otherwise, and when there was no item).
+    """
+
+    def __init__(
+        self, reasons: tuple[str, ...], items: tuple[Item | None, ...], message: str
+    ) -> None:
+        super().__init__(message)
+        self.reasons = reasons
+        self.items = items
+
+    def item(self, position: int) -> Item | None:
+        """The item returned for operation ``position``, if any."""
+        return self.items[position] if position < len(self.items) else None
+
+
+class TableMissing(StoreUnavailable):
+    """The table does not exist (yet): ``migrate`` has not been run against it."""
+
+
+class Table:
+    """A table name bound to a client, with error translation.
+
+    Args:
+        client: an open DynamoDB client.
+        name: the table.
+        aws: how the client reaches DynamoDB, for error messages.
+    """
+
+    def __init__(self, client: DynamoClient, name: str, aws: AwsSettings) -> None:
+        self.client = client
+        self.name = name
+        self.aws = aws
+
+    def _fail(self, exc: Exception, operation: str) -> BaseException:
+        """The exception to raise for ``exc``, which ``operation`` raised."""
+        failure = _driver.failure_of(exc)
+        if failure is not None:
+            if failure.code == "ConditionalCheckFailedException":
+                return ConditionFailed(failure.message)
+            if failure.code == "TransactionCanceledException":
+                reasons, items = _cancellation(failure.response)
+                return TransactionCanceled(reasons, items, failure.message)
+            if failure.code == "ResourceNotFoundException":
+                return TableMissing(
+                    f"DynamoDB table {self.name!r} does not exist at {self.aws.where()}; "
+                    "create it with `await store.migrate()` (or open_store(url, migrate=True))"
+                )
+        replacement = _driver.translate(exc, _SERVICE, self.aws)
+        if replacement is not None:
+            return replacement
+        if failure is not None:
+            return _driver.unexpected(failure, _SERVICE, operation)
+        return exc
+
+    async def get(self, key: Item, *, projection: Sequence[str] = ()) -> Item | None:
+        """The item under ``key`` (strongly consistent), or None."""
+        request: dict[str, object] = {
+            "TableName": self.name,
+            "Key": key,
+            "ConsistentRead": True,
+        }
+        if projection:
+            expression = ", ".join("#" + name for name in projection)
+            request["ProjectionExpression"] = expression
+            request["ExpressionAttributeNames"] = names_in(expression)
+        try:
+            response = await self.client.get_item(**request)
+        except Exception as exc:
+            raise self._fail(exc, "GetItem") from exc
+        return wire_item(response.get("Item"))
+
+    async def put(
+        self,
+        item: Item,
+        *,
+        condition: str | None = None,
+        values: Mapping[str, Attribute] | None = None,
+    ) -> None:
+        """Write ``item``, if ``condition`` holds.
+
+        Raises:
+            ConditionFailed: the condition did not hold.
+        """
+        request = self._expressions({"TableName": self.name, "Item": item}, condition, values)
+        try:
+            await self.client.put_item(**request)
+        except Exception as exc:
+            raise self._fail(exc, "PutItem") from exc
+
+    async def update(
+        self,
+        key: Item,
+        update: str,
+        *,
+        condition: str | None = None,
+        values: Mapping[str, Attribute] | None = None,
+        return_new: bool = False,
+    ) -> Item | None:
+        """Apply ``update`` to the item under ``key``, if ``condition`` holds.
+
+        Returns:
+            The whole item after the update when ``return_new``, else None.
+
+        Raises:
+            ConditionFailed: the condition did not hold (a missing item fails any
+                condition that reads an attribute).
+        """
+        request = self._expressions(
+            {"TableName": self.name, "Key": key, "UpdateExpression": update},
+            condition,
+            values,
+            update,
+        )
+        if return_new:
+            request["ReturnValues"] = "ALL_NEW"
+        try:
+            response = await self.client.update_item(**request)
+        except Exception as exc:
+            raise self._fail(exc, "UpdateItem") from exc
+        return wire_item(response.get("Attributes")) if return_new else None
+
+    async def query(
+        self,
+        key_condition: str,
+        values: Mapping[str, Attribute],
+        *,
+        index: str | None = None,
+        limit: int | None = None,
+        start: Item | None = None,
+        filter_expression: str | None = None,
+    ) -> tuple[list[Item], Item | None]:
+        """One page of a Query: the items and the key to continue from (None at the end).
+
+        Base-table queries are strongly consistent; index queries cannot be.
+        """
+        request: dict[str, object] = {
+            "TableName": self.name,
+            "KeyConditionExpression": key_condition,
+            "ExpressionAttributeValues": dict(values),
+        }
+        names = names_in(key_condition, filter_expression)
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if index is None:
+            request["ConsistentRead"] = True
+        else:
+            request["IndexName"] = index
+        if limit is not None:
+            request["Limit"] = limit
+        if start is not None:
+            request["ExclusiveStartKey"] = start
+        if filter_expression is not None:
+            request["FilterExpression"] = filter_expression
+        try:
+            response = await self.client.query(**request)
+        except Exception as exc:
+            raise self._fail(exc, "Query") from exc
+        return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
+
+    async def batch_get(self, keys: Sequence[Item]) -> list[Item]:
+        """The items under ``keys`` that exist (strongly consistent), in no set order."""
+        found: list[Item] = []
+        for first in range(0, len(keys), _BATCH_GET_MAX):
+            pending: list[Item] = list(keys[first : first + _BATCH_GET_MAX])
+            delay = 0.01
+            while pending:
+                request = {self.name: {"Keys": pending, "ConsistentRead": True}}
+                try:
+                    response = await self.client.batch_get_item(RequestItems=request)
+                except Exception as exc:
+                    raise self._fail(exc, "BatchGetItem") from exc
+                responses = response.get("Responses")
+                if isinstance(responses, dict):
+                    found.extend(wire_items(responses.get(self.name)))
+                pending = _unprocessed(response, self.name)
+                if pending:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+        return found
+
+    async def transact(self, operations: Sequence[Mapping[str, object]]) -> None:
+        """Run ``operations`` as one all-or-nothing ``TransactWriteItems``.
+
+        Each operation is ``{"Put": {...}}``, ``{"Update": {...}}`` or
+        ``{"ConditionCheck": {...}}`` without its ``TableName`` (added here).
+
+        Raises:
+            TransactionCanceled: the transaction was refused; nothing was written.
+        """
+        items: list[dict[str, object]] = []
+        for operation in operations:
+            ((kind, body),) = operation.items()
+            if not isinstance(body, Mapping):
+                raise TypeError(f"transaction operation {kind!r} must be a mapping")
+            complete = dict(body)
+            complete["TableName"] = self.name
+            names = names_in(
+                _optional_str(complete.get("ConditionExpression")),
+                _optional_str(complete.get("UpdateExpression")),
+            )
+            if names:
+                complete["ExpressionAttributeNames"] = names
+            items.append({kind: complete})
+        try:
+            await self.client.transact_write_items(TransactItems=items)
+        except Exception as exc:
+            raise self._fail(exc, "TransactWriteItems") from exc
+
+    async def describe(self) -> Response | None:
+        """The table's description, or None when it does not exist."""
+        try:
+            response = await self.client.describe_table(TableName=self.name)
+        except Exception as exc:
+            failure = _driver.failure_of(exc)
+            if failure is not None and failure.code == "ResourceNotFoundException":
+                return None
+            raise self._fail(exc, "DescribeTable") from exc
+        table = response.get("Table")
+        return dict(table) if isinstance(table, dict) else None
+
+    async def create(self, definition: Mapping[str, object]) -> bool:
+        """Create the table; False when it already exists (someone else created it)."""
+        try:
+            await self.client.create_table(TableName=self.name, **definition)
+        except Exception as exc:
+            failure = _driver.failure_of(exc)
+            if failure is not None and failure.code == "ResourceInUseException":
+                return False
+            raise self._fail(exc, "CreateTable") from exc
+        return True
+
+    async def add_index(self, request: Mapping[str, object]) -> bool:
+        """Start building a global secondary index; False when one is already underway."""
+        try:
+            await self.client.update_table(TableName=self.name, **request)
+        except Exception as exc:
+            failure = _driver.failure_of(exc)
+            if failure is not None and failure.code in (
+                "ResourceInUseException",
+                "LimitExceededException",
+            ):
+                return False
+            if (
+                failure is not None
+                and failure.code == "ValidationException"
+                and ("already exists" in failure.message)
+            ):
+                return False
+            raise self._fail(exc, "UpdateTable") from exc
+        return True
+
+    async def delete(self) -> bool:
+        """Delete the table and everything in it; False when it did not exist."""
+        try:
+            await self.client.delete_table(TableName=self.name)
+        except Exception as exc:
+            failure = _driver.failure_of(exc)
+            if failure is not None and failure.code == "ResourceNotFoundException":
+                return False
+            raise self._fail(exc, "DeleteTable") from exc
+        return True
+
+    def _expressions(
+        self,
+        request: dict[str, object],
+        condition: str | None,
+        values: Mapping[str, Attribute] | None,
+        *other: str,
+    ) -> dict[str, object]:
+        if condition is not None:
+            request["ConditionExpression"] = condition
+        names = names_in(condition, *other)
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if values:
+            request["ExpressionAttributeValues"] = dict(values)
+        return request
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _cancellation(response: Response) -> tuple[tuple[str, ...], tuple[Item | None, ...]]:
+    """The per-operation codes and returned items of a cancelled transaction."""
+    raw = response.get("CancellationReasons")
+    if not isinstance(raw, list):
+        return (), ()
+    codes: list[str] = []
+    items: list[Item | None] = []
+    for reason in raw:
+        entry = reason if isinstance(reason, dict) else {}
+        code = entry.get("Code")
+        codes.append(code if isinstance(code, str) else "None")
+        items.append(wire_item(entry.get("Item")))
+    return tuple(codes), tuple(items)
+
+
+def _unprocessed(response: Response, table: str) -> list[Item]:
+    raw = response.get("UnprocessedKeys")
+    if not isinstance(raw, dict):
+        return []
+    entry = raw.get(table)
+    if not isinstance(entry, dict):
+        return []
+    return wire_items(entry.get("Keys"))
+
+
+async def back_off(attempt: int) -> None:
+    """Sleep a little before retrying, longer each try, jittered so racers spread out."""
+    await asyncio.sleep(random.uniform(0, 0.005 * 2**attempt))
+
+
+__all__ = ["ConditionFailed", "Table", "TableMissing", "TransactionCanceled", "back_off"]

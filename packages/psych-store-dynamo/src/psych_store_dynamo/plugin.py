@@ -1,0 +1,116 @@
+"""The entry point psych-runtime loads: registers ``dynamodb://`` and ``s3://``.
+
+Loading this module must stay cheap, since psych-runtime imports every installed
+plugin when it first looks for backends. Nothing here imports aioboto3, botocore or
+the store modules; the factories import them when a store is actually opened.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from psych_runtime import BlobStoreBackend, DoctorCheck, DoctorResult, StoreBackend, hookimpl
+
+if TYPE_CHECKING:
+    from psych_runtime import Store
+    from psych_store_dynamo.blob import S3BlobStore
+
+PSYCH_PLUGIN_API = 1
+
+_PACKAGE = "psych-store-dynamo"
+
+
+async def open_dynamo_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
+    """Open a ``dynamodb://`` store, as ``psych_runtime.open_store`` does for this scheme.
+
+    No request is sent unless ``migrate=True``: the table is checked on first use. The
+    table is created only when asked: pass ``migrate=True`` (handy in development and
+    tests, where it creates the table and waits until it is ACTIVE), or run
+    ``await store.migrate()`` once from a deploy step.
+
+    Args:
+        url: ``dynamodb://TABLE?region=...&endpoint_url=...``.
+        migrate: create or upgrade the table before returning.
+        **options: ``region``, ``endpoint_url``, ``connect_timeout``, ``read_timeout``,
+            ``max_attempts``, ``wait_seconds`` (see ``DynamoStore``); they override the
+            same names in the URL's query.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+        StoreUnavailable: ``migrate=True`` and DynamoDB cannot be reached.
+        SchemaTooNew: ``migrate=True`` and a newer release migrated the table.
+    """
+    if not isinstance(migrate, bool):
+        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
+    from psych_store_dynamo.settings import dynamo_settings  # deferred: keep loading cheap
+    from psych_store_dynamo.store import DynamoStore
+
+    store = DynamoStore.from_settings(dynamo_settings(url, options))
+    if migrate:
+        try:
+            await store.migrate()
+        except BaseException:
+            await store.close()
+            raise
+    return store
+
+
+async def open_s3_blob_store(url: str, **options: object) -> "S3BlobStore":
+    """Open an ``s3://bucket/prefix`` blob store (the bucket must exist).
+
+    Args:
+        url: ``s3://BUCKET/optional/prefix?region=...&endpoint_url=...``.
+        **options: ``region``, ``endpoint_url``, ``connect_timeout``, ``read_timeout``,
+            ``max_attempts``, ``addressing_style``; they override the URL's query.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+    """
+    from psych_store_dynamo.blob import S3BlobStore  # deferred: keep loading cheap
+    from psych_store_dynamo.settings import s3_settings
+
+    return S3BlobStore.from_settings(s3_settings(url, options))
+
+
+def _driver_importable() -> DoctorResult:
+    """Check that aioboto3 is installed, without opening any connection."""
+    import importlib.util
+
+    if importlib.util.find_spec("aioboto3") is None:
+        return DoctorResult(False, "aioboto3 is not installed; reinstall psych-store-dynamo")
+    return DoctorResult(True, "aioboto3 is installed (dynamodb:// and s3:// available)")
+
+
+@hookimpl
+def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
+    """Offer the DynamoDB Store under ``dynamodb://``."""
+    register(
+        StoreBackend(
+            name="dynamodb",
+            schemes=("dynamodb",),
+            open=open_dynamo_store,
+            package=_PACKAGE,
+            description="Durable store in one DynamoDB table (transactions, sparse indexes).",
+        )
+    )
+
+
+@hookimpl
+def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
+    """Offer the S3 blob store under ``s3://``."""
+    register(
+        BlobStoreBackend(
+            name="s3",
+            schemes=("s3",),
+            open=open_s3_blob_store,
+            package=_PACKAGE,
+            description="Blobs as S3 objects under a bucket prefix.",
+        )
+    )
+
+
+@hookimpl
+def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
+    """Report whether the AWS driver is installed."""
+    register(DoctorCheck("dynamodb store", _driver_importable))

@@ -1,0 +1,757 @@
+"""``DynamoStore``: the Store port on one DynamoDB table.
+
+Where each guarantee comes from (the layout is described in ``_items``):
+
+* append: one ``TransactWriteItems``. Its first operation updates the Run's header on
+  the condition ``head_seq = expected_seq - 1`` (and, when fenced, that the lease
+  holder and attempt count still match) and moves ``head_seq`` on; the rest put one
+  record each on the condition that its (run, seq) key is free. All or nothing.
+* create_run: one transaction putting the header, the idempotency item (when there is
+  a key) and the ``run_admitted`` record, each only if absent.
+* claim: Queries on the sparse ``claimable`` index for a few candidates in claim
+  order, then a conditional ``UpdateItem`` on the first; a lost race moves on to the
+  next. Exactly one claimer's condition holds (see ``_claiming``).
+* sweeps: Queries on the sparse indexes, then strongly consistent reads of the Runs
+  found, re-checked, so an index that lags behind never reports a stale header.
+
+Nothing on a hot path scans the table.
+"""
+
+import asyncio
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from datetime import datetime, timedelta
+
+from psych_runtime import (
+    WORK,
+    Admission,
+    Fence,
+    LeaseLost,
+    LocalNotifier,
+    Record,
+    RunAdmitted,
+    RunHeader,
+    RunId,
+    RunNotFound,
+    RunState,
+    SeqConflict,
+    StoreError,
+    StoreUnavailable,
+    Version,
+    VersionHash,
+    WorkerId,
+    record_from_json,
+    record_to_json,
+)
+from psych_store_dynamo import _claiming, _driver, schema
+from psych_store_dynamo import _items as it
+from psych_store_dynamo._batches import check_batch, check_sizes
+from psych_store_dynamo._expressions import set_entry, update_expression
+from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
+from psych_store_dynamo.settings import DynamoSettings, dynamo_settings
+
+_CONDITION_FAILED = "ConditionalCheckFailed"
+_TRANSIENT_REASONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+_TRANSACTION_TRIES = 8
+"""Tries of a transaction that DynamoDB cancelled only because of a concurrent one."""
+
+_READ_MODIFY_WRITE_TRIES = 16
+"""Tries of ``set_runnable_at`` when the Run's state keeps moving under it."""
+_CREATED_AT_CACHE = 4096
+"""Runs whose (immutable) created_at is remembered, to spare ``release`` a read."""
+
+
+class DynamoStore:
+    """A Store kept in one DynamoDB table.
+
+    Construction does no IO: the client is created on first use, and the first
+    operation checks once that the table exists at this release's schema version.
+    Create or upgrade the table with ``await store.migrate()`` (idempotent, safe from
+    several processes at once), or ``create_table(url)`` during development.
+
+    Records are stored as compact JSON; an item may not exceed 400 KB, so a record
+    that large is refused with ``RecordTooLarge`` before anything is written (large
+    tool results belong in a BlobStore). An append must fit one transaction (100
+    items, 4 MB); a larger batch is refused with ``BatchTooLarge``.
+
+    The notifier wakes waiters in this process after this instance's own commits;
+    other processes are not heard and rely on their polling.
+
+    Args:
+        url: ``dynamodb://TABLE?region=...&endpoint_url=...``.
+        region: AWS region (overrides the URL's).
+        endpoint_url: a local endpoint such as DynamoDB Local or moto.
+        connect_timeout: seconds to wait for a connection (default 5).
+        read_timeout: seconds to wait for a response (default 10).
+        max_attempts: tries per request for transient failures (default 3).
+        wait_seconds: how long ``migrate`` waits for the table to become ACTIVE.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an option has the wrong type.
+        ValueError: an option value is out of range.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        region: str | None = None,
+        endpoint_url: str | None = None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        max_attempts: int | None = None,
+        wait_seconds: float | None = None,
+    ) -> None:
+        given = {
+            "region": region,
+            "endpoint_url": endpoint_url,
+            "connect_timeout": connect_timeout,
+            "read_timeout": read_timeout,
+            "max_attempts": max_attempts,
+            "wait_seconds": wait_seconds,
+        }
+        options = {name: value for name, value in given.items() if value is not None}
+        self._init(dynamo_settings(url, options))
+
+    @classmethod
+    def from_settings(cls, settings: DynamoSettings) -> "DynamoStore":
+        """Build a store from settings already resolved (see ``dynamo_settings``)."""
+        store = cls.__new__(cls)
+        store._init(settings)
+        return store
+
+    def _init(self, settings: DynamoSettings) -> None:
+        self._settings = settings
+        self._notifier = LocalNotifier()
+        self._lock = asyncio.Lock()
+        self._stack: AsyncExitStack | None = None
+        self._table: Table | None = None
+        self._verified = False
+        self._closed = False
+        self._created_at: dict[RunId, datetime] = {}
+
+    @property
+    def settings(self) -> DynamoSettings:
+        """The resolved settings this store runs with."""
+        return self._settings
+
+    @property
+    def table_name(self) -> str:
+        """The DynamoDB table."""
+        return self._settings.table
+
+    @property
+    def notifier(self) -> LocalNotifier:
+        """Signalled after this instance's own commits; other processes are not heard."""
+        return self._notifier
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def _open(self) -> Table:
+        async with self._lock:
+            if self._closed:
+                raise StoreError(f"the DynamoDB store for {self.table_name!r} is closed")
+            if self._table is None:
+                stack = AsyncExitStack()
+                try:
+                    client = await _driver.open_client("dynamodb", self._settings.aws, stack)
+                except BaseException:
+                    await stack.aclose()
+                    raise
+                self._stack = stack
+                self._table = Table(_driver.dynamo(client), self.table_name, self._settings.aws)
+            return self._table
+
+    async def _ready(self) -> Table:
+        """The table, after checking its schema once per store instance."""
+        table = self._table
+        if self._verified and table is not None and not self._closed:
+            return table
+        table = await self._open()
+        if not self._verified:
+            await schema.verify(table)
+            self._verified = True
+        return table
+
+    async def connect(self) -> None:
+        """Check now that the table is reachable and at this release's schema.
+
+        Raises:
+            StoreUnavailable: DynamoDB cannot be reached, or the table is missing or
+                not migrated.
+            SchemaTooNew: a newer release migrated the table.
+        """
+        await self._ready()
+
+    async def migrate(self) -> list[int]:
+        """Create or upgrade the table and its indexes; returns the versions applied.
+
+        Waits until the table and both indexes are ACTIVE. Running it again applies
+        nothing, and two processes running it at once converge on the same table.
+
+        Raises:
+            SchemaTooNew: a newer release migrated the table.
+            StoreUnavailable: DynamoDB cannot be reached, or the table did not become
+                ACTIVE in time.
+            StoreError: the table exists with a key schema this store cannot use.
+        """
+        table = await self._open()
+        applied = await schema.migrate(table, self._settings.wait_seconds)
+        self._verified = True
+        return applied
+
+    async def schema_version(self) -> int:
+        """The schema version recorded in the table (0 when missing or never migrated)."""
+        return await schema.current_version(await self._open())
+
+    async def drop_table(self) -> bool:
+        """Delete the table and everything in it; False when it did not exist.
+
+        For development and tests only: there is no undo.
+        """
+        table = await self._open()
+        self._verified = False
+        return await table.delete()
+
+    async def close(self) -> None:
+        """Close the client; idempotent. The store is unusable afterwards."""
+        async with self._lock:
+            self._closed = True
+            stack, self._stack, self._table = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """See ``Store.append``: one transaction, checked in the order fence, sequence.
+
+        Raises:
+            RecordTooLarge: a record's item would exceed 400 KB (nothing is written).
+            BatchTooLarge: the batch exceeds one transaction (nothing is written).
+        """
+        check_batch(run_id, expected_seq, records)
+        bodies = [record_to_json(record) for record in records]
+        check_sizes(run_id, expected_seq, bodies)
+        table = await self._ready()
+        last = expected_seq + len(records) - 1
+        condition = "#head_seq = :previous"
+        values: dict[str, it.Attribute] = {
+            ":previous": it.n(expected_seq - 1),
+            ":last": it.n(last),
+        }
+        if fence is not None:
+            condition += " AND #lease_holder = :holder AND #attempt_count = :attempt"
+            values[":holder"] = it.s(fence.worker_id)
+            values[":attempt"] = it.n(fence.attempt_count)
+        operations: list[dict[str, object]] = [
+            {
+                "Update": {
+                    "Key": it.run_key(run_id),
+                    "UpdateExpression": "SET #head_seq = :last",
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeValues": values,
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            }
+        ]
+        operations.extend(
+            {
+                "Put": {
+                    "Item": it.record_item(run_id, expected_seq + offset, body),
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                }
+            }
+            for offset, body in enumerate(bodies)
+        )
+        for attempt in range(_TRANSACTION_TRIES):
+            try:
+                await table.transact(operations)
+            except TransactionCanceled as exc:
+                await self._explain_refused_append(table, run_id, expected_seq, fence, exc)
+                await back_off(attempt)
+                continue
+            self._notifier.signal(run_id)
+            return
+        raise StoreUnavailable(
+            f"DynamoDB kept cancelling the append to run {run_id!r} at seq {expected_seq} "
+            "because of concurrent transactions; try again"
+        )
+
+    async def _explain_refused_append(
+        self,
+        table: Table,
+        run_id: RunId,
+        expected_seq: int,
+        fence: Fence | None,
+        exc: TransactionCanceled,
+    ) -> None:
+        """Raise the port's error for a cancelled append, or return to have it retried.
+
+        The header is read again to tell the cases apart: a missing Run, a fence that
+        no longer matches (reported first, as the port asks), or a head that moved.
+        """
+        reasons = exc.reasons
+        conflicted = any(code in _TRANSIENT_REASONS for code in reasons)
+        known = {_CONDITION_FAILED, "None", *_TRANSIENT_REASONS}
+        if reasons and not set(reasons) <= known:
+            raise StoreError(
+                f"DynamoDB refused the append to run {run_id!r}: {', '.join(reasons)} ({exc})"
+            )
+        if reasons and _CONDITION_FAILED in reasons[1:] and reasons[0] != _CONDITION_FAILED:
+            # The header's check passed, so only a record key was taken.
+            raise SeqConflict(run_id, expected_seq)
+        # The header as it stood when its condition failed comes back with the
+        # cancellation; read it only when it did not (a conflict, or no such Run).
+        item = exc.item(0) if reasons[:1] == (_CONDITION_FAILED,) else None
+        if item is None:
+            item = await table.get(
+                it.run_key(run_id), projection=(it.HEAD_SEQ, it.LEASE_HOLDER, it.ATTEMPT_COUNT)
+            )
+        if item is None:
+            raise RunNotFound(run_id)
+        if fence is not None and (
+            it.optional_text(item, it.LEASE_HOLDER) != fence.worker_id
+            or it.number(item, it.ATTEMPT_COUNT) != fence.attempt_count
+        ):
+            raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+        if it.number(item, it.HEAD_SEQ) != expected_seq - 1 or not conflicted:
+            raise SeqConflict(run_id, expected_seq)
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """See ``Store.read``: one consistent Query over the Run's partition."""
+        if after < 0:
+            raise ValueError("after must not be negative")
+        if limit is not None and limit < 0:
+            raise ValueError("limit must not be negative")
+        if limit == 0:
+            return []
+        table = await self._ready()
+        if tenant is None:
+            items = await self._records(table, run_id, after, limit)
+        else:
+            header, items = await asyncio.gather(
+                table.get(it.run_key(run_id), projection=(it.PK, it.SCOPE)),
+                self._records(table, run_id, after, limit),
+            )
+            if header is None or it.header_scope(header).tenant != tenant:
+                return []
+        return [record_from_json(it.text(item, it.RECORD)) for item in items]
+
+    async def _records(
+        self, table: Table, run_id: RunId, after: int, limit: int | None
+    ) -> list[it.Item]:
+        values: dict[str, it.Attribute] = {
+            ":pk": it.s(it.run_pk(run_id)),
+            ":first": it.n(after + 1),
+        }
+        if limit is None:
+            condition = "#pk = :pk AND #sk >= :first"
+        else:
+            condition = "#pk = :pk AND #sk BETWEEN :first AND :last"
+            values[":last"] = it.n(after + limit)
+        found: list[it.Item] = []
+        start: it.Item | None = None
+        while True:
+            page, start = await table.query(condition, values, start=start)
+            found.extend(page)
+            if start is None:
+                return found
+
+    async def head(self, run_id: RunId) -> int:
+        """See ``Store.head``: the header's ``head_seq``, no aggregate over the log."""
+        table = await self._ready()
+        item = await table.get(it.run_key(run_id), projection=(it.HEAD_SEQ,))
+        return 0 if item is None else it.number(item, it.HEAD_SEQ)
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: Version) -> None:
+        """See ``Store.put_version``: the first stored copy wins."""
+        table = await self._ready()
+        item = {**it.version_key(version.hash), it.VERSION_DOCUMENT: it.s(version.export_json())}
+        try:
+            await table.put(item, condition="attribute_not_exists(#pk)")
+        except ConditionFailed:
+            return
+
+    async def get_version(self, version_hash: VersionHash) -> Version | None:
+        """See ``Store.get_version``; the stored Spec is rehashed on the way out."""
+        table = await self._ready()
+        item = await table.get(it.version_key(version_hash))
+        if item is None:
+            return None
+        return Version.import_json(it.text(item, it.VERSION_DOCUMENT))
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """See ``Store.create_run``: header, key and ``run_admitted`` in one transaction."""
+        if admitted.run_id != header.run_id:
+            raise ValueError("the run_admitted record belongs to another Run")
+        if admitted.seq != 1:
+            raise ValueError("run_admitted must be written at seq 1")
+        body = record_to_json(admitted)
+        check_sizes(header.run_id, 1, [body])
+        table = await self._ready()
+        absent = "attribute_not_exists(#pk)"
+        old = "ALL_OLD"
+        operations: list[dict[str, object]] = [
+            {
+                "Put": {
+                    "Item": it.header_item(header, 1),
+                    "ConditionExpression": absent,
+                    "ReturnValuesOnConditionCheckFailure": old,
+                }
+            }
+        ]
+        if header.idempotency_key is not None:
+            key_item = {
+                **it.idempotency_key(header.scope.tenant, header.idempotency_key),
+                it.KEY_RUN_ID: it.s(header.run_id),
+            }
+            operations.append(
+                {
+                    "Put": {
+                        "Item": key_item,
+                        "ConditionExpression": absent,
+                        "ReturnValuesOnConditionCheckFailure": old,
+                    }
+                }
+            )
+        operations.append(
+            {"Put": {"Item": it.record_item(header.run_id, 1, body), "ConditionExpression": absent}}
+        )
+        for attempt in range(_TRANSACTION_TRIES):
+            try:
+                await table.transact(operations)
+            except TransactionCanceled as exc:
+                unknown = set(exc.reasons) - {_CONDITION_FAILED, "None", *_TRANSIENT_REASONS}
+                if unknown:
+                    raise StoreError(
+                        f"DynamoDB refused to admit run {header.run_id!r}: "
+                        f"{', '.join(exc.reasons)} ({exc})"
+                    ) from exc
+                existing = await self._admitted_before(table, header, exc)
+                if existing is not None:
+                    self._remember(existing)
+                    return Admission(existing, created=False)
+                await back_off(attempt)
+                continue
+            self._remember(header)
+            self._notifier.signal(header.run_id)
+            if header.state is RunState.RUNNABLE:
+                self._notifier.signal(WORK)
+            return Admission(header, created=True)
+        raise StoreUnavailable(
+            f"DynamoDB kept cancelling the admission of run {header.run_id!r} because of "
+            "concurrent transactions; try again"
+        )
+
+    async def _admitted_before(
+        self, table: Table, header: RunHeader, exc: TransactionCanceled
+    ) -> RunHeader | None:
+        """The Run that already holds this idempotency key or run id, key first.
+
+        The cancellation carries the items whose absence was required, so usually at
+        most the key's Run has to be read.
+        """
+        if header.idempotency_key is not None:
+            key = exc.item(1) if exc.reasons[1:2] == (_CONDITION_FAILED,) else None
+            if key is None:
+                key = await table.get(
+                    it.idempotency_key(header.scope.tenant, header.idempotency_key)
+                )
+            if key is not None:
+                holder = await table.get(it.run_key(it.text(key, it.KEY_RUN_ID)))
+                if holder is not None:
+                    return it.header_of(holder)
+        existing = exc.item(0) if exc.reasons[:1] == (_CONDITION_FAILED,) else None
+        if existing is None:
+            existing = await table.get(it.run_key(header.run_id))
+        return None if existing is None else it.header_of(existing)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """See ``Store.get_run``."""
+        table = await self._ready()
+        item = await table.get(it.run_key(run_id))
+        if item is None:
+            return None
+        header = it.header_of(item)
+        self._remember(header)
+        if tenant is not None and header.scope.tenant != tenant:
+            return None
+        return header
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """See ``Store.claim``: index Queries for candidates, then one conditional update.
+
+        Candidates are tried in the in-memory store's order (``runnable_at`` or else
+        ``created_at``, then ``created_at``, then run id); see ``_claiming``.
+        """
+        table = await self._ready()
+        item = await _claiming.claim(table, worker_id, now, lease_seconds)
+        if item is None:
+            return None
+        header = it.header_of(item)
+        self._remember(header)
+        return header
+
+    async def renew(
+        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> bool:
+        """See ``Store.renew``: a conditional update on the holder."""
+        table = await self._ready()
+        expires = now + timedelta(seconds=lease_seconds)
+        try:
+            await table.update(
+                it.run_key(run_id),
+                "SET #lease_expires_at = :expires, #claim_k = :claim_k",
+                condition="#state = :running AND #lease_holder = :worker",
+                values={
+                    ":expires": it.time_value(expires),
+                    ":claim_k": it.s(_claiming.leased_key(run_id, expires)),
+                    ":running": it.s(RunState.RUNNING.value),
+                    ":worker": it.s(worker_id),
+                },
+            )
+        except ConditionFailed:
+            return False
+        return True
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+    ) -> None:
+        """See ``Store.release``: a conditional update on the holder.
+
+        Signals the Run's key, and ``WORK`` when the Run comes back as runnable.
+        """
+        table = await self._ready()
+        created_at = self._created_at.get(run_id)
+        if created_at is None and state is RunState.RUNNABLE:
+            # The index key of a runnable Run starts from its (immutable) created_at.
+            item = await table.get(it.run_key(run_id), projection=(it.CREATED_AT,))
+            if item is None:
+                return
+            created_at = it.instant(it.number(item, it.CREATED_AT))
+        sets = ["#state = :state"]
+        removes = ["#lease_holder", "#lease_expires_at"]
+        values: dict[str, it.Attribute] = {
+            ":state": it.s(state.value),
+            ":worker": it.s(worker_id),
+        }
+        if runnable_at is None:
+            removes.append("#runnable_at")
+        else:
+            sets.append("#runnable_at = :runnable_at")
+            values[":runnable_at"] = it.time_value(runnable_at)
+        if deadline_at is not None:
+            sets.append("#deadline_at = :deadline_at")
+            values[":deadline_at"] = it.time_value(deadline_at)
+        claim = it.claim_entry(state, run_id, created_at, runnable_at, None)
+        set_entry(claim, it.CLAIM_Q, it.CLAIM_K, sets, removes, values)
+        if state is RunState.SETTLED:
+            removes.extend(["#open_q", "#open_k"])
+        elif deadline_at is not None:
+            set_entry(
+                it.open_entry(state, run_id, deadline_at),
+                it.OPEN_Q,
+                it.OPEN_K,
+                sets,
+                removes,
+                values,
+            )
+        try:
+            await table.update(
+                it.run_key(run_id),
+                update_expression(sets, removes),
+                condition="#lease_holder = :worker",
+                values=values,
+            )
+        except ConditionFailed:
+            return
+        self._notifier.signal(run_id)
+        if state is RunState.RUNNABLE:
+            self._notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """See ``Store.settle_inline``: only a nested Run nobody holds is settled."""
+        table = await self._ready()
+        try:
+            await table.update(
+                it.run_key(run_id),
+                "SET #state = :settled REMOVE #open_q, #open_k, #claim_q, #claim_k",
+                condition="#state = :nested AND attribute_not_exists(#lease_holder)",
+                values={
+                    ":settled": it.s(RunState.SETTLED.value),
+                    ":nested": it.s(RunState.NESTED.value),
+                },
+            )
+        except ConditionFailed:
+            return False
+        self._notifier.signal(run_id)
+        return True
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """See ``Store.set_runnable_at``; a settled Run is left exactly as it is.
+
+        What changes depends on the current state, which one update cannot branch on,
+        so the header is read and then updated on the condition that its state is
+        still the one read (retried if it moved in between).
+        """
+        table = await self._ready()
+        for _ in range(_READ_MODIFY_WRITE_TRIES):
+            item = await table.get(it.run_key(run_id), projection=(it.STATE, it.CREATED_AT))
+            if item is None:
+                raise RunNotFound(run_id)
+            seen = RunState(it.text(item, it.STATE))
+            if seen is RunState.SETTLED:
+                return
+            created_at = it.instant(it.number(item, it.CREATED_AT))
+            state = seen
+            if runnable_at is None and seen is RunState.SUSPENDED:
+                state = RunState.RUNNABLE
+            sets: list[str] = []
+            removes: list[str] = []
+            values: dict[str, it.Attribute] = {":seen": it.s(seen.value)}
+            if runnable_at is None:
+                removes.append("#runnable_at")
+            else:
+                sets.append("#runnable_at = :runnable_at")
+                values[":runnable_at"] = it.time_value(runnable_at)
+            if state is not seen:
+                sets.append("#state = :state")
+                values[":state"] = it.s(state.value)
+            if state is RunState.RUNNABLE:
+                entry = it.claim_entry(state, run_id, created_at, runnable_at, None)
+                set_entry(entry, it.CLAIM_Q, it.CLAIM_K, sets, removes, values)
+            try:
+                await table.update(
+                    it.run_key(run_id),
+                    update_expression(sets, removes),
+                    condition="#state = :seen",
+                    values=values,
+                )
+            except ConditionFailed:
+                continue
+            if state is RunState.RUNNABLE and runnable_at is None:
+                self._notifier.signal(WORK)
+            return
+        raise StoreUnavailable(
+            f"run {run_id!r} changed state on every one of {_READ_MODIFY_WRITE_TRIES} tries "
+            "to set its runnable_at; try again"
+        )
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.expired_leases``; oldest expiry first."""
+        if limit <= 0:
+            return []
+        table = await self._ready()
+        entries = await self._index_range(
+            table, it.CLAIM_INDEX, "#claim_q = :q AND #claim_k < :bound", it.LEASED, now, limit
+        )
+        # A running Run without any expiry sorts first; it has no lease to expire.
+        ids = [
+            it.run_id_of_pk(it.text(entry, it.PK))
+            for entry in entries
+            if not it.text(entry, it.CLAIM_K).startswith(it.sortable(None) + "|")
+        ]
+        headers = [
+            header
+            for header in await self._headers(table, ids)
+            if header.state is RunState.RUNNING
+            and header.lease_expires_at is not None
+            and header.lease_expires_at <= now
+        ]
+        headers.sort(key=lambda h: (h.lease_expires_at or now, h.run_id))
+        return headers[:limit]
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """See ``Store.overdue_deadlines``; earliest deadline first."""
+        if limit <= 0:
+            return []
+        table = await self._ready()
+        entries = await self._index_range(
+            table, it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
+        )
+        ids = [it.run_id_of_pk(it.text(entry, it.PK)) for entry in entries]
+        headers = [
+            header
+            for header in await self._headers(table, ids)
+            if header.state is not RunState.SETTLED and header.deadline_at <= now
+        ]
+        headers.sort(key=lambda h: (h.deadline_at, h.run_id))
+        return headers[:limit]
+
+    async def _index_range(
+        self,
+        table: Table,
+        index: str,
+        condition: str,
+        partition: str,
+        now: datetime,
+        limit: int,
+    ) -> list[it.Item]:
+        """Up to ``limit`` index entries of ``partition`` sorting at or before ``now``."""
+        values = {":q": it.s(partition), ":bound": it.s(it.before(now))}
+        found: list[it.Item] = []
+        start: it.Item | None = None
+        while len(found) < limit:
+            page, start = await table.query(
+                condition, values, index=index, limit=limit - len(found), start=start
+            )
+            found.extend(page)
+            if start is None:
+                break
+        return found
+
+    async def _headers(self, table: Table, run_ids: Sequence[RunId]) -> list[RunHeader]:
+        """The current headers of ``run_ids`` (strongly consistent), missing ones left out."""
+        if not run_ids:
+            return []
+        items = await table.batch_get([it.run_key(run_id) for run_id in dict.fromkeys(run_ids)])
+        headers = [it.header_of(item) for item in items]
+        for header in headers:
+            self._remember(header)
+        return headers
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _remember(self, header: RunHeader) -> None:
+        """Keep a Run's created_at, which never changes, to spare a read on release."""
+        cache = self._created_at
+        if header.run_id not in cache and len(cache) >= _CREATED_AT_CACHE:
+            del cache[next(iter(cache))]
+        cache[header.run_id] = header.created_at
+
+
+__all__ = ["DynamoStore"]

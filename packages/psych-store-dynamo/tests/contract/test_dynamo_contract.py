@@ -1,0 +1,35 @@
+"""DynamoStore against the shared Store conformance suite, on a real moto server.
+
+Every case gets its own table, created by ``migrate`` and dropped afterwards.
+"""
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from psych_contract import StoreContract
+from psych_store_dynamo import DynamoStore
+
+from ..conftest import dynamo_url, new_table_name
+
+
+class TestDynamoStore(StoreContract):
+    supports_notifier = True
+    cross_process_notifier = False
+
+    @pytest.fixture(autouse=True)
+    def _server(self, moto_endpoint: str) -> None:
+        # The `store` override must keep the suite's signature, so the endpoint of the
+        # session's moto server reaches it through the test instance instead.
+        self.endpoint = moto_endpoint
+
+    @pytest_asyncio.fixture
+    async def store(self) -> AsyncIterator[DynamoStore]:
+        store = DynamoStore(dynamo_url(self.endpoint, new_table_name()))
+        await store.migrate()
+        yield store
+        try:
+            await store.drop_table()
+        finally:
+            await store.close()

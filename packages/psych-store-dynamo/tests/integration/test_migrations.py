@@ -1,0 +1,148 @@
+"""migrate(): creates the table and indexes once, converges under concurrency, and
+refuses a table a newer release migrated."""
+
+import asyncio
+import importlib
+
+import pytest
+
+from psych_contract import _data as data
+from psych_runtime import RunId, SchemaTooNew, StoreError, StoreUnavailable, WorkerId
+from psych_store_dynamo import DynamoStore, create_table, drop_table, schema
+from psych_store_dynamo import _items as it
+
+from ..conftest import REGION, StoreFactory
+
+
+async def _describe(endpoint: str, table: str) -> dict[str, object]:
+    aioboto3 = importlib.import_module("aioboto3")
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=endpoint
+    ) as client:
+        response = await client.describe_table(TableName=table)
+    described: dict[str, object] = response["Table"]
+    return described
+
+
+async def test_migrate_creates_the_table_then_is_a_no_op(
+    make_store: StoreFactory, moto_endpoint: str
+) -> None:
+    store = await make_store(migrate=False)
+    assert await store.schema_version() == 0
+    assert await store.migrate() == [schema.SCHEMA_VERSION]
+    assert await store.migrate() == []
+    assert await store.schema_version() == schema.SCHEMA_VERSION
+    described = await _describe(moto_endpoint, store.table_name)
+    assert described["TableStatus"] == "ACTIVE"
+    indexes = described["GlobalSecondaryIndexes"]
+    assert isinstance(indexes, list)
+    assert {index["IndexName"] for index in indexes} == {it.CLAIM_INDEX, it.OPEN_INDEX}
+
+
+async def test_two_stores_migrating_at_once_converge(make_store: StoreFactory) -> None:
+    first = await make_store(migrate=False)
+    second = await make_store(migrate=False)
+    applied = await asyncio.gather(first.migrate(), second.migrate())
+    # Exactly one of them recorded the version; both end up with a usable table.
+    assert sorted(applied) == [[], [schema.SCHEMA_VERSION]]
+    run, admitted = data.admission()
+    assert (await first.create_run(run, admitted)).created
+    assert await second.head(run.run_id) == 1
+
+
+async def test_using_an_unmigrated_table_says_to_migrate(make_store: StoreFactory) -> None:
+    store = await make_store(migrate=False)
+    with pytest.raises(StoreUnavailable, match="migrate"):
+        await store.head(RunId("r"))
+
+
+async def test_a_table_without_the_schema_record_says_to_migrate(
+    make_store: StoreFactory, moto_endpoint: str
+) -> None:
+    owner = await make_store()
+    await owner.drop_table()
+    aioboto3 = importlib.import_module("aioboto3")
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
+        await client.create_table(TableName=owner.table_name, **schema.table_definition())
+    fresh = await make_store(migrate=False)
+    with pytest.raises(StoreUnavailable, match="has no Psych schema yet"):
+        await fresh.connect()
+    assert await fresh.migrate() == [schema.SCHEMA_VERSION]
+    await fresh.connect()
+
+
+async def test_a_newer_schema_is_refused_on_migrate_and_on_first_use(
+    make_store: StoreFactory,
+) -> None:
+    store = await make_store()
+    table = await store._open()  # a newer release would have written this record
+    await table.put({**it.META_KEY, it.SCHEMA_VERSION_ATTRIBUTE: it.n(schema.SCHEMA_VERSION + 1)})
+    with pytest.raises(SchemaTooNew, match="upgrade psych-store-dynamo"):
+        await store.migrate()
+    later = await make_store(migrate=False)
+    with pytest.raises(SchemaTooNew):
+        await later.head(RunId("r"))
+
+
+async def test_migrate_adds_missing_indexes_to_a_hand_made_table(
+    make_store: StoreFactory, moto_endpoint: str
+) -> None:
+    store = await make_store(migrate=False)
+    aioboto3 = importlib.import_module("aioboto3")
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
+        await client.create_table(
+            TableName=store.table_name,
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+            ],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+        )
+    assert await store.migrate() == [schema.SCHEMA_VERSION]
+    described = await _describe(moto_endpoint, store.table_name)
+    indexes = described["GlobalSecondaryIndexes"]
+    assert isinstance(indexes, list)
+    assert {index["IndexName"] for index in indexes} == {it.CLAIM_INDEX, it.OPEN_INDEX}
+    run, admitted = data.admission()
+    await store.create_run(run, admitted)
+    assert await store.claim(WorkerId("w"), data.at(0), 30) is not None
+
+
+async def test_a_table_with_another_key_schema_is_refused(
+    make_store: StoreFactory, moto_endpoint: str
+) -> None:
+    store = await make_store(migrate=False)
+    aioboto3 = importlib.import_module("aioboto3")
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
+        await client.create_table(
+            TableName=store.table_name,
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+    with pytest.raises(StoreError, match="key schema"):
+        await store.migrate()
+    with pytest.raises(StoreError, match="key schema"):
+        await store.connect()
+
+
+async def test_create_table_and_drop_table_helpers(table_url: str) -> None:
+    assert await create_table(table_url) == [schema.SCHEMA_VERSION]
+    assert await create_table(table_url) == []
+    store = DynamoStore(table_url)
+    try:
+        assert await store.head(RunId("r")) == 0
+    finally:
+        await store.close()
+    assert await drop_table(table_url) is True
+    assert await drop_table(table_url) is False

@@ -1,0 +1,171 @@
+"""The entry point, both registered backends, and a plugin import that stays cheap."""
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+import psych_runtime
+import psych_store_dynamo
+from psych_runtime.plugins import (
+    AUTOLOAD_ENV,
+    blob_store_backends,
+    reset_plugin_manager,
+    store_backends,
+)
+from psych_store_dynamo import DynamoStore, S3BlobStore, plugin
+
+DRIVER_MODULES = ("aioboto3", "aiobotocore", "botocore", "boto3", "aiohttp")
+
+
+@pytest.fixture
+def dynamo_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A plugin manager with autoload off and only this plugin, from its entry point.
+
+    Autoload stays off so that a half-installed sibling adapter in the same environment
+    cannot break these tests.
+    """
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="dynamo")
+    psych_runtime.register_plugin(entry_point.load(), name="dynamo")
+    yield
+    reset_plugin_manager()
+
+
+def test_the_distribution_declares_the_entry_point() -> None:
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="dynamo")
+    assert entry_point.value == "psych_store_dynamo.plugin"
+    assert entry_point.dist is not None
+    assert entry_point.dist.name == "psych-store-dynamo"
+    assert entry_point.load() is plugin
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+def test_the_backends_claim_dynamodb_and_s3() -> None:
+    store = store_backends()["dynamodb"]
+    assert store.package == "psych-store-dynamo"
+    assert store.schemes == ("dynamodb",)
+    blobs = blob_store_backends()["s3"]
+    assert blobs.package == "psych-store-dynamo"
+    assert blobs.schemes == ("s3",)
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_store_returns_a_dynamo_store_without_any_request() -> None:
+    # Nothing listens on the endpoint: opening must not talk to it unless asked to.
+    store = await psych_runtime.open_store(
+        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
+        read_timeout=3,
+    )
+    try:
+        assert isinstance(store, DynamoStore)
+        assert store.table_name == "psych-runs"
+        assert store.settings.aws.region == "eu-west-1"
+        assert store.settings.aws.read_timeout == 3.0
+    finally:
+        await store.close()
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_blob_store_returns_an_s3_blob_store() -> None:
+    blobs = await psych_runtime.open_blob_store(
+        "s3://my-bucket/psych?region=eu-west-1", max_attempts=2
+    )
+    try:
+        assert isinstance(blobs, S3BlobStore)
+        assert blobs.settings.bucket == "my-bucket"
+        assert blobs.settings.prefix == "psych"
+        assert blobs.settings.aws.max_attempts == 2
+    finally:
+        await blobs.close()
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_store_refuses_bad_options_and_urls() -> None:
+    with pytest.raises(TypeError, match="no option 'pool_size'"):
+        await psych_runtime.open_store("dynamodb://psych", pool_size=3)
+    with pytest.raises(TypeError, match="migrate"):
+        await psych_runtime.open_store("dynamodb://psych", migrate="yes")
+    with pytest.raises(psych_runtime.InvalidStoreUrl):
+        await psych_runtime.open_store("dynamodb://x")
+    with pytest.raises(psych_runtime.InvalidStoreUrl):
+        await psych_runtime.open_blob_store("s3://Not_A_Bucket")
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_store_with_migrate_reports_an_unreachable_server() -> None:
+    from ..conftest import free_port
+
+    url = f"dynamodb://psych?region=us-east-1&endpoint_url=http://127.0.0.1:{free_port()}"
+    with pytest.raises(psych_runtime.StoreUnavailable):
+        await psych_runtime.open_store(url, migrate=True, max_attempts=1, connect_timeout=0.5)
+
+
+def test_the_doctor_check_reports_the_driver() -> None:
+    found: list[psych_runtime.DoctorCheck] = []
+    plugin.psych_doctor_checks(found.append)
+    (check,) = found
+    result = check.run()
+    assert result.ok
+    assert "aioboto3" in result.detail
+
+
+@pytest.mark.parametrize("module", ["psych_store_dynamo", "psych_store_dynamo.plugin"])
+def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
+    probe = textwrap.dedent(
+        f"""
+        import sys
+        import {module}
+        watched = {DRIVER_MODULES!r} + ("psych_store_dynamo.store", "psych_store_dynamo.blob")
+        print(",".join(sorted(name for name in watched if name in sys.modules)))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == ""
+
+
+def test_the_driver_is_loaded_on_first_use() -> None:
+    # Guards the test above: the same probe does see aioboto3 once a request is made.
+    probe = textwrap.dedent(
+        """
+        import asyncio, sys
+        from psych_store_dynamo import plugin
+
+        async def main():
+            store = await plugin.open_dynamo_store(
+                "dynamodb://psych?region=us-east-1&endpoint_url=http://127.0.0.1:9",
+                max_attempts=1, connect_timeout=0.2,
+            )
+            before = "aioboto3" in sys.modules
+            try:
+                await store.connect()
+            except Exception as exc:
+                print(type(exc).__name__)
+            finally:
+                await store.close()
+            print(before, "aioboto3" in sys.modules)
+
+        asyncio.run(main())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["StoreUnavailable", "False", "True"]
+
+
+def test_the_public_names_are_exported_lazily() -> None:
+    assert psych_store_dynamo.DynamoStore is DynamoStore
+    assert psych_store_dynamo.S3BlobStore is S3BlobStore
+    for name in ("DynamoStore", "S3BlobStore", "BatchTooLarge", "create_table", "drop_table"):
+        assert name in psych_store_dynamo.__all__
+        assert getattr(psych_store_dynamo, name) is not None
+    with pytest.raises(AttributeError):
+        _ = psych_store_dynamo.NoSuchThing

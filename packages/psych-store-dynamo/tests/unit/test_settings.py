@@ -1,0 +1,142 @@
+"""URL parsing for dynamodb:// and s3://, and keyword options that override the query."""
+
+import pytest
+
+from psych_runtime import InvalidStoreUrl
+from psych_store_dynamo.settings import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_WAIT_SECONDS,
+    dynamo_settings,
+    redact,
+    s3_settings,
+)
+
+
+def test_a_table_url_with_region_and_endpoint() -> None:
+    settings = dynamo_settings(
+        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:8000", {}
+    )
+    assert settings.table == "psych-runs"
+    assert settings.aws.region == "eu-west-1"
+    assert settings.aws.endpoint_url == "http://127.0.0.1:8000"
+    assert settings.aws.connect_timeout == DEFAULT_CONNECT_TIMEOUT
+    assert settings.aws.max_attempts == DEFAULT_MAX_ATTEMPTS
+    assert settings.wait_seconds == DEFAULT_WAIT_SECONDS
+
+
+def test_a_bare_table_url_defers_region_and_endpoint_to_aws_defaults() -> None:
+    settings = dynamo_settings("dynamodb://Psych_Table.v2", {})
+    assert settings.table == "Psych_Table.v2"  # case is kept: table names are case-sensitive
+    assert settings.aws.region is None
+    assert settings.aws.endpoint_url is None
+    assert dynamo_settings("dynamodb://psych/", {}).table == "psych"
+
+
+def test_query_numbers_are_converted_and_keywords_win() -> None:
+    settings = dynamo_settings(
+        "dynamodb://psych?max_attempts=5&connect_timeout=1.5&read_timeout=2&wait_seconds=9"
+        "&region=us-east-1",
+        {"region": "ap-south-1", "max_attempts": 1},
+    )
+    assert settings.aws.region == "ap-south-1"
+    assert settings.aws.max_attempts == 1
+    assert settings.aws.connect_timeout == 1.5
+    assert settings.aws.read_timeout == 2.0
+    assert settings.wait_seconds == 9.0
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("psych", "not a dynamodb:// URL"),
+        ("postgresql://psych", "not a dynamodb:// URL"),
+        ("dynamodb:psych", "lacks the '//'"),
+        ("dynamodb://", "names no table"),
+        ("dynamodb://ab", "not a DynamoDB table name"),
+        ("dynamodb://bad name", "not a DynamoDB table name"),
+        ("dynamodb://psych/extra", "not a path"),
+        ("dynamodb://user:secret@psych", "credentials and ports"),
+        ("dynamodb://psych:8000", "credentials and ports"),
+        ("dynamodb://psych#frag", "fragment"),
+        ("dynamodb://psych?colour=blue", "unknown option 'colour'"),
+        ("dynamodb://psych?region=a&region=b", "given twice"),
+        ("dynamodb://psych?region=Not_A_Region", "region"),
+        ("dynamodb://psych?max_attempts=many", "whole number"),
+        ("dynamodb://psych?max_attempts=0", "at least 1"),
+        ("dynamodb://psych?connect_timeout=-1", "positive"),
+        ("dynamodb://psych?wait_seconds=nan", "positive"),
+        ("dynamodb://psych?endpoint_url=ftp://host", "http:// or https://"),
+        ("dynamodb://psych?endpoint_url=http://", "http:// or https://"),
+        ("dynamodb://psych?endpoint_url=http://h:99999", "not a URL"),
+        ("dynamodb://psych?region", "malformed query"),
+    ],
+)
+def test_a_malformed_dynamodb_url_is_refused_clearly(url: str, fragment: str) -> None:
+    with pytest.raises(InvalidStoreUrl, match=fragment):
+        dynamo_settings(url, {})
+
+
+def test_bad_keyword_options_raise_type_and_value_errors() -> None:
+    with pytest.raises(TypeError, match="no option 'pool_size'"):
+        dynamo_settings("dynamodb://psych", {"pool_size": 3})
+    with pytest.raises(TypeError, match="max_attempts"):
+        dynamo_settings("dynamodb://psych", {"max_attempts": "3"})
+    with pytest.raises(TypeError, match="max_attempts"):
+        dynamo_settings("dynamodb://psych", {"max_attempts": True})
+    with pytest.raises(ValueError, match="read_timeout"):
+        dynamo_settings("dynamodb://psych", {"read_timeout": 0})
+    with pytest.raises(TypeError, match="endpoint_url"):
+        dynamo_settings("dynamodb://psych", {"endpoint_url": 8000})
+
+
+def test_an_s3_url_names_bucket_and_prefix() -> None:
+    settings = s3_settings("s3://my-bucket/psych/blobs/?region=eu-west-1", {})
+    assert settings.bucket == "my-bucket"
+    assert settings.prefix == "psych/blobs"
+    assert settings.aws.region == "eu-west-1"
+    assert settings.addressing_style == "auto"
+    assert s3_settings("s3://my-bucket", {}).prefix == ""
+
+
+def test_s3_defaults_to_path_addressing_for_a_local_endpoint() -> None:
+    local = s3_settings("s3://my-bucket?endpoint_url=http://127.0.0.1:9000", {})
+    assert local.addressing_style == "path"
+    chosen = s3_settings(
+        "s3://my-bucket?endpoint_url=http://127.0.0.1:9000&addressing_style=virtual", {}
+    )
+    assert chosen.addressing_style == "virtual"
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("s3://", "names no bucket"),
+        ("s3://My_Bucket", "not an S3 bucket name"),
+        ("s3://a..b", "not an S3 bucket name"),
+        ("s3://bucket/a//b", "empty folder"),
+        ("s3://bucket?addressing_style=sideways", "addressing_style"),
+        ("s3://bucket?wait_seconds=3", "unknown option 'wait_seconds'"),
+        ("dynamodb://bucket", "not a s3:// URL"),
+    ],
+)
+def test_a_malformed_s3_url_is_refused_clearly(url: str, fragment: str) -> None:
+    with pytest.raises(InvalidStoreUrl, match=fragment):
+        s3_settings(url, {})
+
+
+def test_redact_hides_credentials_in_an_endpoint() -> None:
+    assert redact("http://user:secret@host:9000/x") == "http://host:9000/x"
+    assert redact("http://host:9000") == "http://host:9000"
+
+
+def test_messages_never_repeat_a_password() -> None:
+    with pytest.raises(InvalidStoreUrl) as caught:
+        dynamo_settings("dynamodb://psych?endpoint_url=ftp://user:hunter2@host", {})
+    assert "hunter2" not in str(caught.value)
+
+
+def test_credentials_in_the_store_url_are_not_echoed() -> None:
+    with pytest.raises(InvalidStoreUrl) as caught:
+        dynamo_settings("dynamodb://admin:sw0rdfish@psych", {})
+    assert "sw0rdfish" not in str(caught.value)
