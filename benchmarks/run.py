@@ -408,6 +408,72 @@ async def bench_processes(name: str, factory: StoreFactory, quick: bool) -> None
         )
 
 
+FIVE_MB = 5 * 1024 * 1024
+
+
+async def export_big() -> str:
+    """Return a 5 MiB text result."""
+    return "0123456789abcdef" * (FIVE_MB // 16)
+
+
+async def bench_large_result(name: str, factory: StoreFactory, quick: bool) -> None:
+    """What a 5 MiB tool result costs a Run: offloaded to a file blob store, then read."""
+    n = 3 if quick else 8
+    spec_big = psych_runtime.AgentSpec(
+        name="big",
+        model=psych_runtime.ModelRef(model="fake-standard"),
+        tools=(psych_runtime.CodeTool(name="export_big"),),
+    )
+
+    class BigModel:
+        async def known_models(self) -> frozenset[str]:
+            return frozenset()
+
+        def stream(self, request: ModelRequest) -> Any:
+            done = any(m.role == "tool" for m in request.messages)
+            script = FakeModel()
+            if done:
+                script.turn(text="done")
+            else:
+                script.turn(tool_calls=[("export_big", {})])
+            return script.stream(request)
+
+    with tempfile.TemporaryDirectory() as folder:
+        blob = psych_runtime.FileBlobStore(Path(folder))
+        async with (
+            factory() as store,
+            psych_runtime.session(BigModel(), tools=[export_big], store=store, blob=blob) as s,
+        ):
+            version = await s.publish(spec_big)
+
+            async def one() -> RunId:
+                dispatched = await s.dispatch(version, "export")
+                await s.wait(dispatched.run_id)
+                return dispatched.run_id
+
+            last = await one()
+            samples = await timed(one, n)
+            log = await read_records(store, last)
+            finished = next(r for r in log if r.type == "tool_call_finished")
+            assert finished.result_blob_key is not None
+            key = psych_runtime.BlobKey.parse(finished.result_blob_key)
+            reads = []
+            for _ in range(n):
+                start = time.perf_counter()
+                data = await blob.get(key)
+                reads.append(time.perf_counter() - start)
+            assert len(data) == FIVE_MB
+    emit(
+        "large_result",
+        name,
+        bytes=FIVE_MB,
+        blob="file",
+        run_median_ms=median_ms(samples),
+        read_back_median_ms=median_ms(reads),
+        samples=n,
+    )
+
+
 def bench_import(quick: bool) -> None:
     n = 5 if quick else 15
     code = (
@@ -429,11 +495,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=["turns", "ask", "claim", "drain", "processes", "import"],
+        choices=["turns", "ask", "claim", "drain", "processes", "large", "import"],
         help="benchmarks to run (default: all)",
     )
     args = parser.parse_args(argv)
-    only = set(args.only or ["turns", "ask", "claim", "drain", "processes", "import"])
+    only = set(args.only or ["turns", "ask", "claim", "drain", "processes", "large", "import"])
     names = args.store or list(STORE_FACTORIES)
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
     if "import" in only:
@@ -453,6 +519,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             await bench_drain(name, factory, args.quick)
         if "processes" in only:
             await bench_processes(name, factory, args.quick)
+        if "large" in only:
+            await bench_large_result(name, factory, args.quick)
 
 
 if __name__ == "__main__":
