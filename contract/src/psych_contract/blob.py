@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract._overrides import overridden_without_xfail
 from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound, BlobStore
 from psych_runtime.core.ids import RunId, ToolCallId
 
@@ -109,16 +110,7 @@ class BlobStoreContract:
         case as it is, or decorate your override with ``pytest.mark.xfail(reason=...)``
         and explain why the adapter cannot meet it.
         """
-        offenders: list[str] = []
-        for name, original in vars(BlobStoreContract).items():
-            if not name.startswith("test_"):
-                continue
-            current = getattr(type(self), name)
-            if current is original:
-                continue
-            marks = getattr(current, "pytestmark", [])
-            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
-                offenders.append(name)
+        offenders = overridden_without_xfail(BlobStoreContract, type(self))
         assert offenders == [], f"overridden without xfail(reason=...): {offenders}"
 
     async def test_blob_store_satisfies_the_protocol(self, blob_store: BlobStore) -> None:

@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract._overrides import overridden_without_xfail
 from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import RunId, VersionHash, WorkerId
 from psych_runtime.core.records import Record
@@ -146,16 +147,7 @@ class StoreContract:
         case as it is, or decorate your override with ``pytest.mark.xfail(reason=...)``
         and explain why the adapter cannot meet it.
         """
-        offenders: list[str] = []
-        for name, original in vars(StoreContract).items():
-            if not name.startswith("test_"):
-                continue
-            current = getattr(type(self), name)
-            if current is original:
-                continue
-            marks = getattr(current, "pytestmark", [])
-            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
-                offenders.append(name)
+        offenders = overridden_without_xfail(StoreContract, type(self))
         assert offenders == [], f"overridden without xfail(reason=...): {offenders}"
 
     async def test_store_satisfies_the_protocol(self, store: Store) -> None:

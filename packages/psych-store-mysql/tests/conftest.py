@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
-from psych_store_mysql import _driver
+from psych_store_mysql import MySQLStore, _driver
 from psych_store_mysql.batch import Batch
 from psych_store_mysql.schema import Tables
 from psych_store_mysql.settings import parse_url
@@ -21,6 +21,7 @@ DSN_ENV = "PSYCH_TEST_MYSQL_DSN"
 DEFAULT_DSN = "mysql://root@127.0.0.1:3306/test"
 
 DropTables = Callable[[str], Awaitable[list[str]]]
+MigratedStore = Callable[..., Awaitable[MySQLStore]]
 
 
 @pytest.fixture
@@ -78,6 +79,31 @@ async def drop_tables(mysql_dsn: str) -> AsyncIterator[DropTables]:
         return present
 
     yield drop
+
+
+@pytest_asyncio.fixture
+async def migrated_store(
+    mysql_dsn: str, prefix: str, drop_tables: DropTables
+) -> AsyncIterator[MigratedStore]:
+    """Open and migrate a store on the test's prefix, with any extra options.
+
+    Every store it opened is closed after the test and the prefix's tables dropped,
+    even when migrating failed.
+    """
+    opened: list[MySQLStore] = []
+
+    async def open_store(**options: object) -> MySQLStore:
+        store = MySQLStore(mysql_dsn, table_prefix=prefix, **options)
+        opened.append(store)
+        await store.migrate()
+        return store
+
+    try:
+        yield open_store
+    finally:
+        for store in opened:
+            await store.close()
+        await drop_tables(prefix)
 
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]

@@ -551,6 +551,9 @@ if TYPE_CHECKING:
     from psych_runtime.plugins.blob_urls import (
         open_blob_store as open_blob_store,
     )
+    from psych_runtime.plugins.doctor import (
+        import_check as import_check,
+    )
     from psych_runtime.plugins.errors import (
         UnknownBlobStoreScheme as UnknownBlobStoreScheme,
     )
@@ -625,6 +628,15 @@ if TYPE_CHECKING:
     )
     from psych_runtime.runtime.worker import (
         Worker as Worker,
+    )
+    from psych_runtime.store.checks import (
+        check_admission as check_admission,
+    )
+    from psych_runtime.store.checks import (
+        check_append_batch as check_append_batch,
+    )
+    from psych_runtime.store.checks import (
+        check_read_window as check_read_window,
     )
     from psych_runtime.store.errors import (
         InvalidStoreUrl as InvalidStoreUrl,
@@ -848,6 +860,9 @@ _EXPORTS: dict[str, str] = {
     "InvalidStoreUrl": "psych_runtime.store.errors",
     "RecordTooLarge": "psych_runtime.store.errors",
     "InMemoryStore": "psych_runtime.store.memory",
+    "check_append_batch": "psych_runtime.store.checks",
+    "check_admission": "psych_runtime.store.checks",
+    "check_read_window": "psych_runtime.store.checks",
     "BlobStore": "psych_runtime.blob.port",
     "BlobKey": "psych_runtime.blob.port",
     "BlobInfo": "psych_runtime.blob.port",
@@ -905,6 +920,7 @@ _EXPORTS: dict[str, str] = {
     "PLUGIN_API_VERSION": "psych_runtime.plugins",
     "hookimpl": "psych_runtime.plugins",
     "register_plugin": "psych_runtime.plugins",
+    "import_check": "psych_runtime.plugins.doctor",
     "Runtime": "psych_runtime.runtime.runtime",
     "Worker": "psych_runtime.runtime.worker",
     "AttemptRunner": "psych_runtime.runtime.worker",
@@ -1148,10 +1164,14 @@ __all__ = [
     "WorkspaceMode",
     "__version__",
     "answer",
+    "check_admission",
+    "check_append_batch",
+    "check_read_window",
     "compute_cost",
     "dispatch",
     "hookimpl",
     "idempotency_key_for",
+    "import_check",
     "interrupt",
     "load_price_table",
     "open_blob_store",

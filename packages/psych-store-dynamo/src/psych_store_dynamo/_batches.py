@@ -7,32 +7,12 @@ both the shape of the batch and its size are checked here first.
 
 from collections.abc import Sequence
 
-from psych_runtime import Record, RecordTooLarge, RunId
+from psych_runtime import RecordTooLarge, RunId
 from psych_store_dynamo import _items as it
 from psych_store_dynamo.errors import BatchTooLarge
 
 TRANSACTION_MARGIN = 4096
 """Bytes of a transaction's 4 MB kept for the header item it updates."""
-
-
-def check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
-    """Refuse a malformed batch: bad start, empty, foreign records, wrong seq fields.
-
-    Raises:
-        ValueError: the batch does not fit the positions it claims.
-    """
-    if expected_seq < 1:
-        raise ValueError("expected_seq starts at 1")
-    if not records:
-        raise ValueError("an append needs at least one record")
-    for offset, record in enumerate(records):
-        if record.run_id != run_id:
-            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
-        if record.seq != expected_seq + offset:
-            raise ValueError(
-                f"record {offset} of the batch carries seq {record.seq}, "
-                f"expected {expected_seq + offset}"
-            )
 
 
 def check_sizes(run_id: RunId, first_seq: int, bodies: Sequence[bytes]) -> None:
@@ -71,4 +51,4 @@ def check_sizes(run_id: RunId, first_seq: int, bodies: Sequence[bytes]) -> None:
         )
 
 
-__all__ = ["TRANSACTION_MARGIN", "check_batch", "check_sizes"]
+__all__ = ["TRANSACTION_MARGIN", "check_sizes"]

@@ -40,12 +40,13 @@ from psych_runtime import (
     Version,
     VersionHash,
     WorkerId,
+    check_append_batch,
     record_from_json,
     record_to_json,
 )
 from psych_store_dynamo import _claiming, _driver, schema
 from psych_store_dynamo import _items as it
-from psych_store_dynamo._batches import check_batch, check_sizes
+from psych_store_dynamo._batches import check_sizes
 from psych_store_dynamo._expressions import set_entry, update_expression
 from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
 from psych_store_dynamo.settings import DynamoSettings, dynamo_settings
@@ -240,7 +241,7 @@ class DynamoStore:
             RecordTooLarge: a record's item would exceed 400 KB (nothing is written).
             BatchTooLarge: the batch exceeds one transaction (nothing is written).
         """
-        check_batch(run_id, expected_seq, records)
+        check_append_batch(run_id, expected_seq, records)
         bodies = [record_to_json(record) for record in records]
         check_sizes(run_id, expected_seq, bodies)
         table = await self._ready()

@@ -4,11 +4,10 @@ Importing this module is cheap: it imports neither the store nor aiomysql. Both 
 when somebody opens a store with one of these schemes.
 """
 
-import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+from psych_runtime import DoctorCheck, StoreBackend, hookimpl, import_check
 
 if TYPE_CHECKING:
     from psych_store_mysql.store import MySQLStore
@@ -43,14 +42,6 @@ async def open_mysql_store(url: str, *, migrate: bool = False, **options: object
     return store
 
 
-def _driver_importable() -> DoctorResult:
-    try:
-        importlib.import_module("aiomysql")
-    except ImportError as exc:
-        return DoctorResult(False, f"cannot import aiomysql: {exc}; pip install {_PACKAGE}")
-    return DoctorResult(True, "aiomysql importable (mysql:// and mariadb:// URLs)")
-
-
 @hookimpl
 def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
     """Offer the MySQL / MariaDB Store."""
@@ -68,4 +59,11 @@ def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
 @hookimpl
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Report whether the MySQL driver can be imported."""
-    register(DoctorCheck("mysql store", _driver_importable))
+    register(
+        import_check(
+            "mysql store",
+            "aiomysql",
+            ok="aiomysql importable (mysql:// and mariadb:// URLs)",
+            missing="cannot import aiomysql: {error}; pip install psych-store-mysql",
+        )
+    )

@@ -23,8 +23,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.core.records import record_from_json, record_to_json
-from psych_runtime.store.notify import WORK
+from psych_runtime import WORK, record_from_json, record_to_json
 from psych_store_mysql import _driver, migrations
 from psych_store_mysql.batch import PACKET_MARGIN, Batch, Result, pack
 from psych_store_mysql.rows import (
@@ -141,7 +140,7 @@ class MySQLStore:
         fence: psych_runtime.Fence | None = None,
     ) -> None:
         """See ``Store.append``: fence, then head, then the rows, all in one transaction."""
-        _check_batch(run_id, expected_seq, records)
+        psych_runtime.check_append_batch(run_id, expected_seq, records)
         checked_id(run_id, "run id")
         rows: list[tuple[int, str, str]] = [
             (record.seq, record.type, record_to_json(record).decode()) for record in records
@@ -227,10 +226,7 @@ class MySQLStore:
         tenant: str | None = None,
     ) -> list[psych_runtime.Record]:
         """See ``Store.read``."""
-        if after < 0:
-            raise ValueError("after must not be negative")
-        if limit is not None and limit < 0:
-            raise ValueError("limit must not be negative")
+        psych_runtime.check_read_window(after, limit)
         if limit == 0:
             return []
         async with self._connection("reading") as batch:
@@ -266,10 +262,7 @@ class MySQLStore:
         self, header: psych_runtime.RunHeader, admitted: psych_runtime.RunAdmitted
     ) -> psych_runtime.Admission:
         """See ``Store.create_run``: header and ``run_admitted`` in one transaction."""
-        if admitted.run_id != header.run_id:
-            raise ValueError("the run_admitted record belongs to another Run")
-        if admitted.seq != 1:
-            raise ValueError("run_admitted must be written at seq 1")
+        psych_runtime.check_admission(header, admitted)
         insert_run = self._sql.insert_run(header_values(header, head_seq=1))
         insert_admitted = self._sql.insert_record(
             header.run_id, 1, admitted.type, record_to_json(admitted).decode()
@@ -522,24 +515,6 @@ def _append_refusal(
     if integer(head) != expected_seq - 1:
         return psych_runtime.SeqConflict(run_id, expected_seq)
     return None
-
-
-def _check_batch(
-    run_id: psych_runtime.RunId, expected_seq: int, records: Sequence[psych_runtime.Record]
-) -> None:
-    """Refuse a malformed batch before the database is touched."""
-    if expected_seq < 1:
-        raise ValueError("expected_seq starts at 1")
-    if not records:
-        raise ValueError("an append needs at least one record")
-    for offset, record in enumerate(records):
-        if record.run_id != run_id:
-            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
-        if record.seq != expected_seq + offset:
-            raise ValueError(
-                f"record {offset} of the batch carries seq {record.seq}, "
-                f"expected {expected_seq + offset}"
-            )
 
 
 __all__ = ["MySQLStore"]

@@ -1,6 +1,6 @@
 """The Store conformance suite against a real MySQL / MariaDB server."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import pytest_asyncio
 
@@ -14,15 +14,6 @@ class TestMySQLStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(  # type: ignore[override]
-        self,
-        mysql_dsn: str,
-        prefix: str,
-        drop_tables: Callable[[str], Awaitable[list[str]]],
-    ) -> AsyncIterator[MySQLStore]:
-        store = MySQLStore(mysql_dsn, table_prefix=prefix)
-        try:
-            await store.migrate()
-            yield store
-        finally:
-            await store.close()
-            await drop_tables(prefix)
+        self, migrated_store: Callable[..., Awaitable[MySQLStore]]
+    ) -> MySQLStore:
+        return await migrated_store()

@@ -10,14 +10,8 @@ DropTables = Callable[[str], Awaitable[list[str]]]
 
 
 @pytest_asyncio.fixture
-async def store(mysql_dsn: str, prefix: str, drop_tables: DropTables) -> AsyncIterator[MySQLStore]:
-    store = MySQLStore(mysql_dsn, table_prefix=prefix)
-    try:
-        await store.migrate()
-        yield store
-    finally:
-        await store.close()
-        await drop_tables(prefix)
+async def store(migrated_store: Callable[..., Awaitable[MySQLStore]]) -> MySQLStore:
+    return await migrated_store()
 
 
 @pytest_asyncio.fixture

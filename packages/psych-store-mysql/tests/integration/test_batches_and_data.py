@@ -1,6 +1,6 @@
 """Large batches, stored bytes, identifiers and times: what the contract cannot see."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -74,17 +74,9 @@ def _aborts(header: RunHeader, first: int, size: int, width: int = 300) -> list[
 
 
 @pytest_asyncio.fixture
-async def small_packets(
-    mysql_dsn: str, prefix: str, drop_tables: DropTables
-) -> AsyncIterator[MySQLStore]:
+async def small_packets(migrated_store: Callable[..., Awaitable[MySQLStore]]) -> MySQLStore:
     """A store told to keep every round trip under 4 KiB, so batches must be split."""
-    store = MySQLStore(mysql_dsn, table_prefix=prefix, max_statement_bytes=BUDGET)
-    try:
-        await store.migrate()
-        yield store
-    finally:
-        await store.close()
-        await drop_tables(prefix)
+    return await migrated_store(max_statement_bytes=BUDGET)
 
 
 async def test_a_batch_larger_than_one_packet_is_split_but_stays_atomic(

@@ -22,8 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import LocalNotifier
-from psych_runtime.store.notify import WORK
+from psych_runtime import WORK, LocalNotifier
 
 if TYPE_CHECKING:
     import asyncpg

@@ -14,7 +14,7 @@ otherwise, because it needs DDL rights the application's role may (rightly) lack
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+from psych_runtime import DoctorCheck, StoreBackend, hookimpl, import_check
 
 if TYPE_CHECKING:
     from psych_store_postgres.store import PostgresStore
@@ -76,14 +76,6 @@ def _optional[T](options: dict[str, object], name: str, kind: type[T]) -> T | No
     return value
 
 
-def _driver_importable() -> DoctorResult:
-    try:
-        import asyncpg
-    except ImportError as exc:
-        return DoctorResult(False, f"asyncpg cannot be imported ({exc}); reinstall {_PACKAGE}")
-    return DoctorResult(True, f"asyncpg {asyncpg.__version__} available")
-
-
 @hookimpl
 def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
     """Offer the PostgreSQL Store under ``postgresql://`` and ``postgres://``."""
@@ -101,4 +93,11 @@ def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
 @hookimpl
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Report whether the PostgreSQL driver can be imported."""
-    register(DoctorCheck("postgres store", _driver_importable))
+    register(
+        import_check(
+            "postgres store",
+            "asyncpg",
+            ok="asyncpg {version} available",
+            missing="asyncpg cannot be imported ({error}); reinstall psych-store-postgres",
+        )
+    )

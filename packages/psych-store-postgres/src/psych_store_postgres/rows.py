@@ -12,8 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from psych_runtime import Record, RunHeader, Scope
-from psych_runtime.core.records import record_from_json, record_to_json
+from psych_runtime import Record, RunHeader, Scope, record_from_json, record_to_json
 
 if TYPE_CHECKING:
     import asyncpg

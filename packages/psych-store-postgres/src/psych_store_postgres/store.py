@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
 from psych_runtime import (
+    WORK,
     Admission,
     Fence,
     LeaseLost,
@@ -41,8 +42,10 @@ from psych_runtime import (
     Version,
     VersionHash,
     WorkerId,
+    check_admission,
+    check_append_batch,
+    check_read_window,
 )
-from psych_runtime.store.notify import WORK
 from psych_store_postgres.errors import SchemaNotMigrated, is_connection_error, unavailable
 from psych_store_postgres.listener import NotificationListener
 from psych_store_postgres.liveness import LivenessLocks
@@ -95,22 +98,6 @@ def notify_channel(schema: str) -> str:
     if len(channel) <= 63:
         return channel
     return "psych_" + hashlib.sha256(schema.encode()).hexdigest()[:32]
-
-
-def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
-    """Refuse a malformed batch before the database is involved."""
-    if expected_seq < 1:
-        raise ValueError("expected_seq starts at 1")
-    if not records:
-        raise ValueError("an append needs at least one record")
-    for offset, record in enumerate(records):
-        if record.run_id != run_id:
-            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
-        if record.seq != expected_seq + offset:
-            raise ValueError(
-                f"record {offset} of the batch carries seq {record.seq}, "
-                f"expected {expected_seq + offset}"
-            )
 
 
 class PostgresStore:
@@ -406,7 +393,7 @@ class PostgresStore:
         fence: Fence | None = None,
     ) -> None:
         """See ``Store.append``: one round trip, all or nothing."""
-        _check_batch(run_id, expected_seq, records)
+        check_append_batch(run_id, expected_seq, records)
         pool = await self._ready()
         quoted_id = run_id_json(run_id)
         types = [record.type for record in records]
@@ -442,10 +429,7 @@ class PostgresStore:
         tenant: str | None = None,
     ) -> list[Record]:
         """See ``Store.read``; also opens the LISTEN connection on first use."""
-        if after < 0:
-            raise ValueError("after must not be negative")
-        if limit is not None and limit < 0:
-            raise ValueError("limit must not be negative")
+        check_read_window(after, limit)
         pool = await self._ready()
         await self._warm_listener()
         rows = await self._call(pool.fetch(self._queries.read, run_id, tenant, after, limit))
@@ -482,10 +466,7 @@ class PostgresStore:
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """See ``Store.create_run``: header and ``run_admitted`` in one round trip."""
-        if admitted.run_id != header.run_id:
-            raise ValueError("the run_admitted record belongs to another Run")
-        if admitted.seq != 1:
-            raise ValueError("run_admitted must be written at seq 1")
+        check_admission(header, admitted)
         pool = await self._ready()
         row = await self._call(
             pool.fetchrow(

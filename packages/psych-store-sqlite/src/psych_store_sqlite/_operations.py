@@ -26,8 +26,9 @@ from psych_runtime import (
     Version,
     VersionHash,
     WorkerId,
+    record_from_json,
+    record_to_json,
 )
-from psych_runtime.core.records import record_from_json, record_to_json
 from psych_store_sqlite._rows import (
     HEADER_COLUMNS,
     SELECT_HEADER,

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from psych_runtime import (
+    WORK,
     Admission,
     Fence,
     LocalNotifier,
@@ -28,8 +29,10 @@ from psych_runtime import (
     Version,
     VersionHash,
     WorkerId,
+    check_admission,
+    check_append_batch,
+    check_read_window,
 )
-from psych_runtime.store.notify import WORK
 from psych_store_sqlite import _operations as ops
 from psych_store_sqlite import schema
 from psych_store_sqlite._lanes import Lanes
@@ -145,7 +148,7 @@ class SqliteStore:
         fence: Fence | None = None,
     ) -> None:
         """See ``Store.append``: one transaction, one hop to the writer thread."""
-        _check_batch(run_id, expected_seq, records)
+        check_append_batch(run_id, expected_seq, records)
         batch = ops.encode(records)
         await self._lanes.write(lambda conn: ops.append(conn, run_id, expected_seq, batch, fence))
         self._notifier.signal(run_id)
@@ -159,10 +162,7 @@ class SqliteStore:
         tenant: str | None = None,
     ) -> list[Record]:
         """See ``Store.read``; another tenant's Run reads as empty."""
-        if after < 0:
-            raise ValueError("after must not be negative")
-        if limit is not None and limit < 0:
-            raise ValueError("limit must not be negative")
+        check_read_window(after, limit)
         return await self._lanes.read(lambda conn: ops.read(conn, run_id, after, limit, tenant))
 
     async def head(self, run_id: RunId) -> int:
@@ -183,10 +183,7 @@ class SqliteStore:
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """See ``Store.create_run``: header and ``run_admitted`` in one transaction."""
-        if admitted.run_id != header.run_id:
-            raise ValueError("the run_admitted record belongs to another Run")
-        if admitted.seq != 1:
-            raise ValueError("run_admitted must be written at seq 1")
+        check_admission(header, admitted)
         (encoded,) = ops.encode([admitted])
         admission = await self._lanes.write(lambda conn: ops.create_run(conn, header, encoded))
         if admission.created:
@@ -259,22 +256,6 @@ class SqliteStore:
 
 def _nothing(conn: object) -> None:
     """An operation that only makes the lane open its connection."""
-
-
-def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
-    """Refuse a malformed batch before any thread or lock is involved."""
-    if expected_seq < 1:
-        raise ValueError("expected_seq starts at 1")
-    if not records:
-        raise ValueError("an append needs at least one record")
-    for offset, record in enumerate(records):
-        if record.run_id != run_id:
-            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
-        if record.seq != expected_seq + offset:
-            raise ValueError(
-                f"record {offset} of the batch carries seq {record.seq}, "
-                f"expected {expected_seq + offset}"
-            )
 
 
 __all__ = ["SqliteStore"]

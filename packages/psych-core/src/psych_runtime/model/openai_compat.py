@@ -10,7 +10,8 @@ policy sees every request.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 
 import httpx
 
@@ -207,6 +208,15 @@ def _interpret(sse: SseEvent, tally: StreamTally, model: str) -> list[StreamEven
     return read_chunk(chunk, tally, model)
 
 
+async def _server_events(response: httpx.Response, parser: SseParser) -> AsyncGenerator[SseEvent]:
+    """Every SSE event in the body as it arrives, then any the parser held to the end."""
+    async for raw in response.aiter_bytes():
+        for sse in parser.feed(raw):
+            yield sse
+    for sse in parser.close():
+        yield sse
+
+
 async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamEvent]:
     """Turn the body's server-sent events into stream events, ending with StreamDone.
 
@@ -217,18 +227,8 @@ async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamE
     parser = SseParser()
     tally = StreamTally()
     marker = False
-    async for raw in response.aiter_bytes():
-        for sse in parser.feed(raw):
-            events = _interpret(sse, tally, model)
-            if events is None:
-                marker = True
-                break
-            for event in events:
-                yield event
-        if marker:
-            break
-    if not marker:
-        for sse in parser.close():
+    async with aclosing(_server_events(response, parser)) as sses:
+        async for sse in sses:
             events = _interpret(sse, tally, model)
             if events is None:
                 marker = True

@@ -35,6 +35,7 @@ from psych_runtime.plugins.collect import (
     telemetry_backends,
     tool_source_backends,
 )
+from psych_runtime.plugins.doctor import import_check
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
     IncompatiblePlugin,
@@ -85,6 +86,7 @@ __all__ = [
     "get_plugin_manager",
     "hookimpl",
     "hookspec",
+    "import_check",
     "loaded_plugins",
     "open_blob_store",
     "open_store",

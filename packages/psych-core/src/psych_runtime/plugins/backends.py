@@ -8,11 +8,10 @@ imports a database driver until somebody actually asks for that backend.
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from psych_runtime.blob.port import BlobStore
-    from psych_runtime.store.port import Store
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.store.port import Store
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
 
@@ -44,7 +43,29 @@ def _checked_schemes(kind: str, name: str, schemes: Iterable[str]) -> tuple[str,
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StoreBackend:
+class _SchemeBackend[T]:
+    """The fields and registration checks of a backend that is picked by URL scheme.
+
+    ``T`` is what ``open`` produces; each subclass fixes it and names its kind for
+    error messages.
+    """
+
+    _kind: ClassVar[str]
+
+    name: str
+    schemes: tuple[str, ...]
+    open: Callable[..., Awaitable[T]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name(self._kind, self.name)
+        schemes = _checked_schemes(self._kind, self.name, self.schemes)
+        object.__setattr__(self, "schemes", schemes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreBackend(_SchemeBackend[Store]):
     """A Store implementation a plugin offers, keyed by the URL schemes it opens.
 
     Attributes:
@@ -57,20 +78,11 @@ class StoreBackend:
         description: one line for humans.
     """
 
-    name: str
-    schemes: tuple[str, ...]
-    open: Callable[..., Awaitable["Store"]]
-    package: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name("store backend", self.name)
-        schemes = _checked_schemes("store backend", self.name, self.schemes)
-        object.__setattr__(self, "schemes", schemes)
+    _kind = "store backend"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlobStoreBackend:
+class BlobStoreBackend(_SchemeBackend[BlobStore]):
     """A BlobStore implementation a plugin offers, keyed by the URL schemes it opens.
 
     Attributes:
@@ -82,20 +94,29 @@ class BlobStoreBackend:
         description: one line for humans.
     """
 
+    _kind = "blob store backend"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NamedBackend:
+    """The fields and registration check of a backend that configuration picks by name.
+
+    ``open`` returns ``object`` until the port the backend implements is defined.
+    """
+
+    _kind: ClassVar[str]
+
     name: str
-    schemes: tuple[str, ...]
-    open: Callable[..., Awaitable["BlobStore"]]
+    open: Callable[..., Awaitable[object]]
     package: str
     description: str = ""
 
     def __post_init__(self) -> None:
-        _check_name("blob store backend", self.name)
-        schemes = _checked_schemes("blob store backend", self.name, self.schemes)
-        object.__setattr__(self, "schemes", schemes)
+        _check_name(self._kind, self.name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SandboxBackend:
+class SandboxBackend(_NamedBackend):
     """A sandbox a plugin offers, chosen by name.
 
     ``open`` returns ``object`` until the Sandbox port is defined.
@@ -107,17 +128,11 @@ class SandboxBackend:
         description: one line for humans.
     """
 
-    name: str
-    open: Callable[..., Awaitable[object]]
-    package: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name("sandbox backend", self.name)
+    _kind = "sandbox backend"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TelemetryBackend:
+class TelemetryBackend(_NamedBackend):
     """A telemetry sink a plugin offers, chosen by name.
 
     ``open`` returns ``object`` until the Telemetry port is defined.
@@ -129,17 +144,11 @@ class TelemetryBackend:
         description: one line for humans.
     """
 
-    name: str
-    open: Callable[..., Awaitable[object]]
-    package: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name("telemetry backend", self.name)
+    _kind = "telemetry backend"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSourceBackend:
+class ToolSourceBackend(_NamedBackend):
     """A kind of remote tool source (MCP servers, A2A peers) a plugin offers.
 
     Publish-time validation uses the registered kinds to report a Spec that needs a
@@ -153,13 +162,7 @@ class ToolSourceBackend:
         description: one line for humans.
     """
 
-    name: str
-    open: Callable[..., Awaitable[object]]
-    package: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name("tool source backend", self.name)
+    _kind = "tool source backend"
 
 
 @dataclass(frozen=True, slots=True)

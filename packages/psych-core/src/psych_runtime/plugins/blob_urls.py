@@ -1,19 +1,14 @@
 """Open a BlobStore from a URL by asking the installed plugins who handles its scheme."""
 
-import re
-
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.plugins.collect import blob_store_backends
 from psych_runtime.plugins.errors import UnknownBlobStoreScheme
-from psych_runtime.plugins.manager import autoload_enabled
-from psych_runtime.store.errors import InvalidStoreUrl
+from psych_runtime.plugins.schemes import backend_for, url_scheme
 
 FIRST_PARTY_BLOB_PACKAGES: dict[str, str] = {
     "s3": "psych-store-dynamo",
 }
 """Blob schemes our own adapter packages serve, so an error can say what to install."""
-
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 
 
 def blob_store_scheme(url: str) -> str:
@@ -22,13 +17,7 @@ def blob_store_scheme(url: str) -> str:
     Raises:
         InvalidStoreUrl: the URL does not start with ``scheme:``.
     """
-    match = _SCHEME.match(url)
-    if match is None:
-        raise InvalidStoreUrl(
-            f"blob store URL {url!r} has no scheme; write it as scheme://..., "
-            "for example memory:// or file:///var/lib/psych/blobs"
-        )
-    return match.group(1).lower()
+    return url_scheme(url, what="blob store", examples="memory:// or file:///var/lib/psych/blobs")
 
 
 async def open_blob_store(url: str, **options: object) -> BlobStore:
@@ -50,12 +39,7 @@ async def open_blob_store(url: str, **options: object) -> BlobStore:
     """
     scheme = blob_store_scheme(url)
     backends = blob_store_backends()
-    backend = backends.get(scheme)
-    if backend is None:
-        package = FIRST_PARTY_BLOB_PACKAGES.get(scheme.split("+", 1)[0])
-        raise UnknownBlobStoreScheme(
-            scheme, tuple(sorted(backends)), package, autoload=autoload_enabled()
-        )
+    backend = backend_for(backends, scheme, FIRST_PARTY_BLOB_PACKAGES, UnknownBlobStoreScheme)
     return await backend.open(url, **options)
 
 

@@ -9,12 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    DoctorCheck,
-    DoctorResult,
-    StoreBackend,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
+from psych_runtime.plugins.doctor import import_check
 from psych_runtime.plugins.hookspecs import hookimpl
 from psych_runtime.store.errors import InvalidStoreUrl
 
@@ -27,6 +23,12 @@ PSYCH_PLUGIN_API = 1
 _PACKAGE = "psych-runtime"
 
 
+def _refuse_options(what: str, options: dict[str, object]) -> None:
+    """Reject options given to a backend that takes none, naming every one of them."""
+    if options:
+        raise TypeError(f"{what} takes no options, got: {', '.join(sorted(options))}")
+
+
 async def open_memory_store(url: str, **options: object) -> "Store":
     """Return a new, empty in-memory Store.
 
@@ -36,8 +38,7 @@ async def open_memory_store(url: str, **options: object) -> "Store":
     Raises:
         TypeError: options were given; this store has none.
     """
-    if options:
-        raise TypeError(f"the memory store takes no options, got: {', '.join(sorted(options))}")
+    _refuse_options("the memory store", options)
     from psych_runtime.store.memory import InMemoryStore  # deferred: keep plugin loading cheap
 
     return InMemoryStore()
@@ -49,10 +50,7 @@ async def open_memory_blob_store(url: str, **options: object) -> "BlobStore":
     Raises:
         TypeError: options were given; this blob store has none.
     """
-    if options:
-        raise TypeError(
-            f"the memory blob store takes no options, got: {', '.join(sorted(options))}"
-        )
+    _refuse_options("the memory blob store", options)
     from psych_runtime.blob.memory import InMemoryBlobStore  # deferred: keep loading cheap
 
     return InMemoryBlobStore()
@@ -92,20 +90,11 @@ async def open_file_blob_store(url: str, **options: object) -> "BlobStore":
         InvalidStoreUrl: see ``file_blob_root``.
         TypeError: options were given; this blob store has none.
     """
-    if options:
-        raise TypeError(f"the file blob store takes no options, got: {', '.join(sorted(options))}")
+    _refuse_options("the file blob store", options)
     root = file_blob_root(url)
     from psych_runtime.blob.filesystem import FileBlobStore  # deferred: keep loading cheap
 
     return FileBlobStore(root)
-
-
-def _memory_store_importable() -> DoctorResult:
-    try:
-        from psych_runtime.store.memory import InMemoryStore  # noqa: F401
-    except ImportError as exc:
-        return DoctorResult(False, f"cannot import the in-memory store: {exc}")
-    return DoctorResult(True, "available (in-process only: nothing survives a restart)")
 
 
 @hookimpl
@@ -148,4 +137,11 @@ def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> 
 @hookimpl
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Report whether the in-memory Store can be imported."""
-    register(DoctorCheck("memory store", _memory_store_importable))
+    register(
+        import_check(
+            "memory store",
+            "psych_runtime.store.memory",
+            ok="available (in-process only: nothing survives a restart)",
+            missing="cannot import the in-memory store: {error}",
+        )
+    )

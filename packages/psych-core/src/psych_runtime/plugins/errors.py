@@ -4,6 +4,8 @@ Each message names the plugin (its entry point and the distribution that ships i
 the person reading a traceback knows which package to upgrade, fix or uninstall.
 """
 
+from typing import ClassVar
+
 from psych_runtime.core.errors import PsychError
 
 
@@ -62,7 +64,47 @@ class DuplicateBackend(PluginError):
     """Two plugins claim the same URL scheme, so neither can be picked silently."""
 
 
-class UnknownStoreScheme(PsychError, ValueError):
+class _UnknownScheme(PsychError, ValueError):
+    """No installed plugin opens URLs with this scheme; the wording is set per subclass.
+
+    Attributes:
+        scheme: the scheme that was asked for.
+        package: the first-party distribution that provides it, when one does.
+        available: the schemes the loaded plugins do provide.
+    """
+
+    _what: ClassVar[str]
+    """What the URL opens, as the message names it: ``store`` or ``blob store``."""
+    _urls: ClassVar[str]
+    """How the install hint names the URLs: ``URLs`` or ``blob URLs``."""
+    _listing: ClassVar[str]
+    """How the list of schemes on offer is introduced."""
+
+    def __init__(
+        self,
+        scheme: str,
+        available: tuple[str, ...],
+        package: str | None,
+        *,
+        autoload: bool = True,
+    ) -> None:
+        if package is not None:
+            hint = f"install {package} (pip install {package}) to open {scheme}:// {self._urls}"
+        else:
+            listing = ", ".join(available) if available else "none"
+            hint = f"no installed plugin provides it; {self._listing} available: {listing}"
+        if not autoload:
+            hint += (
+                "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
+                "are only used once registered by hand"
+            )
+        super().__init__(f"unknown {self._what} scheme {scheme!r}: {hint}")
+        self.scheme = scheme
+        self.package = package
+        self.available = available
+
+
+class UnknownStoreScheme(_UnknownScheme):
     """No installed plugin opens store URLs with this scheme.
 
     Attributes:
@@ -71,31 +113,12 @@ class UnknownStoreScheme(PsychError, ValueError):
         available: the schemes the loaded plugins do provide.
     """
 
-    def __init__(
-        self,
-        scheme: str,
-        available: tuple[str, ...],
-        package: str | None,
-        *,
-        autoload: bool = True,
-    ) -> None:
-        if package is not None:
-            hint = f"install {package} (pip install {package}) to open {scheme}:// URLs"
-        else:
-            listing = ", ".join(available) if available else "none"
-            hint = f"no installed plugin provides it; schemes available: {listing}"
-        if not autoload:
-            hint += (
-                "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
-                "are only used once registered by hand"
-            )
-        super().__init__(f"unknown store scheme {scheme!r}: {hint}")
-        self.scheme = scheme
-        self.package = package
-        self.available = available
+    _what = "store"
+    _urls = "URLs"
+    _listing = "schemes"
 
 
-class UnknownBlobStoreScheme(PsychError, ValueError):
+class UnknownBlobStoreScheme(_UnknownScheme):
     """No installed plugin opens blob store URLs with this scheme.
 
     Attributes:
@@ -104,28 +127,9 @@ class UnknownBlobStoreScheme(PsychError, ValueError):
         available: the schemes the loaded plugins do provide.
     """
 
-    def __init__(
-        self,
-        scheme: str,
-        available: tuple[str, ...],
-        package: str | None,
-        *,
-        autoload: bool = True,
-    ) -> None:
-        if package is not None:
-            hint = f"install {package} (pip install {package}) to open {scheme}:// blob URLs"
-        else:
-            listing = ", ".join(available) if available else "none"
-            hint = f"no installed plugin provides it; blob store schemes available: {listing}"
-        if not autoload:
-            hint += (
-                "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
-                "are only used once registered by hand"
-            )
-        super().__init__(f"unknown blob store scheme {scheme!r}: {hint}")
-        self.scheme = scheme
-        self.package = package
-        self.available = available
+    _what = "blob store"
+    _urls = "blob URLs"
+    _listing = "blob store schemes"
 
 
 __all__ = [

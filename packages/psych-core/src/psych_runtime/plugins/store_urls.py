@@ -1,11 +1,8 @@
 """Open a Store from a URL by asking the installed plugins who handles its scheme."""
 
-import re
-
 from psych_runtime.plugins.collect import store_backends
 from psych_runtime.plugins.errors import UnknownStoreScheme
-from psych_runtime.plugins.manager import autoload_enabled
-from psych_runtime.store.errors import InvalidStoreUrl
+from psych_runtime.plugins.schemes import backend_for, url_scheme
 from psych_runtime.store.port import Store
 
 FIRST_PARTY_STORE_PACKAGES: dict[str, str] = {
@@ -18,8 +15,6 @@ FIRST_PARTY_STORE_PACKAGES: dict[str, str] = {
 }
 """Schemes our own adapter packages serve, so an error can say what to install."""
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
-
 
 def store_scheme(url: str) -> str:
     """The lower-cased scheme of a store URL.
@@ -27,13 +22,7 @@ def store_scheme(url: str) -> str:
     Raises:
         InvalidStoreUrl: the URL does not start with ``scheme:``.
     """
-    match = _SCHEME.match(url)
-    if match is None:
-        raise InvalidStoreUrl(
-            f"store URL {url!r} has no scheme; write it as scheme://..., "
-            "for example memory:// or postgresql://host/db"
-        )
-    return match.group(1).lower()
+    return url_scheme(url, what="store", examples="memory:// or postgresql://host/db")
 
 
 async def open_store(url: str, **options: object) -> Store:
@@ -55,13 +44,7 @@ async def open_store(url: str, **options: object) -> Store:
     """
     scheme = store_scheme(url)
     backends = store_backends()
-    backend = backends.get(scheme)
-    if backend is None:
-        # ``postgresql+asyncpg`` style schemes still get the base scheme's hint.
-        package = FIRST_PARTY_STORE_PACKAGES.get(scheme.split("+", 1)[0])
-        raise UnknownStoreScheme(
-            scheme, tuple(sorted(backends)), package, autoload=autoload_enabled()
-        )
+    backend = backend_for(backends, scheme, FIRST_PARTY_STORE_PACKAGES, UnknownStoreScheme)
     return await backend.open(url, **options)
 
 

@@ -18,6 +18,7 @@ from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import RunId, VersionHash, WorkerId
 from psych_runtime.core.records import Record, RunAdmitted
 from psych_runtime.core.version import Version
+from psych_runtime.store.checks import check_admission, check_append_batch, check_read_window
 from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, LocalNotifier
 from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
@@ -81,7 +82,7 @@ class InMemoryStore:
         fence: Fence | None = None,
     ) -> None:
         """See ``Store.append``; checks run in the order input, fence, sequence."""
-        _check_batch(run_id, expected_seq, records)
+        check_append_batch(run_id, expected_seq, records)
         header = self._headers.get(run_id)
         if header is None:
             raise RunNotFound(run_id)
@@ -104,10 +105,7 @@ class InMemoryStore:
         tenant: str | None = None,
     ) -> list[Record]:
         """See ``Store.read``."""
-        if after < 0:
-            raise ValueError("after must not be negative")
-        if limit is not None and limit < 0:
-            raise ValueError("limit must not be negative")
+        check_read_window(after, limit)
         if self._visible(run_id, tenant) is None:
             return []
         log = self._logs[run_id]
@@ -133,10 +131,7 @@ class InMemoryStore:
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """See ``Store.create_run``."""
-        if admitted.run_id != header.run_id:
-            raise ValueError("the run_admitted record belongs to another Run")
-        if admitted.seq != 1:
-            raise ValueError("run_admitted must be written at seq 1")
+        check_admission(header, admitted)
         key = None
         if header.idempotency_key is not None:
             key = (header.scope.tenant, header.idempotency_key)
@@ -301,22 +296,6 @@ class InMemoryStore:
             self._unsettled.discard(run_id)
         else:
             self._unsettled.add(run_id)
-
-
-def _check_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
-    """Refuse a malformed batch before anything else is looked at."""
-    if expected_seq < 1:
-        raise ValueError("expected_seq starts at 1")
-    if not records:
-        raise ValueError("an append needs at least one record")
-    for offset, record in enumerate(records):
-        if record.run_id != run_id:
-            raise ValueError(f"record {offset} of the batch belongs to run {record.run_id!r}")
-        if record.seq != expected_seq + offset:
-            raise ValueError(
-                f"record {offset} of the batch carries seq {record.seq}, "
-                f"expected {expected_seq + offset}"
-            )
 
 
 __all__ = ["InMemoryStore"]

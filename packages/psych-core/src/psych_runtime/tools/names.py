@@ -2,35 +2,19 @@
 
 Providers cap function names at 64 characters from a small alphabet, and the runtime
 keeps a handful of names for its own built-in tools; checking both at registration turns
-a provider-side 400 or a silently shadowed built-in into an error at boot.
+a provider-side 400 or a silently shadowed built-in into an error at boot. Both rules
+are the Spec's own (``psych_runtime.core.spec.names``), so a tool registered in code
+and a tool declared in a Spec are held to the same one.
 """
 
 import re
 from typing import Final
 
-TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
-"""Leading letter or underscore, then up to 63 letters, digits, ``_`` or ``-``."""
+from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
+from psych_runtime.core.spec.names import TOOL_NAME_PATTERN as _SPEC_TOOL_NAME_PATTERN
 
-RESERVED_TOOL_NAMES: Final = frozenset(
-    {
-        "load_skill",
-        "read_tool_output",
-        "remember",
-        "forget",
-        "ask_question",
-        "update_tasks",
-        "show_component",
-        "delegate",
-        "spawn_subagent",
-        "check_subagent",
-        "message_subagent",
-        "run_code",
-        "list_tools",
-        "get_tool_info",
-        "call_tool",
-    }
-)
-"""Names the runtime gives its own tools; a registered tool may not take them."""
+TOOL_NAME_PATTERN: Final = re.compile(_SPEC_TOOL_NAME_PATTERN)
+"""The Spec's rule for static tool names, compiled: registered tools obey the same one."""
 
 
 def tool_name_problem(name: str) -> str | None:

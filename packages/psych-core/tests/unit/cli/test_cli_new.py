@@ -1,6 +1,5 @@
 """``psych new``: the files it writes, when it refuses, and that the result runs."""
 
-
 import pytest
 
 from psych_runtime.cli.main import main
