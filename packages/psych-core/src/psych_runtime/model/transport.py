@@ -22,7 +22,7 @@ from pydantic import JsonValue
 from psych_runtime.core.scope import Scope
 from psych_runtime.model.egress import EgressDecider, EgressPolicy, check_egress
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=30.0, write=30.0, pool=10.0)
+DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=60.0, write=30.0, pool=5.0)
 """Timeouts used when neither the transport nor the call says otherwise."""
 
 Timeout = httpx.Timeout | float | None
