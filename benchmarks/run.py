@@ -188,7 +188,9 @@ async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
 
                 await one()  # warm up caches and connections
                 counters.appends = counters.reads = counters.bytes_appended = 0
+                stored_before = await factory.stored_bytes()
                 samples = await timed(one, n)
+                stored_after = await factory.stored_bytes()
                 runs = n
                 last = await one()
                 log = await read_records(counting, last)
@@ -216,7 +218,10 @@ async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
             "bytes_per_run",
             name,
             k=k,
-            record_bytes=round(counters.bytes_appended / (runs + 1)),
+            record_json_bytes=round(counters.bytes_appended / (runs + 1)),
+            stored_bytes=None
+            if stored_before is None or stored_after is None
+            else round((stored_after - stored_before) / n),
         )
 
 

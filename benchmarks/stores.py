@@ -38,7 +38,11 @@ class StoreFactory:
             await cleanup()
 
     async def stored_bytes(self) -> int | None:
-        """Bytes the backend holds for the current store (tables and indexes), if known."""
+        """Bytes the backend holds for the current store (tables and indexes), if known.
+
+        Compare two readings around a number of Runs: the difference is what those Runs
+        cost, free of the fixed-size pages every table starts with.
+        """
         if self.kind != "postgres" or "schema=" not in self.url:
             return None
         import asyncpg

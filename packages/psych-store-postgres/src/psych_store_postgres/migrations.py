@@ -9,15 +9,18 @@ Layout decisions worth knowing before reading the SQL:
 
 * ``psych_runs`` holds one mutable header row per Run. An append locks it (``FOR NO
   KEY UPDATE``) to serialise writers and to check the fence (holder + attempt count),
-  but does not update it: the head is read as ``max(seq)``, which the primary key of
-  ``psych_records`` answers with one index descent. Keeping a ``head_seq`` column
-  instead would write a new version of the header row on every append (a K=10 Run
-  left about 7 KB of dead header versions behind per Run until vacuum).
-* ``psych_records`` is append-only and keyed by ``(run_ref, seq)``, where ``run_ref``
-  is the header's 8-byte surrogate id rather than the 30-odd byte run id: every record
-  row and its index entry stay that much smaller. There is deliberately no foreign key:
-  the append function already locks the header row, and a per-row referential check
-  would cost more than the row it protects.
+  but does not update it: the head is read from the newest batch row, which the
+  primary key of ``psych_records`` finds with one index descent. Keeping a
+  ``head_seq`` column instead would write a new version of the header row on every
+  append (a K=10 Run left about 7 KB of dead header versions behind per Run until
+  vacuum).
+* ``psych_records`` is append-only and holds one row per *append*, not per record:
+  ``(run_ref, first_seq, last_seq, body)``, where ``body`` is the batch's records
+  compressed together (see ``rows.encode_batch``). The Journal writes a whole durable
+  point at once, so a tool turn is two rows instead of five, and the repeated keys and
+  ids inside a batch compress well: a K=10 Run stores under 10 KB. ``run_ref`` is the
+  header's 8-byte surrogate id rather than the 30-odd byte run id. There is
+  deliberately no foreign key: the append function already locks the header row.
 * Hot-path writes are plpgsql functions, so each one is a single round trip that
   checks, writes and queues its NOTIFY in one transaction.
 * ``psych_runs`` is created with ``fillfactor = 80`` and with no index on the column
@@ -90,15 +93,16 @@ CREATE INDEX psych_runs_deadline_idx ON {s}.psych_runs (deadline_at, run_id)
 
 CREATE TABLE {s}.psych_records (
     run_ref bigint NOT NULL,
-    seq integer NOT NULL,
-    type text NOT NULL,
-    body json NOT NULL,
-    CONSTRAINT psych_records_pkey PRIMARY KEY (run_ref, seq)
+    first_seq integer NOT NULL,
+    last_seq integer NOT NULL,
+    body bytea NOT NULL,
+    CONSTRAINT psych_records_pkey PRIMARY KEY (run_ref, first_seq),
+    CONSTRAINT psych_records_range_check CHECK (last_seq >= first_seq)
 );
 
 COMMENT ON COLUMN {s}.psych_records.body IS
-    'The record as compact JSON; type, run_id and seq are usually left out of it because '
-    'the row already holds them (a body that starts with {"type": is stored whole).';
+    'The records first_seq..last_seq of one append, zlib-compressed, one record per line '
+    'as "type<TAB>json" with type, run_id and seq cut from the JSON (see rows.py).';
 
 CREATE TABLE {s}.psych_versions (
     hash text NOT NULL,
@@ -113,7 +117,7 @@ CREATE VIEW {s}.psych_held_locks AS
     WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted;
 
 CREATE FUNCTION {s}.psych_append(
-    p_run_id text, p_first_seq integer, p_types text[], p_bodies json[],
+    p_run_id text, p_first_seq integer, p_last_seq integer, p_body bytea,
     p_holder text, p_attempt integer, p_channel text
 ) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -133,14 +137,14 @@ BEGIN
             AND (v_holder IS DISTINCT FROM p_holder OR v_attempt <> p_attempt) THEN
         RETURN 2;
     END IF;
-    -- One descent of the primary-key index, to its last entry for this Run.
-    SELECT max(seq) INTO v_head FROM {s}.psych_records WHERE run_ref = v_ref;
+    -- One descent of the primary-key index, to the newest batch of this Run.
+    SELECT last_seq INTO v_head FROM {s}.psych_records
+        WHERE run_ref = v_ref ORDER BY first_seq DESC LIMIT 1;
     IF coalesce(v_head, 0) <> p_first_seq - 1 THEN
         RETURN 3;
     END IF;
-    INSERT INTO {s}.psych_records (run_ref, seq, type, body)
-        SELECT v_ref, p_first_seq + u.ord::integer - 1, u.type, u.body
-        FROM unnest(p_types, p_bodies) WITH ORDINALITY AS u(type, body, ord);
+    INSERT INTO {s}.psych_records (run_ref, first_seq, last_seq, body)
+        VALUES (v_ref, p_first_seq, p_last_seq, p_body);
     IF p_channel IS NOT NULL THEN
         PERFORM pg_notify(p_channel, p_run_id);
     END IF;
@@ -153,7 +157,7 @@ CREATE FUNCTION {s}.psych_create_run(
     p_created_at timestamptz, p_deadline_at timestamptz, p_lease_holder text,
     p_lease_expires_at timestamptz, p_idempotency_key text, p_attempt_count integer,
     p_runnable_at timestamptz, p_parent_run_id text, p_delegation_depth integer,
-    p_continues_run_id text, p_type text, p_body json, p_channel text, p_work text
+    p_continues_run_id text, p_body bytea, p_channel text, p_work text
 ) RETURNS SETOF {s}.psych_runs LANGUAGE plpgsql AS $fn$
 DECLARE
     v_ref bigint;
@@ -180,7 +184,8 @@ BEGIN
         RETURN QUERY SELECT * FROM {s}.psych_runs WHERE run_id = p_run_id;
         RETURN;
     END IF;
-    INSERT INTO {s}.psych_records (run_ref, seq, type, body) VALUES (v_ref, 1, p_type, p_body);
+    INSERT INTO {s}.psych_records (run_ref, first_seq, last_seq, body)
+        VALUES (v_ref, 1, 1, p_body);
     IF p_channel IS NOT NULL THEN
         PERFORM pg_notify(p_channel, p_run_id);
         IF p_state = 'runnable' THEN

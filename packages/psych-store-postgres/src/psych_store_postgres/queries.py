@@ -50,17 +50,20 @@ class Queries:
             create_run=(
                 f"SELECT {HEADER_COLUMNS} FROM {s}.psych_create_run("
                 "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-                "$18, $19)"
+                "$18)"
             ),
             read=(
-                f"SELECT seq, type, body FROM {s}.psych_records "
+                # Every batch row holds at least one record, so $4 rows always cover a
+                # limit of $4 records; the store trims what it does not need.
+                f"SELECT first_seq, body FROM {s}.psych_records "
                 f"WHERE run_ref = (SELECT id FROM {s}.psych_runs "
                 "WHERE run_id = $1 AND ($2::text IS NULL OR tenant = $2)) "
-                "AND seq > $3 ORDER BY seq LIMIT $4"
+                "AND last_seq > $3 ORDER BY first_seq LIMIT $4"
             ),
             head=(
-                f"SELECT max(seq) FROM {s}.psych_records "
-                f"WHERE run_ref = (SELECT id FROM {s}.psych_runs WHERE run_id = $1)"
+                f"SELECT last_seq FROM {s}.psych_records "
+                f"WHERE run_ref = (SELECT id FROM {s}.psych_runs WHERE run_id = $1) "
+                "ORDER BY first_seq DESC LIMIT 1"
             ),
             get_run=(
                 f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "

@@ -1,14 +1,18 @@
 """Converting between the port's models and this store's rows.
 
-Records are kept as the compact JSON ``record_to_json`` produces, minus the three
-envelope fields the row already holds in columns (``type``, ``run_id``, ``seq``).
-Those three open every record's JSON, so they are cut off as an exact prefix and put
-back on read; around 80 bytes of every row, on a table that grows by dozens of rows per
-Run. If a record's JSON ever does not start with the expected prefix, it is stored
-whole, and reading tells the two apart by whether the body opens with ``{"type":``.
+One append is one row. Its body holds the batch's records, one per line, each as its
+``type``, a tab, and the compact JSON ``record_to_json`` produces minus the three
+envelope fields that open it (``type``, ``run_id``, ``seq``): the row already knows the
+run, and the seq follows from the row's ``first_seq`` and the line's position. The
+lines are zlib-compressed together, which pays off because records of one batch repeat
+the same keys, ids and scope. If a record's JSON ever does not start with the expected
+prefix, its line carries the JSON whole, and reading tells the two apart by whether it
+opens with ``{"type":``.
 """
 
 import json
+import zlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -50,6 +54,24 @@ def decode_record(seq: int, record_type: str, body: str, run_id_json: str) -> Re
     return record_from_json(_envelope(record_type, run_id_json, seq) + body[1:])
 
 
+_LEVEL = 6
+
+
+def encode_batch(records: Sequence[Record], run_id_json: str) -> bytes:
+    """The stored body of one append (``records`` are consecutive and non-empty)."""
+    lines = "\n".join(f"{record.type}\t{encode_record(record, run_id_json)}" for record in records)
+    return zlib.compress(lines.encode(), _LEVEL)
+
+
+def decode_batch(first_seq: int, body: bytes, run_id_json: str) -> list[Record]:
+    """Every record of one stored append, in order."""
+    out: list[Record] = []
+    for offset, line in enumerate(zlib.decompress(body).decode().split("\n")):
+        record_type, _, data = line.partition("\t")
+        out.append(decode_record(first_seq + offset, record_type, data, run_id_json))
+    return out
+
+
 def run_id_json(run_id: str) -> str:
     """The run id as a JSON string, computed once per call rather than once per record."""
     return json.dumps(run_id, ensure_ascii=False)
@@ -88,7 +110,9 @@ def header_from_row(row: "asyncpg.Record") -> RunHeader:
 
 __all__ = [
     "aware",
+    "decode_batch",
     "decode_record",
+    "encode_batch",
     "encode_record",
     "header_from_row",
     "maybe_aware",

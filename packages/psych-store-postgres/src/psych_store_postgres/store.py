@@ -59,8 +59,8 @@ from psych_store_postgres.migrations import (
 from psych_store_postgres.queries import Queries
 from psych_store_postgres.rows import (
     aware,
-    decode_record,
-    encode_record,
+    decode_batch,
+    encode_batch,
     header_from_row,
     maybe_aware,
     run_id_json,
@@ -395,16 +395,14 @@ class PostgresStore:
         """See ``Store.append``: one round trip, all or nothing."""
         check_append_batch(run_id, expected_seq, records)
         pool = await self._ready()
-        quoted_id = run_id_json(run_id)
-        types = [record.type for record in records]
-        bodies = [encode_record(record, quoted_id) for record in records]
+        body = encode_batch(records, run_id_json(run_id))
         status = await self._call(
             pool.fetchval(
                 self._queries.append,
                 run_id,
                 expected_seq,
-                types,
-                bodies,
+                expected_seq + len(records) - 1,
+                body,
                 None if fence is None else fence.worker_id,
                 None if fence is None else fence.attempt_count,
                 self._channel,
@@ -434,7 +432,13 @@ class PostgresStore:
         await self._warm_listener()
         rows = await self._call(pool.fetch(self._queries.read, run_id, tenant, after, limit))
         quoted_id = run_id_json(run_id)
-        return [decode_record(row[0], row[1], row[2], quoted_id) for row in rows]
+        out = [
+            record
+            for row in rows
+            for record in decode_batch(row[0], row[1], quoted_id)
+            if record.seq > after
+        ]
+        return out if limit is None else out[:limit]
 
     async def head(self, run_id: RunId) -> int:
         """See ``Store.head``: the last entry of the log's primary key, no scan."""
@@ -486,8 +490,7 @@ class PostgresStore:
                 header.parent_run_id,
                 header.delegation_depth,
                 header.continues_run_id,
-                admitted.type,
-                encode_record(admitted, run_id_json(header.run_id)),
+                encode_batch([admitted], run_id_json(header.run_id)),
                 self._channel,
                 WORK,
             )

@@ -1,5 +1,6 @@
 """What lands in the tables: lean rows that still read back exactly."""
 
+import zlib
 from collections.abc import Awaitable, Callable
 
 import asyncpg
@@ -10,27 +11,36 @@ from psych_store_postgres import PostgresStore
 Factory = Callable[..., Awaitable[PostgresStore]]
 
 
-async def test_record_rows_hold_the_envelope_in_columns_not_in_the_body(
+async def test_one_append_is_one_compressed_row_without_the_envelope(
     make_store: Factory, server: str, schema: str
 ) -> None:
     store = await make_store()
     run = (await store.create_run(*data.admission())).header
     written = data.batch(run, 2, 5)
     await store.append(run.run_id, 2, written)
+    more = data.batch(run, 7, 1)
+    await store.append(run.run_id, 7, more)
     conn = await asyncpg.connect(server)
     try:
         rows = await conn.fetch(
-            f'SELECT seq, type, body::text AS body FROM "{schema}".psych_records ORDER BY seq'
+            f'SELECT first_seq, last_seq, body FROM "{schema}".psych_records ORDER BY first_seq'
         )
     finally:
         await conn.close()
-    assert [row["seq"] for row in rows] == [1, 2, 3, 4, 5, 6]
-    assert [row["type"] for row in rows[1:]] == [record.type for record in written]
+    assert [(row["first_seq"], row["last_seq"]) for row in rows] == [(1, 1), (2, 6), (7, 7)]
     for row in rows:
-        assert '"run_id"' not in row["body"]
-        assert '"seq"' not in row["body"]
-        assert not row["body"].startswith('{"type"')
-    assert await store.read(run.run_id, after=1) == written
+        lines = zlib.decompress(row["body"]).decode().split("\n")
+        assert len(lines) == row["last_seq"] - row["first_seq"] + 1
+        for line in lines:
+            record_type, _, body = line.partition("\t")
+            assert record_type and body.startswith("{")
+            assert '"run_id"' not in body and '"seq"' not in body
+            assert not body.startswith('{"type"')
+    assert await store.read(run.run_id, after=1) == [*written, *more]
+    # Windows that start and end inside a batch row are cut exactly.
+    assert await store.read(run.run_id, after=3, limit=2) == written[2:4]
+    assert await store.read(run.run_id, after=5, limit=10) == [written[4], *more]
+    assert await store.head(run.run_id) == 7
 
 
 async def test_control_characters_and_astral_text_round_trip(make_store: Factory) -> None:
