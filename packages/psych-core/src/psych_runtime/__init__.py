@@ -713,6 +713,18 @@ if TYPE_CHECKING:
     from psych_runtime.tools.registry import (
         ToolRegistry as ToolRegistry,
     )
+    from psych_runtime.tools.secrets import (
+        EnvSecretResolver as EnvSecretResolver,
+    )
+    from psych_runtime.tools.secrets import (
+        ResolvedCredential as ResolvedCredential,
+    )
+    from psych_runtime.tools.secrets import (
+        SecretResolver as SecretResolver,
+    )
+    from psych_runtime.tools.secrets import (
+        StaticSecretResolver as StaticSecretResolver,
+    )
 
 _EXPORTS: dict[str, str] = {
     "RunId": "psych_runtime.core.ids",
@@ -909,6 +921,10 @@ _EXPORTS: dict[str, str] = {
     "ToolArgumentsInvalid": "psych_runtime.tools.errors",
     "ToolResultInvalid": "psych_runtime.tools.errors",
     "UnknownTool": "psych_runtime.tools.errors",
+    "SecretResolver": "psych_runtime.tools.secrets",
+    "ResolvedCredential": "psych_runtime.tools.secrets",
+    "EnvSecretResolver": "psych_runtime.tools.secrets",
+    "StaticSecretResolver": "psych_runtime.tools.secrets",
     "open_store": "psych_runtime.plugins",
     "StoreBackend": "psych_runtime.plugins",
     "BlobStoreBackend": "psych_runtime.plugins",
@@ -1012,6 +1028,7 @@ __all__ = [
     "EgressPolicy",
     "EgressRule",
     "EntryId",
+    "EnvSecretResolver",
     "FailureStreakTrip",
     "Fence",
     "FileBlobStore",
@@ -1071,6 +1088,7 @@ __all__ = [
     "Record",
     "RecordTooLarge",
     "RegisteredTool",
+    "ResolvedCredential",
     "ResultAttachment",
     "Resumed",
     "RetryPolicy",
@@ -1090,6 +1108,7 @@ __all__ = [
     "Runtime",
     "SchemaTooNew",
     "Scope",
+    "SecretResolver",
     "SeqConflict",
     "Session",
     "SetStateStep",
@@ -1100,6 +1119,7 @@ __all__ = [
     "Spec",
     "SpecValidationError",
     "StaticPriceTable",
+    "StaticSecretResolver",
     "StepCompleted",
     "StepId",
     "StepReport",

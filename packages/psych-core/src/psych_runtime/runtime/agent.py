@@ -20,6 +20,11 @@ log would be corrupt, since such a start record is what ``invalid_deferred_handl
 forbids), so its start record carries the handle under ``unissued_handle`` instead of
 ``handle`` and the call is failed ``unknown_handle``: every argument stays visible in
 the log, and the model is told plainly that the handle does not exist.
+
+HTTP tools: the Spec's ``HttpTool`` entries are offered and narrowed together with the
+code tools and sent by ``runtime/http_executor.py`` through the Runtime's transport. A
+GET counts as safe to repeat, so one left in doubt by a crash is sent again; any other
+method is closed ``unknown``, like a code tool that was not registered idempotent.
 """
 
 import asyncio
@@ -54,12 +59,13 @@ from psych_runtime.core.records import (
     TurnStarted,
 )
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
-from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.model.port import ContextOverflow, ModelError, ModelRequest
 from psych_runtime.model.pricing import resolve_cost
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.compaction import Cut, plan_cut, summary_request
 from psych_runtime.runtime.conversation import Conversation
+from psych_runtime.runtime.http_executor import call_http_tool
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import AssembledCall, call_model
@@ -72,6 +78,7 @@ from psych_runtime.runtime.output_reader import (
 from psych_runtime.runtime.prompt import system_prompt, withheld_advisory
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.http_request import HttpToolFailed, http_tool_definition
 from psych_runtime.tools.narrowing import narrow
 from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
 
@@ -124,6 +131,13 @@ class AgentLoop:
         self._conversation = Conversation()
         self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
         self._code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
+        self._http_tools: dict[str, HttpTool] = {
+            tool.name: tool for tool in spec.tools if tool.kind == "http"
+        }
+        self._http_definitions = {
+            name: http_tool_definition(tool) for name, tool in self._http_tools.items()
+        }
+        self._granted = (*self._code_tools, *self._http_tools)
         self._reader = OutputReader(
             blob=runtime.blob, tenant=journal.scope.tenant, run_id=journal.run_id
         )
@@ -191,7 +205,8 @@ class AgentLoop:
             return
         for call in list(state.open_tool_calls.values()):
             registered = self._runtime.registry.get(call.tool)
-            if call.safe_to_retry and (registered is not None or call.tool == READ_TOOL_OUTPUT):
+            executable = registered is not None or call.tool in self._http_tools
+            if call.safe_to_retry and (executable or call.tool == READ_TOOL_OUTPUT):
                 executed = await self._execute(call.call_id, call.tool, call.arguments)
                 await self._finish(call.call_id, call.tool, executed)
                 continue
@@ -209,8 +224,8 @@ class AgentLoop:
         threshold = self._spec.limits.failure_streak_threshold
         withheld = {t for t, n in state.failure_streaks.items() if n >= threshold}
         names = narrow(
-            self._runtime.registry.names,
-            granted=self._code_tools,
+            self._runtime.registry.names.union(self._http_definitions),
+            granted=self._granted,
             permitted=None,
             withheld=withheld,
         )
@@ -219,16 +234,23 @@ class AgentLoop:
         advisories = [
             withheld_advisory(tool, state.failure_streaks[tool])
             for tool in sorted(withheld)
-            if tool in self._code_tools or (reader_offered and tool == READ_TOOL_OUTPUT)
+            if tool in self._granted or (reader_offered and tool == READ_TOOL_OUTPUT)
         ]
         definitions = tuple(
-            tool.definition()
-            for name in names
-            if (tool := self._runtime.registry.get(name)) is not None
+            definition for name in names if (definition := self._definition(name)) is not None
         )
         if reader_offered and READ_TOOL_OUTPUT not in withheld:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         return definitions, advisories
+
+    def _definition(self, name: str) -> ToolDefinition | None:
+        # The Spec allows one tool per name, so an HTTP tool's name is never also a
+        # granted code tool.
+        http = self._http_definitions.get(name)
+        if http is not None:
+            return http
+        registered = self._runtime.registry.get(name)
+        return registered.definition() if registered is not None else None
 
     def _messages(self, prompt: str) -> tuple[Message, ...]:
         self._conversation.update(self._journal.records, self._journal.epoch)
@@ -513,7 +535,6 @@ class AgentLoop:
                 break
             name = call.name or "unnamed"
             arguments, parse_error = _parse_arguments(call.arguments)
-            registered = self._runtime.registry.get(name)
             recorded, unissued = self._recorded_arguments(name, arguments or {})
             journal.stage(
                 ToolCallStarted,
@@ -522,9 +543,7 @@ class AgentLoop:
                 arguments=recorded,
                 turn=turn,
                 interruptible=self._interruptible.get(name, True),
-                # Reading a result back changes nothing, so it is safe to repeat.
-                safe_to_retry=(registered is not None and registered.idempotent)
-                or name == READ_TOOL_OUTPUT,
+                safe_to_retry=self._safe_to_retry(name),
             )
             if parse_error is not None or arguments is None:
                 self._reject(call_id, "malformed_arguments", parse_error or "bad arguments")
@@ -573,6 +592,19 @@ class AgentLoop:
                 )
                 break
         return _Next.CONTINUE
+
+    def _safe_to_retry(self, name: str) -> bool:
+        """Whether a call left in doubt by a crash may simply be executed again.
+
+        Reading a result back changes nothing; an HTTP GET is taken at its word as
+        HTTP's safe method; a code tool must have been registered idempotent. Any
+        other HTTP method may have taken effect and is reported ``unknown`` instead.
+        """
+        http = self._http_tools.get(name)
+        if http is not None:
+            return http.method == "GET"
+        registered = self._runtime.registry.get(name)
+        return (registered is not None and registered.idempotent) or name == READ_TOOL_OUTPUT
 
     def _aborted(self) -> bool:
         return self._journal.state.aborted
@@ -641,7 +673,7 @@ class AgentLoop:
             attempt_id=journal.attempt_id,
         )
         started = time.perf_counter()
-        invocation = asyncio.ensure_future(self._runtime.registry.invoke(name, arguments, context))
+        invocation = asyncio.ensure_future(self._invoke(name, arguments, context))
         try:
             if self._interruptible.get(name, True):
                 result = await invocation
@@ -663,6 +695,9 @@ class AgentLoop:
                 _failure("invalid_arguments", str(error)),
                 _elapsed(started),
             )
+        except HttpToolFailed as error:
+            failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
+            return _Executed(ToolOutcome.ERROR, None, failure, _elapsed(started))
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -677,6 +712,19 @@ class AgentLoop:
                 _elapsed(started),
             )
         return _Executed(ToolOutcome.OK, result, None, _elapsed(started))
+
+    async def _invoke(self, name: str, arguments: JsonObject, context: ToolContext) -> JsonValue:
+        """Run a Spec HTTP tool through the transport, or a registered code tool."""
+        http = self._http_tools.get(name)
+        if http is None:
+            return await self._runtime.registry.invoke(name, arguments, context)
+        return await call_http_tool(
+            http,
+            arguments,
+            scope=context.scope,
+            transport=self._runtime.http,
+            secrets=self._runtime.secrets,
+        )
 
     async def _read_output(self, arguments: JsonObject) -> _Executed:
         """Run the built-in ``read_tool_output``; its refusals become ordinary failures."""

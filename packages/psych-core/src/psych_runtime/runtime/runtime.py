@@ -18,12 +18,14 @@ from psych_runtime.core.records import (
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentLoop
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime.tools.secrets import SecretResolver
 
 log = logging.getLogger("psych_runtime.runtime")
 
@@ -54,6 +56,13 @@ class Runtime:
             with room for the rest of the record; raise it only if every store you use
             holds bigger records. Separate from the Spec's ``large_result_bytes``,
             which decides what the model is shown rather than where bytes live.
+        http: the transport every Spec ``HttpTool`` call is sent through, with the
+            Run's Scope, so its ``EgressPolicy`` judges each request. Without one, an
+            HTTP tool call fails with ``http_transport_required`` (the Run goes on).
+            The Runtime does not close it; whoever built it does.
+        secrets: where an HTTP tool's ``credential`` name is turned into the secret
+            sent as ``Authorization: Bearer ...``. Without one (or when it finds
+            nothing), such a call fails with ``missing_credential`` and is not sent.
 
     Raises:
         ValueError: ``blob_offload_bytes`` is not positive.
@@ -71,6 +80,8 @@ class Runtime:
         retry_max_seconds: float = 30.0,
         blob: BlobStore | None = None,
         blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
+        http: HttpTransport | None = None,
+        secrets: SecretResolver | None = None,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -83,6 +94,8 @@ class Runtime:
         self.retry_max_seconds = retry_max_seconds
         self.blob = blob
         self.blob_offload_bytes = blob_offload_bytes
+        self.http = http
+        self.secrets = secrets
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:

@@ -22,6 +22,7 @@ from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime import reads
 from psych_runtime.runtime.dispatch import Dispatched, dispatch, publish
 from psych_runtime.runtime.runtime import Runtime
@@ -29,6 +30,7 @@ from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime.tools.secrets import SecretResolver
 
 DEFAULT_SCOPE = Scope(tenant="default")
 
@@ -164,6 +166,8 @@ async def session(
     heartbeat_seconds: float = 10.0,
     blob: BlobStore | None = None,
     blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
+    http: HttpTransport | None = None,
+    secrets: SecretResolver | None = None,
 ) -> AsyncIterator[Session]:
     """Build what a program needs to run agents, start a Worker, and stop it on exit.
 
@@ -183,6 +187,9 @@ async def session(
             ``InMemoryBlobStore()`` or ``await open_blob_store("file:///...")``).
         blob_offload_bytes: results above this many bytes go to ``blob``; see
             ``Runtime``.
+        http: the transport HTTP tools are sent through (its ``EgressPolicy``
+            decides where they may go); not closed on exit.
+        secrets: resolves the credential names HTTP tools declare.
     """
     if store is None:
         from psych_runtime.store.memory import InMemoryStore
@@ -199,6 +206,8 @@ async def session(
         cost_policy=cost_policy,
         blob=blob,
         blob_offload_bytes=blob_offload_bytes,
+        http=http,
+        secrets=secrets,
     )
     worker = Worker(
         store,

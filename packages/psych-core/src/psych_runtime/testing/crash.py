@@ -9,7 +9,7 @@ process kill.
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -180,12 +180,18 @@ async def crash_and_recover(
     occurrence: int = 1,
     lease_seconds: float = 0.3,
     timeout: float = 30.0,
+    runtime_for: Callable[[Store], Runtime] | None = None,
 ) -> CrashRecovery:
     """Run a Run until ``crash_before`` is about to be written, kill it, recover it.
 
     The first Worker writes through a ``CrashingStore`` and is killed the moment the
     chosen record would be appended; the Run's lease then expires on its own, and a
     second Worker on the real store reclaims it and runs it to settlement.
+
+    ``runtime_for`` builds each Worker's ``Runtime`` over the store it is given (the
+    crashing wrapper, then the real store); pass it when the Run needs more than a
+    model and a registry (``prices``, ``blob``, ``http``, ``secrets``...), so it sees
+    the same configuration before and after the crash.
 
     Raises:
         TimeoutError: the crash point was never reached, or recovery did not settle
@@ -199,7 +205,7 @@ async def crash_and_recover(
     def worker(on: Store) -> Worker:
         return Worker(
             on,
-            Runtime(on, model, registry),
+            runtime_for(on) if runtime_for is not None else Runtime(on, model, registry),
             lease_seconds=lease_seconds,
             heartbeat_seconds=lease_seconds / 3,
             poll_interval=lease_seconds / 3,

@@ -33,7 +33,7 @@ from psych_runtime.model.port import (
     ToolCallDelta,
     TransientModelError,
 )
-from psych_runtime.model.transport import HttpTransport
+from psych_runtime.model.transport import DEFAULT_TIMEOUT, HttpTransport
 
 ACME = Scope(tenant="acme")
 BASE = "https://models.example/v1"
@@ -277,7 +277,8 @@ async def test_the_read_timeout_is_the_idle_timeout(make_client: Factory) -> Non
     timeouts = [r.extensions["timeout"] for r in seen]
     assert timeouts[0]["read"] == 1.5
     assert timeouts[1]["read"] is None
-    assert timeouts[0]["connect"] == 10.0
+    # Only the read phase follows the idle timeout; connect keeps the transport default.
+    assert timeouts[0]["connect"] == DEFAULT_TIMEOUT.connect
 
 
 async def test_a_denied_endpoint_raises_a_model_error_and_sends_nothing(
