@@ -126,7 +126,8 @@ class DynamoStore:
 
     def _init(self, settings: DynamoSettings) -> None:
         self._settings = settings
-        self._notifier = LocalNotifier()
+        # Signalled by this instance's own commits only: other processes are not heard.
+        self._notifier = LocalNotifier(complete=False)
         self._lock = asyncio.Lock()
         self._stack: AsyncExitStack | None = None
         self._table: Table | None = None

@@ -71,7 +71,8 @@ class MySQLStore:
             self._settings = parse_url(url, **options)
         self._tables = Tables(self._settings.table_prefix)
         self._sql = Statements(self._tables)
-        self._notifier = psych_runtime.LocalNotifier()
+        # Signalled by this instance's own commits only: other processes are not heard.
+        self._notifier = psych_runtime.LocalNotifier(complete=False)
         self._pool: _driver.Pool | None = None
         self._budget = 0
         self._schema_checked = False

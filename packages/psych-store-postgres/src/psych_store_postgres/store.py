@@ -156,7 +156,9 @@ class PostgresStore:
         # Commits are always announced, even by an instance that does not listen itself:
         # a dispatch-only process must still wake other processes' idle Workers.
         self._channel = notify_channel(self._settings.schema)
-        self._notifier = LocalNotifier()
+        # With LISTEN on, every writer's commits reach this notifier (a moment late at
+        # worst), so readers may trust "nothing changed"; without it they must read.
+        self._notifier = LocalNotifier(complete=self._settings.listen)
         self._own_pids: set[int] = set()
         self._listener = NotificationListener(
             self._connect, self._channel, self._notifier, self._own_pids

@@ -89,7 +89,8 @@ class SqliteStore:
     def _init(self, settings: SqliteSettings) -> None:
         self._settings = settings
         self._lanes = Lanes(settings)
-        self._notifier = LocalNotifier()
+        # Signalled by this instance's own commits only: other processes are not heard.
+        self._notifier = LocalNotifier(complete=False)
 
     @property
     def path(self) -> Path:

@@ -13,18 +13,20 @@ staged batch after it and tries again. Anything else having landed means another
 writer owns the log, and the conflict is raised.
 """
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import AttemptId, RunId
-from psych_runtime.core.records import EXTERNAL_RECORD_TYPES, Record
+from psych_runtime.core.records import EXTERNAL_RECORD_TYPES, Record, TerminalState
 from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.notify import Notifier
 from psych_runtime.store.port import Fence, Store
 
 R = TypeVar("R", bound=Record)
@@ -37,10 +39,12 @@ class Journal:
 
     __slots__ = (
         "_attempt_id",
+        "_closed",
         "_committed",
         "_fence",
         "_pending",
         "_seen_generation",
+        "_settle_withdrawn",
         "_store",
         "epoch",
         "records",
@@ -69,6 +73,8 @@ class Journal:
         self._committed = len(self.records)
         self._pending: list[Record] = []
         self._seen_generation = -1
+        self._closed = False
+        self._settle_withdrawn = False
         self.epoch = 0
         """Bumped whenever ``records`` is rebuilt rather than extended."""
 
@@ -110,7 +116,10 @@ class Journal:
 
         Raises:
             CorruptLog: the record would contradict the log; nothing is staged.
+            JournalClosed: the Journal was closed.
         """
+        if self._closed:
+            raise JournalClosed(self.run_id)
         record = record_type(
             run_id=self.run_id,
             seq=self.state.head_seq + 1,
@@ -125,18 +134,35 @@ class Journal:
         return record
 
     async def flush(self) -> None:
-        """Write every staged record in one atomic append (no-op when none)."""
+        """Write every staged record in one atomic append (no-op when none).
+
+        The append itself is never abandoned half way: when the caller is cancelled
+        while it is in flight, the write is allowed to finish first, so this Journal
+        knows exactly what is durable before the cancellation carries on.
+
+        Raises:
+            JournalClosed: the Journal was closed (its Worker is dying).
+        """
         for _ in range(_MAX_REBASES):
+            if self._closed:
+                raise JournalClosed(self.run_id)
             if not self._pending:
                 return
             batch = self._pending
-            notifier = self._store.notifier
+            notifier = self._trusted_notifier()
             before = notifier.generation(self.run_id) if notifier is not None else 0
-            try:
-                await self._store.append(self.run_id, batch[0].seq, batch, fence=self._fence)
-            except SeqConflict:
+            write = asyncio.ensure_future(
+                self._store.append(self.run_id, batch[0].seq, batch, fence=self._fence)
+            )
+            cancelled = await _settle(write)
+            if write.cancelled():
+                raise asyncio.CancelledError
+            error = write.exception()
+            if isinstance(error, SeqConflict) and not cancelled:
                 await self._rebase()
                 continue
+            if error is not None:
+                raise error
             self._committed += len(batch)
             self._pending = []
             if notifier is not None and self._seen_generation == before:
@@ -144,8 +170,38 @@ class Journal:
                 after = notifier.generation(self.run_id)
                 if after == before + 1:
                     self._seen_generation = after
+            if cancelled:
+                raise asyncio.CancelledError
             return
         raise SeqConflict(self.run_id, self._pending[0].seq)
+
+    def close(self) -> None:
+        """Refuse every later write: the Attempt is being abandoned as if it died."""
+        self._closed = True
+
+    @property
+    def pending_records(self) -> tuple[Record, ...]:
+        """What is staged and not yet written."""
+        return tuple(self._pending)
+
+    def take_withdrawn_settlement(self) -> bool:
+        """Whether a rebase withdrew a staged completion (then reset the flag).
+
+        A ``run_settled`` of a completed Run is withdrawn when a steer or follow-up
+        landed just before it: the message was accepted, so the Run must not end
+        without reading it.
+        """
+        withdrawn = self._settle_withdrawn
+        self._settle_withdrawn = False
+        return withdrawn
+
+    def _trusted_notifier(self) -> Notifier | None:
+        # A notifier that only hears this process's own writes cannot say that nothing
+        # foreign landed; only one that hears every writer may save a read.
+        notifier = self._store.notifier
+        if notifier is None or not getattr(notifier, "complete", False):
+            return None
+        return notifier
 
     async def append(self, record_type: type[R], **fields: Any) -> R:
         """Stage one record and flush everything staged."""
@@ -161,7 +217,7 @@ class Journal:
         staged (re-sequenced after what landed, if anything did). With a notifier that
         has seen no change for this Run, this costs no round trip at all.
         """
-        notifier = self._store.notifier
+        notifier = self._trusted_notifier()
         if notifier is not None:
             generation = notifier.generation(self.run_id)
             if generation == self._seen_generation:
@@ -197,7 +253,7 @@ class Journal:
 
     def mark_seen(self) -> None:
         """Note the notifier's current generation as already looked at."""
-        notifier = self._store.notifier
+        notifier = self._trusted_notifier()
         if notifier is not None:
             self._seen_generation = notifier.generation(self.run_id)
 
@@ -212,21 +268,75 @@ class Journal:
 
     async def _rebase(self) -> None:
         # Someone appended between our writes. Re-read the committed log, check that
-        # only external records landed, then re-sequence our staged batch after them.
-        pending = self._pending
+        # only external records (or our own batch, when an earlier append landed after
+        # all) are there, then re-sequence what is still staged after them.
+        pending = list(self._pending)
+        notifier = self._trusted_notifier()
+        generation = notifier.generation(self.run_id) if notifier is not None else -1
         committed = await self._store.read(self.run_id)
         foreign = committed[self._committed :]
-        for record in foreign:
+        ours = 0
+        while (
+            ours < len(foreign)
+            and ours < len(pending)
+            and foreign[ours].attempt_id is not None
+            and foreign[ours].attempt_id == self._attempt_id
+            and foreign[ours].seq == pending[ours].seq
+            and foreign[ours].type == pending[ours].type
+        ):
+            ours += 1
+        for record in foreign[ours:]:
             if record.type not in EXTERNAL_RECORD_TYPES:
                 raise SeqConflict(self.run_id, record.seq)
-        self.records = list(committed)
-        self.state = reduce(self.records)
+        state = reduce(committed)
+        restaged: list[Record] = []
+        withdrawn = False
+        for record in pending[ours:]:
+            if (
+                record.type == "run_settled"
+                and record.state is TerminalState.COMPLETED
+                and (state.pending_steer or state.pending_follow_up)
+            ):
+                withdrawn = True
+                continue
+            moved = record.model_copy(update={"seq": state.head_seq + 1})
+            fold_into(state, moved)
+            restaged.append(moved)
+        self.records = [*committed, *restaged]
+        self.state = state
         self._committed = len(committed)
-        self._pending = []
+        self._pending = restaged
+        self._settle_withdrawn = self._settle_withdrawn or withdrawn
         self.epoch += 1
-        for record in pending:
-            moved = record.model_copy(update={"seq": self.state.head_seq + 1})
-            fold_into(self.state, moved)
-            self._pending.append(moved)
-            self.records.append(moved)
-        self.mark_seen()
+        if notifier is not None:
+            self._seen_generation = generation
+
+
+class JournalClosed(BaseException):
+    """The Journal was closed: its Attempt is being abandoned and may write nothing.
+
+    A ``BaseException`` so that no ``except Exception`` in the agent loop turns the
+    abandonment into a recorded failure.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r}: the journal is closed")
+        self.run_id = run_id
+
+
+async def _settle(write: "asyncio.Future[None]") -> bool:
+    """Wait until ``write`` is done, even through cancellation of the caller.
+
+    Returns:
+        Whether the caller was cancelled while waiting; it re-raises the cancellation
+        once it has recorded what the write did.
+    """
+    cancelled = False
+    while not write.done():
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            break  # the write failed; its caller reads the outcome from ``write``
+    return cancelled

@@ -20,6 +20,16 @@ WORK = "__work__"
 class Notifier(Protocol):
     """Signals keyed by a string: ``WORK`` for claimable Runs, a run id for its log."""
 
+    @property
+    def complete(self) -> bool:
+        """Whether every writer's commits reach this notifier, not only this process's.
+
+        Only a complete notifier lets a reader skip a read because "nothing changed";
+        a partial one (signalled by one store instance's own commits) still wakes
+        waiters early, but readers must look at the store before concluding anything.
+        """
+        ...
+
     def generation(self, key: str) -> int:
         """How many times ``key`` has been signalled in this process."""
         ...
@@ -44,9 +54,15 @@ class LocalNotifier:
     events into one of these, so waiters only ever deal with this class.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, complete: bool = True) -> None:
+        self._complete = complete
         self._generations: dict[str, int] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+
+    @property
+    def complete(self) -> bool:
+        """See ``Notifier.complete``; chosen by the store that signals it."""
+        return self._complete
 
     def generation(self, key: str) -> int:
         """See ``Notifier.generation``."""
