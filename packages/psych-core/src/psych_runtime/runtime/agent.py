@@ -29,6 +29,7 @@ method is closed ``unknown``, like a code tool that was not registered idempoten
 
 import asyncio
 import json
+import logging
 import time
 import traceback
 from collections.abc import Sequence
@@ -41,7 +42,7 @@ from pydantic import JsonValue
 from psych_runtime.core.digest import call_digest
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import Message, SystemMessage, ToolDefinition
-from psych_runtime.core.metering import Usage
+from psych_runtime.core.metering import Cost, Usage
 from psych_runtime.core.records import (
     CompactionApplied,
     CompactionReason,
@@ -68,7 +69,7 @@ from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.http_executor import call_http_tool
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.model_call import AssembledCall, call_model
+from psych_runtime.runtime.model_call import AssembledCall, ModelAnswer, call_model
 from psych_runtime.runtime.offload import ResultNotKept, keep_result
 from psych_runtime.runtime.output_reader import (
     OutputReader,
@@ -84,6 +85,8 @@ from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
 
 if TYPE_CHECKING:
     from psych_runtime.runtime.runtime import Runtime
+
+log = logging.getLogger("psych_runtime.agent")
 
 ORPHANED_MESSAGE = (
     "The worker running this call stopped before it reported back. The call may or may "
@@ -145,9 +148,14 @@ class AgentLoop:
     async def run(self) -> None:
         """Settle what a previous Attempt left dangling, then take turns until done."""
         await self._settle_dangling()
-        while await self._turn() is _Next.CONTINUE:
-            pass
-        await self._journal.flush()
+        while True:
+            while await self._turn() is _Next.CONTINUE:
+                pass
+            await self._journal.flush()
+            # A steer or follow-up that landed just before the completion was written
+            # withdrew it: the message was accepted, so the Run answers it first.
+            if not self._journal.take_withdrawn_settlement():
+                return
 
     # --- settling -----------------------------------------------------------------
 
@@ -272,8 +280,9 @@ class AgentLoop:
         definitions, advisories = self._offered()
         state = journal.state
         turn = state.turn + 1
+        follow_ups = list(state.pending_follow_up) if self._answered_last_turn() else []
         journal.stage(TurnStarted, turn=turn)
-        for entry in list(state.pending_steer):
+        for entry in [*follow_ups, *state.pending_steer]:
             journal.stage(QueueConsumed, entry_id=entry.entry_id)
         prompt = system_prompt(
             spec.instructions, answer_style=spec.answer_style, advisories=advisories
@@ -304,13 +313,7 @@ class AgentLoop:
         except ModelError as error:
             return await self._model_failed(turn, model_id, error)
         usage_reported = answer.usage is not None
-        cost = resolve_cost(
-            model_id,
-            answer.usage,
-            answer.provider_cost,
-            self._runtime.prices,
-            self._runtime.cost_policy,
-        )
+        cost = self._cost(model_id, answer)
         call_ids = self._assign_ids(answer.calls)
         journal.stage(
             ModelCallFinished,
@@ -336,6 +339,45 @@ class AgentLoop:
                 self._journal.stage(QueueConsumed, entry_id=entry.entry_id)
             return _Next.CONTINUE
         return self._settle(TerminalState.COMPLETED, output={"text": text})
+
+    def _cost(self, model_id: str, answer: ModelAnswer) -> Cost | None:
+        """The cost to record for one call; None when it is unknown.
+
+        A Run's total is kept in one currency. A call priced in another (a provider
+        reporting USD into a EUR table, say) is recorded as unpriced rather than as a
+        record the log would refuse: the total then says it is incomplete.
+        """
+        cost = resolve_cost(
+            model_id,
+            answer.usage,
+            answer.provider_cost,
+            self._runtime.prices,
+            self._runtime.cost_policy,
+        )
+        total = self._journal.state.cost
+        if cost is not None and total is not None and cost.currency != total.currency:
+            log.warning(
+                "run %s: a %s cost cannot join a total kept in %s; recorded as unpriced",
+                self._journal.run_id,
+                cost.currency,
+                total.currency,
+            )
+            return None
+        return cost
+
+    def _answered_last_turn(self) -> bool:
+        """Whether the latest model answer called no tools (the Run looked finished).
+
+        Follow-ups wait for exactly that moment; normally the loop consumes them as it
+        sees the answer, but one that arrived while the completion was being written
+        (or before a reclaim) is consumed when the next turn opens.
+        """
+        for record in reversed(self._journal.records):
+            if record.type == "model_call_finished":
+                return not record.tool_calls
+            if record.type in ("tool_call_started", "tool_call_finished"):
+                return False
+        return False
 
     def _model_for_turn(self) -> str:
         """The model this turn calls: the primary, or the next fallback after a failure.
@@ -442,13 +484,7 @@ class AgentLoop:
             model=model_id,
             usage=answer.usage if answer.usage is not None else _EMPTY_USAGE,
             usage_reported=answer.usage is not None,
-            cost=resolve_cost(
-                model_id,
-                answer.usage,
-                answer.provider_cost,
-                self._runtime.prices,
-                self._runtime.cost_policy,
-            ),
+            cost=self._cost(model_id, answer),
         )
         return None
 
@@ -674,44 +710,23 @@ class AgentLoop:
         )
         started = time.perf_counter()
         invocation = asyncio.ensure_future(self._invoke(name, arguments, context))
+        if not self._interruptible.get(name, True):
+            # An uninterruptible call (a refund, say) is never abandoned half way: it
+            # runs to its end even through cancellation, its outcome is recorded, and
+            # only then does the cancellation carry on.
+            if await _wait_through_cancellation(invocation):
+                await self._finish(call_id, name, _outcome_of(invocation, started))
+                await journal.flush()
+                raise asyncio.CancelledError
+            return _outcome_of(invocation, started)
         try:
-            if self._interruptible.get(name, True):
-                result = await invocation
-            else:
-                result, cancelled = await _shielded(invocation)
-                if cancelled:
-                    # The call finished despite the cancellation; record that it did
-                    # before letting the cancellation continue.
-                    duration = time.perf_counter() - started
-                    await self._finish(
-                        call_id, name, _Executed(ToolOutcome.OK, result, None, duration)
-                    )
-                    await journal.flush()
-                    raise asyncio.CancelledError
-        except ToolArgumentsInvalid as error:
-            return _Executed(
-                ToolOutcome.ERROR,
-                None,
-                _failure("invalid_arguments", str(error)),
-                _elapsed(started),
-            )
-        except HttpToolFailed as error:
-            failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
-            return _Executed(ToolOutcome.ERROR, None, failure, _elapsed(started))
+            await invocation
         except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            return _Executed(
-                ToolOutcome.ERROR,
-                None,
-                _failure(
-                    type(error).__name__,
-                    str(error) or type(error).__name__,
-                    tb="".join(traceback.format_exception(error)),
-                ),
-                _elapsed(started),
-            )
-        return _Executed(ToolOutcome.OK, result, None, _elapsed(started))
+            if not invocation.done() or invocation.cancelled():
+                raise
+        except Exception:
+            pass
+        return _outcome_of(invocation, started)
 
     async def _invoke(self, name: str, arguments: JsonObject, context: ToolContext) -> JsonValue:
         """Run a Spec HTTP tool through the transport, or a registered code tool."""
@@ -740,23 +755,52 @@ class AgentLoop:
         return _Executed(ToolOutcome.ERROR, None, failure, _elapsed(started))
 
 
-async def _shielded(task: "asyncio.Future[JsonValue]") -> tuple[JsonValue, bool]:
-    """Wait for ``task`` even through cancellation; report whether one was requested.
+async def _wait_through_cancellation(task: "asyncio.Future[JsonValue]") -> bool:
+    """Wait until ``task`` is done, even when the caller is cancelled meanwhile.
 
-    An uninterruptible call (a refund, say) must never be abandoned half way; the
-    supervisor's grace period is what bounds a call that hangs for ever.
+    The supervisor's grace period is what bounds a call that hangs for ever.
+
+    Returns:
+        Whether a cancellation arrived while waiting.
     """
     cancelled = False
-    while True:
+    while not task.done():
         try:
-            result = await asyncio.shield(task)
-            return result, cancelled
+            await asyncio.shield(task)
         except asyncio.CancelledError:
-            if task.done() and task.cancelled():
-                raise
             cancelled = True
-            if task.done():
-                return task.result(), cancelled
+        except Exception:
+            break  # the task failed; its caller reads the failure from the task
+    return cancelled
+
+
+def _outcome_of(task: "asyncio.Future[JsonValue]", started: float) -> _Executed:
+    """What a finished tool invocation amounts to, as data for the log and the model."""
+    duration = _elapsed(started)
+    if task.cancelled():
+        return _Executed(
+            ToolOutcome.ABORTED, None, _failure("cancelled", "the call was cancelled"), duration
+        )
+    error = task.exception()
+    if error is None:
+        return _Executed(ToolOutcome.OK, task.result(), None, duration)
+    if isinstance(error, ToolArgumentsInvalid):
+        return _Executed(
+            ToolOutcome.ERROR, None, _failure("invalid_arguments", str(error)), duration
+        )
+    if isinstance(error, HttpToolFailed):
+        failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
+        return _Executed(ToolOutcome.ERROR, None, failure, duration)
+    return _Executed(
+        ToolOutcome.ERROR,
+        None,
+        _failure(
+            type(error).__name__,
+            str(error) or type(error).__name__,
+            tb="".join(traceback.format_exception(error)),
+        ),
+        duration,
+    )
 
 
 def _elapsed(started: float) -> float:

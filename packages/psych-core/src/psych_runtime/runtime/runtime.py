@@ -1,7 +1,6 @@
 """The Runtime: the model, tools and prices every Attempt in a process is executed with."""
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
 
@@ -28,6 +27,18 @@ from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 
 log = logging.getLogger("psych_runtime.runtime")
+
+_ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
+
+
+def _log_outcome(work: "asyncio.Future[None]") -> None:
+    """Retrieve an abandoned loop's outcome so a failure is logged, not lost."""
+    if work.cancelled():
+        return
+    error = work.exception()
+    if error is not None and isinstance(error, Exception):
+        log.error("an abandoned loop ended with %r", error)
+
 
 _SPEC_CACHE_SIZE = 256
 
@@ -139,6 +150,7 @@ class Runtime:
             await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             work.cancel()
+            work.add_done_callback(_log_outcome)
             raise
         finally:
             stopper.cancel()
@@ -149,8 +161,12 @@ class Runtime:
         # (an uninterruptible tool call finishes first; the supervisor's grace period
         # bounds how long that may take).
         work.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
+        try:
             await work
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("run %s: the loop failed while unwinding", journal.run_id)
         if abort.reason is AbortReason.DEADLINE:
             await self._settle_after_deadline(journal)
 
@@ -158,6 +174,18 @@ class Runtime:
         fresh = await journal.reopen()
         if fresh.state.settled:
             return
+        # A call that finished before the cancellation reached it keeps its real
+        # outcome, even when its record was still staged and never written.
+        for staged in journal.pending_records:
+            if (
+                isinstance(staged, ToolCallFinished)
+                and staged.call_id in fresh.state.open_tool_calls
+            ):
+                fresh.stage(
+                    ToolCallFinished,
+                    at=staged.at,
+                    **staged.model_dump(exclude=_ENVELOPE),
+                )
         for call in list(fresh.state.open_tool_calls.values()):
             fresh.stage(
                 ToolCallFinished,

@@ -36,7 +36,7 @@ from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import ORPHANED_MESSAGE
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
-from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.journal import Journal, JournalClosed
 from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
@@ -131,7 +131,7 @@ class Worker:
         self._killed = False
         self._wake = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._stopped = asyncio.Event()
         self.running = False
 
     # --- the claim loop -------------------------------------------------------------
@@ -139,6 +139,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and execute Runs until ``stop()`` (or ``kill()``) is called."""
         self.running = True
+        self._stopped.clear()
         self._supervisor = asyncio.create_task(self._supervise(), name="psych-supervisor")
         backoff = self.poll_interval
         notifier = self.store.notifier
@@ -160,14 +161,29 @@ class Worker:
                 if header is None:
                     await self._idle(notifier, generation, self.poll_interval)
                     continue
+                if self._stop_requested():
+                    # Claimed just as we were told to stop: hand it straight back.
+                    await self._hand_back(header)
+                    break
                 self._start(header)
         finally:
             if not self._killed:
                 await self._shutdown()
             self.running = False
+            self._stopped.set()
+
+    def _stop_requested(self) -> bool:
+        return self._stopping
+
+    async def _hand_back(self, header: RunHeader) -> None:
+        try:
+            await self.store.release(header.run_id, self.worker_id, RunState.RUNNABLE)
+        except Exception:
+            log.exception("run %s: could not hand back a late claim", header.run_id)
 
     async def _idle(self, notifier: Notifier | None, generation: int, timeout: float) -> None:
-        self._wake.clear()
+        if self._stopping:
+            return
         waiter: asyncio.Future[bool | None] = asyncio.ensure_future(
             notifier.wait(WORK, generation, timeout)
             if notifier is not None
@@ -179,8 +195,17 @@ class Worker:
         finally:
             waiter.cancel()
             stop.cancel()
+            if not self._stopping:
+                self._wake.clear()
 
     def _start(self, header: RunHeader) -> None:
+        stale = self.active.get(header.run_id)
+        if stale is not None:
+            # Our own earlier Attempt of this Run lost its lease (we were too slow to
+            # renew it) and we claimed the Run again: the old one must stop writing.
+            stale.abort.fire(AbortReason.LEASE_LOST)
+            if stale.journal is not None:
+                stale.journal.close()
         fence = Fence(self.worker_id, header.attempt_count)
         attempt = ActiveAttempt(
             run_id=header.run_id,
@@ -194,15 +219,28 @@ class Worker:
             self._attempt(attempt, header), name=f"psych-attempt-{header.run_id}"
         )
 
+    def _forget(self, attempt: ActiveAttempt) -> None:
+        if self.active.get(attempt.run_id) is attempt:
+            del self.active[attempt.run_id]
+        self._wake.set()
+
     # --- one attempt ----------------------------------------------------------------
 
     async def _attempt(self, attempt: ActiveAttempt, header: RunHeader) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(attempt))
         release = True
         try:
-            journal = await Journal.open(
-                self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
-            )
+            try:
+                journal = await Journal.open(
+                    self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
+                )
+            except CorruptLog as error:
+                # The stored log itself contradicts the protocol: park the Run, write
+                # nothing, so no Worker keeps reclaiming it.
+                log.error("run %s: corrupt log, parked untouched: %s", attempt.run_id, error)
+                await self._release(attempt, RunState.SETTLED)
+                release = False
+                return
             attempt.journal = journal
             state = journal.state
             if state.settled:
@@ -227,61 +265,76 @@ class Worker:
                 reclaimed_expired_lease=header.attempt_count > 1
                 and not state.resumed_since_attempt,
             )
+            if utcnow() >= attempt.deadline_at:
+                # Claimed after its deadline (no live process was there to enforce it):
+                # settle it aborted without running anything.
+                _close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
+                journal.stage(
+                    RunSettled,
+                    state=TerminalState.ABORTED,
+                    failure=ToolFailure(kind="deadline", message="the run passed its deadline"),
+                )
+                await journal.flush()
+                return
             await self.runner(journal, header, attempt.abort)
             if attempt.abort.writes_allowed:
                 await journal.flush()
-        except AttemptKilled:
+        except (AttemptKilled, JournalClosed):
             release = False
         except (LeaseLost, SeqConflict) as error:
             # Another Worker owns this Run's log now; writing or releasing would fight it.
             log.info("run %s: stopped writing (%s)", attempt.run_id, error)
-            release = False
-        except CorruptLog as error:
-            log.error(
-                "run %s: corrupt log, leaving it settled untouched: %s", attempt.run_id, error
-            )
-            await self._release(attempt, RunState.SETTLED)
             release = False
         except asyncio.CancelledError:
             if self._killed:
                 release = False
             raise
         except Exception as error:
+            # Including a CorruptLog raised while staging: a writer bug. The Run is
+            # settled FAILED with a record that does fold, never parked half-written.
             log.exception("run %s: attempt failed", attempt.run_id)
             await self._fail_attempt(attempt, error)
         finally:
             heartbeat.cancel()
-            self.active.pop(attempt.run_id, None)
-            self._wake.set()
+            self._forget(attempt)
             if release and not self._killed and attempt.abort.writes_allowed:
                 await self._release_from_log(attempt)
             self.attempts_ended.signal(attempt.run_id)
 
     async def _fail_attempt(self, attempt: ActiveAttempt, error: Exception) -> None:
-        with contextlib.suppress(Exception):
+        kind = "writer_refused" if isinstance(error, CorruptLog) else "attempt_failed"
+        try:
             journal = await Journal.open(
                 self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
             )
-            if journal.state.settled:
-                return
-            journal.stage(
-                RunSettled,
-                state=TerminalState.FAILED,
-                failure=ToolFailure(
-                    kind="attempt_failed",
-                    message=f"{type(error).__name__}: {error}",
-                    traceback="".join(traceback.format_exception(error)),
-                ),
-            )
-            await journal.flush()
+            if not journal.state.settled:
+                journal.stage(
+                    RunSettled,
+                    state=TerminalState.FAILED,
+                    failure=ToolFailure(
+                        kind=kind,
+                        message=f"{type(error).__name__}: {error}",
+                        traceback="".join(traceback.format_exception(error)),
+                    ),
+                )
+                await journal.flush()
+            attempt.journal = journal
+        except Exception:
+            log.exception("run %s: could not record the failed attempt", attempt.run_id)
+            attempt.journal = None
 
     async def _release_from_log(self, attempt: ActiveAttempt) -> None:
+        # Decide from what the store holds, never from staged records that may not have
+        # been written: a settlement that never landed must not release the Run settled.
         journal = attempt.journal
         try:
-            if journal is None:
+            if journal is None or journal.has_pending:
                 journal = await Journal.open(self.store, attempt.run_id)
             else:
-                await journal.refresh()
+                try:
+                    await journal.refresh()
+                except SeqConflict:
+                    journal = await Journal.open(self.store, attempt.run_id)
         except Exception:
             log.exception("run %s: could not read the log to release it", attempt.run_id)
             return
@@ -345,7 +398,12 @@ class Worker:
             await pause
 
     async def supervise_once(self) -> None:
-        """One supervisor pass: fire overdue deadlines, force-settle what will not unwind."""
+        """One supervisor pass: fire overdue deadlines, deal with what will not unwind.
+
+        After the grace period, an Attempt aborted by its deadline is force-settled;
+        one that lost its lease (or is being shut down) is abandoned without writing,
+        so a hung call never holds a concurrency slot for ever.
+        """
         now = utcnow()
         mono = time.monotonic()
         for attempt in list(self.active.values()):
@@ -355,23 +413,30 @@ class Worker:
                 if attempt.abort.fired:
                     attempt.abort_fired_at = mono
                 continue
-            if attempt.abort.reason is AbortReason.DEADLINE and (
-                mono - attempt.abort_fired_at >= self.grace_seconds
-            ):
+            if mono - attempt.abort_fired_at < self.grace_seconds:
+                continue
+            if attempt.abort.reason is AbortReason.DEADLINE:
                 await self._force_settle(attempt)
+            else:
+                self._abandon(attempt)
+
+    def _abandon(self, attempt: ActiveAttempt) -> None:
+        """Give up on an Attempt as a dying process would: no more writes, no release."""
+        if attempt.journal is not None:
+            attempt.journal.close()
+        if attempt.task is not None:
+            attempt.task.cancel()
+        self._forget(attempt)
 
     async def _force_settle(self, attempt: ActiveAttempt) -> None:
+        # Stop the stuck Attempt writing first, so the two cannot interleave records.
+        if attempt.journal is not None:
+            attempt.journal.close()
         journal = await Journal.open(
             self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
         )
         if not journal.state.settled:
-            for call in list(journal.state.open_tool_calls.values()):
-                journal.stage(
-                    ToolCallFinished,
-                    call_id=call.call_id,
-                    outcome=ToolOutcome.UNKNOWN,
-                    failure=ToolFailure(kind="orphaned", message=ORPHANED_MESSAGE),
-                )
+            _close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
             journal.stage(
                 RunSettled,
                 state=TerminalState.FORCE_SETTLED,
@@ -383,8 +448,7 @@ class Worker:
                 ),
             )
             await journal.flush()
-        self.active.pop(attempt.run_id, None)
-        self._wake.set()
+        self._forget(attempt)
         if attempt.task is not None:
             attempt.task.cancel()
         await self._release(attempt, RunState.SETTLED)
@@ -399,19 +463,26 @@ class Worker:
     async def stop(self) -> None:
         """Stop claiming, hand running Attempts back (released runnable), and wait."""
         self.request_stop()
-        if not self.running:
+        if self.running:
+            await self._stopped.wait()
+        else:
             await self._shutdown()
 
     async def _shutdown(self) -> None:
         for attempt in list(self.active.values()):
             attempt.abort.fire(AbortReason.SHUTDOWN)
-        tasks = [a.task for a in self.active.values() if a.task is not None]
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=self.grace_seconds)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending)
+        attempts = [a for a in self.active.values() if a.task is not None]
+        if attempts:
+            done, _ = await asyncio.wait(
+                [a.task for a in attempts if a.task is not None], timeout=self.grace_seconds
+            )
+            stuck = [a for a in attempts if a.task not in done]
+            for attempt in stuck:
+                # A call that will not unwind (an uninterruptible one that hangs): leave
+                # it as a crash would, and let its lease expire for another Worker.
+                self._abandon(attempt)
+            if stuck:
+                await asyncio.wait([a.task for a in stuck if a.task is not None], timeout=1.0)
         if self._supervisor is not None:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -426,12 +497,26 @@ class Worker:
         self._killed = True
         self._stopping = True
         self._wake.set()
-        tasks = [a.task for a in self.active.values() if a.task is not None]
+        attempts = list(self.active.values())
+        for attempt in attempts:
+            if attempt.journal is not None:
+                attempt.journal.close()
+        tasks = [a.task for a in attempts if a.task is not None]
         for task in tasks:
             task.cancel()
         if self._supervisor is not None:
             self._supervisor.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, BaseException):
-                await task
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
         self.active.clear()
+
+
+def _close_open_calls(journal: Journal, outcome: ToolOutcome, kind: str, message: str) -> None:
+    """Stage a finish for every call the log still shows open."""
+    for call in list(journal.state.open_tool_calls.values()):
+        journal.stage(
+            ToolCallFinished,
+            call_id=call.call_id,
+            outcome=outcome,
+            failure=ToolFailure(kind=kind, message=message),
+        )

@@ -1,0 +1,279 @@
+"""Edge cases of the Worker and the Journal under failure, cancellation and races.
+
+Each test is a scenario a reviewer reproduced against an earlier version of the
+runtime; each asserts on what the store holds afterwards (header and log), since that
+is what another Worker or a reader will see.
+"""
+
+import asyncio
+from decimal import Decimal
+
+import psych_runtime
+from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.records import QueueKind, TerminalState, ToolOutcome
+from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.runtime import Runtime
+from psych_runtime.runtime.worker import Worker
+from psych_runtime.store.memory import InMemoryStore
+from psych_runtime.store.port import RunState
+from psych_runtime.testing import FakeModel
+
+from .conftest import ACME, registry_of, settled_log
+
+CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="m"))
+
+
+def _spec(*tools: psych_runtime.CodeTool) -> psych_runtime.AgentSpec:
+    return psych_runtime.AgentSpec(name="ops", model=psych_runtime.ModelRef(model="m"), tools=tools)
+
+
+async def test_a_settlement_that_was_never_written_does_not_release_the_run_settled() -> None:
+    class Flaky(InMemoryStore):
+        fails = 2
+
+        async def append(self, run_id, expected_seq, records, *, fence=None):  # type: ignore[no-untyped-def]
+            if self.fails and any(r.type == "run_settled" for r in records):
+                self.fails -= 1
+                raise RuntimeError("database is locked")
+            await super().append(run_id, expected_seq, records, fence=fence)
+
+    store = Flaky()
+    model = FakeModel().turn(text="done").turn(text="done again")
+    async with psych_runtime.session(model, store=store) as s:
+        run = await s.dispatch(CHAT, "hi")
+        # The first settlement and the failure record both fail to land. The Run must
+        # not be parked as settled on the strength of records that were never
+        # written: it is released runnable, claimed again, and finished properly.
+        log = await settled_log(store, run.run_id, timeout=5)
+        header = await store.get_run(run.run_id)
+    assert log[-1].state is TerminalState.COMPLETED
+    assert [r.attempt_number for r in log if r.type == "attempt_started"] == [1, 2]
+    assert header is not None and header.state is RunState.SETTLED
+
+
+async def test_a_failed_attempt_is_settled_and_released_at_once() -> None:
+    class Boom:
+        async def known_models(self) -> frozenset[str]:
+            return frozenset()
+
+        def stream(self, request):  # type: ignore[no-untyped-def]
+            async def events():  # type: ignore[no-untyped-def]
+                raise RuntimeError("client bug")
+                yield
+
+            return events()
+
+    store = InMemoryStore()
+    async with psych_runtime.session(Boom(), store=store) as s:
+        run = await s.dispatch(CHAT, "hi")
+        await s.wait(run.run_id, timeout=5)
+        await asyncio.sleep(0.05)
+        header = await store.get_run(run.run_id)
+        status = await psych_runtime.status(store, run.run_id)
+    assert status.failure_kind == "attempt_failed"
+    assert header is not None and header.state is RunState.SETTLED
+    assert header.lease_holder is None
+
+
+async def test_a_follow_up_sent_while_the_final_answer_streams_is_answered() -> None:
+    model = (
+        FakeModel()
+        .turn(text="one two three four five", chunk_delay_seconds=0.05)
+        .turn(text="answer to the follow-up")
+    )
+    store = InMemoryStore()
+    async with psych_runtime.session(model, store=store) as s:
+        run = await s.dispatch(CHAT, "hi")
+        await asyncio.sleep(0.1)
+        await psych_runtime.send(store, run.run_id, "and also X?", queue=QueueKind.FOLLOW_UP)
+        await s.wait(run.run_id, timeout=5)
+        state = await psych_runtime.state(store, run.run_id)
+    assert state.terminal_state is TerminalState.COMPLETED
+    assert state.output == {"text": "answer to the follow-up"}
+    assert state.pending_follow_up == []
+    assert [m.content for m in model.requests[1].messages if m.role == "user"][-1] == "and also X?"
+
+
+async def test_shutdown_during_an_uninterruptible_call_starts_no_further_call() -> None:
+    executed: list[str] = []
+
+    async def refund(order: str) -> str:
+        """Refund an order."""
+        await asyncio.sleep(0.3)
+        raise RuntimeError("payment gateway said no")
+
+    async def email(to: str) -> str:
+        """Send an email."""
+        executed.append(to)
+        return "sent"
+
+    store = InMemoryStore()
+    spec = _spec(
+        psych_runtime.CodeTool(name="refund", interruptible=False),
+        psych_runtime.CodeTool(name="email"),
+    )
+    model = FakeModel().turn(tool_calls=[("refund", {"order": "A1"}), ("email", {"to": "bob"})])
+    worker = Worker(
+        store,
+        Runtime(store, model, registry_of(refund, email)),
+        poll_interval=0.05,
+        grace_seconds=5,
+    )
+    version = await psych_runtime.publish(store, spec)
+    run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
+    task = asyncio.create_task(worker.run())
+    await asyncio.sleep(0.1)
+    await worker.stop()
+    await task
+    log = await store.read(run.run_id)
+    finished = [r for r in log if r.type == "tool_call_finished"]
+    assert executed == []
+    assert [(r.outcome, r.failure.kind if r.failure else None) for r in finished] == [
+        (ToolOutcome.ERROR, "RuntimeError")
+    ]
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.state is RunState.RUNNABLE
+
+
+async def test_stop_waits_and_a_hung_uninterruptible_call_does_not_block_it_for_ever() -> None:
+    async def slow(q: str) -> str:
+        """Never comes back."""
+        await asyncio.sleep(100)
+        return "late"
+
+    store = InMemoryStore()
+    spec = _spec(psych_runtime.CodeTool(name="slow", interruptible=False))
+    model = FakeModel().turn(tool_calls=[("slow", {"q": "a"})])
+    worker = Worker(
+        store, Runtime(store, model, registry_of(slow)), poll_interval=0.05, grace_seconds=0.2
+    )
+    version = await psych_runtime.publish(store, spec)
+    run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
+    task = asyncio.create_task(worker.run())
+    await asyncio.sleep(0.1)
+    async with asyncio.timeout(5):
+        await worker.stop()
+    assert task.done() and not worker.active
+    # Abandoned like a crash: no release, the lease will hand the Run to someone else.
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.state is RunState.RUNNING
+
+
+async def test_a_call_that_finished_before_the_deadline_keeps_its_real_outcome() -> None:
+    effects: list[str] = []
+
+    class SlowCommit(InMemoryStore):
+        async def append(self, run_id, expected_seq, records, *, fence=None):  # type: ignore[no-untyped-def]
+            if any(r.type == "tool_call_finished" for r in records):
+                await asyncio.sleep(0.5)  # the deadline fires while this write is in flight
+            await super().append(run_id, expected_seq, records, fence=fence)
+
+    async def pay(order: str) -> str:
+        """Pay an order."""
+        await asyncio.sleep(0.5)
+        effects.append(order)
+        return "paid"
+
+    store = SlowCommit()
+    spec = _spec(psych_runtime.CodeTool(name="pay"))
+    model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"}), ("pay", {"order": "B2"})])
+    worker = Worker(
+        store,
+        Runtime(store, model, registry_of(pay)),
+        poll_interval=0.02,
+        supervisor_interval=0.02,
+        grace_seconds=5,
+    )
+    version = await psych_runtime.publish(store, spec)
+    run = await psych_runtime.dispatch(store, version, "go", scope=ACME, deadline_seconds=0.75)
+    task = asyncio.create_task(worker.run())
+    log = await settled_log(store, run.run_id)
+    worker.request_stop()
+    await task
+    finished = {r.call_id: r for r in log if r.type == "tool_call_finished"}
+    started = {r.call_id: r.arguments["order"] for r in log if r.type == "tool_call_started"}
+    by_order = {started[call_id]: record.outcome for call_id, record in finished.items()}
+    # A1 was paid: its record must say so, whatever the deadline interrupted after it.
+    assert effects[0] == "A1"
+    assert by_order["A1"] is ToolOutcome.OK
+    assert log[-1].state is TerminalState.ABORTED
+
+
+async def test_a_run_claimed_after_its_deadline_is_aborted_without_running() -> None:
+    effects: list[str] = []
+
+    async def pay(order: str) -> str:
+        """Pay."""
+        effects.append(order)
+        return "paid"
+
+    store = InMemoryStore()
+    version = await psych_runtime.publish(store, _spec(psych_runtime.CodeTool(name="pay")))
+    run = await psych_runtime.dispatch(store, version, "pay A1", scope=ACME, deadline_seconds=0.05)
+    await asyncio.sleep(0.1)  # overdue before any Worker exists
+    model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"})])
+    # A slow supervisor: only the check made at claim time can catch this in time.
+    worker = Worker(
+        store, Runtime(store, model, registry_of(pay)), poll_interval=0.05, supervisor_interval=30
+    )
+    task = asyncio.create_task(worker.run())
+    log = await settled_log(store, run.run_id)
+    worker.request_stop()
+    await task
+    assert effects == [] and model.requests == ()
+    assert log[-1].state is TerminalState.ABORTED
+    assert log[-1].failure is not None and log[-1].failure.kind == "deadline"
+
+
+async def test_a_cost_in_a_second_currency_is_recorded_as_unpriced_not_corrupt() -> None:
+    async def lookup(q: str) -> str:
+        """Look up."""
+        return q
+
+    prices = psych_runtime.StaticPriceTable(
+        {"m": psych_runtime.ModelPrice(input=Decimal(1), output=Decimal(1), currency="EUR")}
+    )
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("lookup", {"q": "a"})], usage=Usage(input=10, output=1))
+        .turn(
+            text="done",
+            usage=Usage(input=10, output=1),
+            cost=Cost(amount=Decimal("0.01"), currency="USD"),
+        )
+    )
+    store = InMemoryStore()
+    spec = _spec(psych_runtime.CodeTool(name="lookup"))
+    async with psych_runtime.session(model, store=store, tools=[lookup], prices=prices) as s:
+        reply = await s.ask(spec, "hi", timeout=5)
+        report = await psych_runtime.report(store, reply.run_id)
+    assert reply.finished
+    assert [c.cost.currency if c.cost else None for c in report.model_calls] == ["EUR", None]
+    assert report.totals.cost_is_incomplete is True
+
+
+async def test_a_killed_worker_writes_nothing_more() -> None:
+    started = asyncio.Event()
+
+    async def pay(order: str) -> str:
+        """Pay."""
+        started.set()
+        await asyncio.sleep(0.2)
+        return "paid"
+
+    store = InMemoryStore()
+    spec = _spec(psych_runtime.CodeTool(name="pay", interruptible=False))
+    model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"})]).turn(text="done")
+    worker = Worker(store, Runtime(store, model, registry_of(pay)), poll_interval=0.05)
+    version = await psych_runtime.publish(store, spec)
+    run = await psych_runtime.dispatch(store, version, "pay", scope=ACME)
+    task = asyncio.create_task(worker.run())
+    await started.wait()
+    await worker.kill()
+    written = len(await store.read(run.run_id))
+    await asyncio.sleep(0.4)
+    assert len(await store.read(run.run_id)) == written
+    await asyncio.gather(task, return_exceptions=True)
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.lease_expires_at is not None
+    assert header.lease_expires_at > utcnow()
