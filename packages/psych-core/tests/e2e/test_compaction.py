@@ -7,6 +7,7 @@ from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import CompactionReason, TerminalState
 from psych_runtime.core.spec import AgentSpec, CodeTool, CompactionPolicy, ModelRef
 from psych_runtime.runtime.compaction import SUMMARY_INSTRUCTION
+from psych_runtime.runtime.conversation import SUMMARY_PREFIX
 from psych_runtime.runtime.dispatch import dispatch, publish
 from psych_runtime.runtime.reads import records as read_records
 from psych_runtime.store.memory import InMemoryStore
@@ -96,6 +97,30 @@ async def test_a_long_conversation_is_summarised_for_the_model_only() -> None:
     assert report.totals.cost is not None
     assert report.totals.cost.amount == agent_cost + compaction.cost.amount
     assert report.totals.usage == Usage(input=2350, output=65)
+
+
+async def test_a_second_compaction_leaves_the_model_one_summary() -> None:
+    big = Usage(input=1200, output=10)
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("lookup", {"order_id": "A1"})], usage=big)
+        .turn(tool_calls=[("lookup", {"order_id": "B2"})], usage=big)
+        .turn(text="FIRST: A1 is packed.")
+        .turn(tool_calls=[("lookup", {"order_id": "C3"})], usage=big)
+        .turn(text="SECOND: A1 and B2 are packed.")
+        .turn(text="All three are packed.", usage=big)
+    )
+    log = await _run(_spec(), model)
+    assert log[-1].state is TerminalState.COMPLETED
+    first, second = [r for r in log if r.type == "compaction_applied"]
+    assert second.replaced_from_seq == first.replaced_to_seq + 1
+    # The second summary was written from a transcript holding the first...
+    assert "FIRST: A1 is packed." in model.requests[4].messages[1].content
+    # ...so from then on the model is shown the second summary alone.
+    summaries = [
+        m.content for m in model.requests[5].messages if m.content.startswith(SUMMARY_PREFIX)
+    ]
+    assert summaries == [SUMMARY_PREFIX + "SECOND: A1 and B2 are packed."]
 
 
 async def test_a_refused_overlong_prompt_is_rescued_by_compacting_once() -> None:

@@ -3,6 +3,7 @@
 import asyncio
 
 import psych_runtime
+from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
 from psych_runtime.core.records import TerminalState, ToolOutcome
 from psych_runtime.core.spec import AgentSpec, CodeTool, ModelRef
 from psych_runtime.runtime.dispatch import dispatch, publish
@@ -131,6 +132,48 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
     assert recovered[1].type == "tool_call_finished"
     assert recovered[1].outcome is ToolOutcome.UNKNOWN
     assert recovery.final_log[-1].state is TerminalState.COMPLETED
+
+
+async def test_a_crash_before_the_second_of_two_calls_leaves_a_well_formed_request() -> None:
+    charged: list[int] = []
+
+    async def charge(amount: int) -> str:
+        """Charge a card."""
+        charged.append(amount)
+        return "charged"
+
+    async def email(to: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    store = InMemoryStore()
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("charge", {"amount": 5}), ("email", {"to": "bob"})])
+        .turn(text="Charged; I will email Bob next time.")
+    )
+    version = await publish(store, _spec(CodeTool(name="charge"), CodeTool(name="email")))
+    recovery = await crash_and_recover(
+        store,
+        model,
+        registry_of(charge, email),
+        version,
+        "charge 5 and email bob",
+        scope=ACME,
+        crash_before="tool_call_finished",
+    )
+    [asked] = [r for r in recovery.crashed_log if r.type == "model_call_finished"]
+    started = [r.call_id for r in recovery.crashed_log if r.type == "tool_call_started"]
+    assert len(asked.tool_calls) == 2 and started == [asked.tool_calls[0]]
+    assert recovery.final_log[-1].state is TerminalState.COMPLETED
+    # The request after recovery pairs every call it shows with that call's result;
+    # the call the crash left unstarted is not shown at all.
+    request = model.requests[-1]
+    shown = [c for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in request.messages if isinstance(m, ToolResultMessage)]
+    assert [(c.id, c.name) for c in shown] == [(asked.tool_calls[0], "charge")]
+    assert results == [asked.tool_calls[0]]
+    assert charged == [5]
 
 
 async def test_a_reconnecting_stream_misses_no_record_across_an_interrupt() -> None:

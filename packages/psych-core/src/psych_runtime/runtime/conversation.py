@@ -73,9 +73,13 @@ class Conversation:
         for entry in self._entries:
             item = entry.message
             if isinstance(item, _Turn):
+                # Only calls that were started: they alone have a name, arguments and
+                # a result. A crash can land between the model's answer and the start
+                # of its calls; a call it left unstarted was never run, so it is left
+                # out rather than sent without a result (which providers refuse). The
+                # model sees what did happen and can ask for the rest again.
                 calls = tuple(
-                    item.calls.get(call_id, ToolCallRequest(id=call_id, name="unknown"))
-                    for call_id in item.call_ids
+                    item.calls[call_id] for call_id in item.call_ids if call_id in item.calls
                 )
                 if item.text or calls:
                     out.append(AssistantMessage(content=item.text, tool_calls=calls))
@@ -135,11 +139,12 @@ class Conversation:
                 text = f"Subagent {record.name} finished ({record.state.value}). {body}".strip()
                 self._entries.append(_Entry(record.seq, UserMessage(content=text)))
             case "compaction_applied":
-                lo, hi = record.replaced_from_seq, record.replaced_to_seq
-                kept = [e for e in self._entries if not lo <= e.seq <= hi]
-                index = next((i for i, e in enumerate(kept) if e.seq > hi), len(kept))
+                # Everything up to the end of the range goes, not just the range: an
+                # earlier summary sits just before it (at the previous range's end) and
+                # the new summary was written from a transcript that included it.
+                hi = record.replaced_to_seq
+                kept = [e for e in self._entries if e.seq > hi]
                 summary = _Entry(hi, UserMessage(content=SUMMARY_PREFIX + record.summary))
-                kept.insert(index, summary)
-                self._entries = kept
+                self._entries = [summary, *kept]
             case _:
                 return

@@ -7,6 +7,8 @@ from the log: the log only grows, and a continued fold equals a whole fold.
 """
 
 import asyncio
+import itertools
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -53,41 +55,109 @@ class _Fold:
 
 
 class FoldCache:
-    """The most recent folds, per (store, run); derived, bounded, never persisted."""
+    """The most recent folds, per (store, run); derived, bounded, never persisted.
+
+    Entries are keyed by a token this cache hands each store it meets, not by
+    ``id(store)``: Python reuses the id of a collected object, and a new store that
+    happened to get it must never be served another store's Runs. The cache holds each
+    store only weakly; once a store is collected its folds are dropped. A store that
+    cannot be weakly referenced is simply never cached.
+    """
 
     def __init__(self, size: int = _CACHE_SIZE) -> None:
         self._size = size
         self._folds: OrderedDict[tuple[int, str], _Fold] = OrderedDict()
+        self._stores: dict[int, tuple[weakref.ref[Store], int]] = {}
+        self._tokens = itertools.count(1)
+        # Filled by weakref callbacks, which may run at any allocation (the garbage
+        # collector calls them), so they only append here and the cache itself is
+        # tidied at the start of the next call, never in the middle of one.
+        self._collected: list[tuple[int, int]] = []
+
+    def __len__(self) -> int:
+        """How many folds are held right now (tests and diagnostics only)."""
+        return len(self._folds)
 
     async def fold(self, store: Store, run_id: RunId) -> _Fold:
         """The Run's records and state, reading only what is new since last time.
 
         The cached fold is extended in place: callers only read it for the duration of
         one call (``state()`` hands out a copy), so nothing outside sees it change.
+        Other readers may fill, extend or evict the same entry while this one awaits
+        the store; whatever happened, the entry left behind (and returned) includes
+        everything this reader read, so a read never goes back in time.
         """
-        key = (id(store), run_id)
-        cached = self._folds.get(key)
-        if cached is None:
+        self._forget_collected()
+        token = self._token(store)
+        if token is None:
+            return await _fold_uncached(store, run_id)
+        key = (token, run_id)
+        held = self._folds.get(key)
+        if held is None:
             records = await _read_all(store, run_id, 0)
             if not records:
                 raise RunNotFound(run_id)
-            cached = self._folds.get(key)  # another reader may have filled it meanwhile
-            if cached is None:
-                cached = _Fold(records, reduce(records))
-                self._folds[key] = cached
         else:
-            tail = await _read_all(store, run_id, cached.state.head_seq)
-            # Another reader may have folded part of this tail while we awaited.
-            head = cached.state.head_seq
-            for record in tail:
-                if record.seq > head:
-                    fold_into(cached.state, record)
-                    cached.records.append(record)
-                    head = record.seq
+            _extend(held, await _read_all(store, run_id, held.state.head_seq))
+            records = held.records
+        current = self._folds.get(key)
+        if current is None:
+            # Nobody filled it meanwhile, or it was evicted while we awaited.
+            current = held if held is not None else _Fold(records, reduce(records))
+            self._folds[key] = current
+        elif current is not held:
+            # Another reader filled it while we awaited; it may be behind what we read.
+            _extend(current, records)
         self._folds.move_to_end(key)
         while len(self._folds) > self._size:
             self._folds.popitem(last=False)
-        return cached
+        return current
+
+    def _token(self, store: Store) -> int | None:
+        """This cache's token for ``store``; None when the store cannot be watched."""
+        address = id(store)
+        known = self._stores.get(address)
+        if known is not None and known[0]() is store:
+            return known[1]
+        token = next(self._tokens)
+        collected = self._collected
+        try:
+            watch = weakref.ref(store, lambda _ref: collected.append((address, token)))
+        except TypeError:
+            return None
+        self._stores[address] = (watch, token)
+        return token
+
+    def _forget_collected(self) -> None:
+        while self._collected:
+            address, token = self._collected.pop()
+            known = self._stores.get(address)
+            if known is not None and known[1] == token:
+                del self._stores[address]
+            for key in [key for key in self._folds if key[0] == token]:
+                del self._folds[key]
+
+
+def _extend(fold: _Fold, records: list[Record]) -> None:
+    """Fold into ``fold`` the records it has not seen yet.
+
+    ``records`` must be consecutive and start at or before the seq just after the
+    fold's head. Records at or below the head are skipped: another reader already
+    folded them while this one was waiting for the store.
+    """
+    head = fold.state.head_seq
+    for record in records:
+        if record.seq > head:
+            fold_into(fold.state, record)
+            fold.records.append(record)
+            head = record.seq
+
+
+async def _fold_uncached(store: Store, run_id: RunId) -> _Fold:
+    records = await _read_all(store, run_id, 0)
+    if not records:
+        raise RunNotFound(run_id)
+    return _Fold(records, reduce(records))
 
 
 FOLDS = FoldCache()

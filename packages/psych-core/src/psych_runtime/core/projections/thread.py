@@ -7,6 +7,18 @@ calls issued by a model-written program are listed too (they are real work a rea
 wants to see), and messages a compaction replaced stay in place, with the summary
 the model got instead added where the compaction happened.
 
+Each compaction adds its own summary message, pinned to its own record, so after two
+of them the thread holds both, in log order. That is history, not a second current
+summary: the first one is what the model worked from between the two compactions,
+and the later one (which was written from a transcript that already contained the
+first) is the one in force from its position on. The newest summary is therefore
+always the last summary message in the thread; nothing is reordered or repeated.
+
+An assistant message lists only the tool calls that were started. A crash can cut a
+turn after the model answered but before some of its calls were started; those calls
+never ran and have no result, the model is not shown them again, and a reader is not
+shown them either.
+
 Walking ``continues_run_id`` from Run to Run needs a store, so it belongs to the
 runtime; :func:`combine_thread` joins the per-Run results it collects.
 """
@@ -133,12 +145,17 @@ def thread_messages(records: Sequence[Record]) -> tuple[MessageView, ...]:
 
     Args:
         records: the Run's records in log order (a whole log or any prefix of one).
+            In a prefix that stops mid-turn, a call the model asked for shows up on its
+            assistant message once its start is recorded.
 
     Returns:
         The messages in the order their records were written.
     """
     enqueued: dict[EntryId, QueueEnqueued] = {}
     tool_names: dict[ToolCallId, str] = {}
+    # A model call is written before its tool calls start, so which of them ever
+    # started is only known by looking ahead.
+    started = {record.call_id for record in records if isinstance(record, ToolCallStarted)}
     messages: list[MessageView] = []
     for record in records:
         match record:
@@ -151,10 +168,10 @@ def thread_messages(records: Sequence[Record]) -> tuple[MessageView, ...]:
             case QueueConsumed() if record.entry_id in enqueued:
                 text = _payload_text(enqueued[record.entry_id].payload)
                 messages.append(_message(record, "user", text))
-            case ModelCallFinished() if record.text or record.tool_calls:
-                messages.append(
-                    _message(record, "assistant", record.text, tool_call_ids=record.tool_calls)
-                )
+            case ModelCallFinished():
+                calls = tuple(call_id for call_id in record.tool_calls if call_id in started)
+                if record.text or calls:
+                    messages.append(_message(record, "assistant", record.text, tool_call_ids=calls))
             case ToolCallStarted():
                 tool_names[record.call_id] = record.tool
             case ToolCallFinished():

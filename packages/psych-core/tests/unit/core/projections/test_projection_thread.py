@@ -269,3 +269,60 @@ def test_combine_thread_keeps_runs_oldest_first() -> None:
         ("run_2", "two"),
     ]
     assert combine_thread([]) == ThreadView(run_ids=(), messages=())
+
+
+def test_each_compaction_keeps_its_own_summary_in_log_order() -> None:
+    # Decided on purpose: the thread is history. The first summary stays where it took
+    # effect; the second, written later, comes later and is the last summary shown.
+    log = (
+        LogBuilder()
+        .admitted(input={"message": "start"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(text="one")
+    )
+    first_end = len(log.records)
+    log.compacted(1, first_end, summary="FIRST")
+    log.turn().model_started().model_finished(text="two")
+    log.compacted(first_end + 1, len(log.records), summary="SECOND")
+    log.turn().model_started().model_finished(text="three")
+    records = log.build()
+    messages = thread_messages(records)
+    prefix = "Summary of the earlier conversation:\n"
+    assert roles_and_content(messages) == [
+        ("user", "start"),
+        ("assistant", "one"),
+        ("user", prefix + "FIRST"),
+        ("assistant", "two"),
+        ("user", prefix + "SECOND"),
+        ("assistant", "three"),
+    ]
+    compactions = [r.seq for r in records if r.type == "compaction_applied"]
+    summaries = [m for m in messages if m.content.startswith(prefix)]
+    assert [m.seq for m in summaries] == compactions
+
+
+def test_calls_that_never_started_are_not_listed() -> None:
+    # A crash landed after the model asked for c1 and c2 but before c2 was started.
+    log = (
+        LogBuilder()
+        .admitted(input={"message": "charge and email"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
+        .tool_started("c1", tool="charge")
+        .attempt(reclaimed=True)
+        .tool_finished("c1", outcome=ToolOutcome.UNKNOWN)
+        .turn()
+        .model_started()
+        .model_finished(tool_calls=("c3",), finish_reason="tool_calls")
+        .attempt(reclaimed=True)
+    )
+    messages = thread_messages(log.build())
+    assert [(m.role, m.tool_call_ids, m.tool_call_id) for m in messages] == [
+        ("user", (), None),
+        ("assistant", ("c1",), None),
+        ("tool", (), "c1"),
+    ]

@@ -1,0 +1,103 @@
+"""The model-facing conversation: compaction and turns cut short by a crash."""
+
+from psych_runtime.core.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.runtime.conversation import SUMMARY_PREFIX, Conversation
+from psych_runtime.testing.log_builder import LogBuilder
+
+
+def _messages(log: LogBuilder) -> list[Message]:
+    conversation = Conversation()
+    conversation.update(log.build())
+    return conversation.messages()
+
+
+def _twice_compacted() -> LogBuilder:
+    log = (
+        LogBuilder()
+        .admitted(input={"message": "start"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(text="one")
+    )
+    first_end = len(log.records)
+    log.compacted(1, first_end, summary="FIRST")
+    log.turn().model_started().model_finished(text="two")
+    log.compacted(first_end + 1, len(log.records), summary="SECOND, which covers FIRST")
+    log.turn().model_started().model_finished(text="three")
+    return log
+
+
+def test_a_second_compaction_replaces_the_first_summary_too() -> None:
+    messages = _messages(_twice_compacted())
+    assert [(type(m).__name__, m.content) for m in messages] == [
+        ("UserMessage", SUMMARY_PREFIX + "SECOND, which covers FIRST"),
+        ("AssistantMessage", "three"),
+    ]
+
+
+def test_a_second_compaction_gives_the_same_view_read_incrementally() -> None:
+    records = _twice_compacted().build()
+    whole = Conversation()
+    whole.update(records)
+    piecewise = Conversation()
+    for end in range(1, len(records) + 1):
+        piecewise.update(records[:end])
+    assert piecewise.messages() == whole.messages()
+
+
+def _cut_short_turn() -> LogBuilder:
+    # The model asked for two calls; the crash came after the first had started.
+    return (
+        LogBuilder()
+        .admitted(input={"message": "charge and email"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
+        .tool_started("c1", tool="charge", arguments={"amount": 5})
+        .attempt(reclaimed=True)
+        .tool_finished("c1", outcome=ToolOutcome.UNKNOWN)
+    )
+
+
+def test_calls_that_never_started_are_not_sent_to_the_model() -> None:
+    messages = _messages(_cut_short_turn())
+    assert isinstance(messages[0], UserMessage)
+    assistant, result = messages[1:]
+    assert isinstance(assistant, AssistantMessage)
+    assert [(c.id, c.name, c.arguments) for c in assistant.tool_calls] == [
+        ("c1", "charge", '{"amount":5}')
+    ]
+    assert isinstance(result, ToolResultMessage)
+    assert result.tool_call_id == "c1"
+
+
+def test_every_call_sent_has_a_result_and_every_result_has_a_call() -> None:
+    log = _cut_short_turn().turn().model_started()
+    log.model_finished(tool_calls=("c3",), finish_reason="tool_calls")
+    log.tool_started("c3", tool="email").tool_finished("c3")
+    messages = _messages(log)
+    asked = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)]
+    assert asked == answered == ["c1", "c3"]
+    assert all(
+        c.name != "unknown"
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for c in m.tool_calls
+    )
+
+
+def test_a_turn_with_no_text_and_no_started_call_is_left_out() -> None:
+    log = (
+        LogBuilder()
+        .admitted(input={"message": "go"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
+        .attempt(reclaimed=True)
+    )
+    assert _messages(log) == [UserMessage(content="go")]
