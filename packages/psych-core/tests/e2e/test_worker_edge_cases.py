@@ -277,3 +277,25 @@ async def test_a_killed_worker_writes_nothing_more() -> None:
     header = await store.get_run(run.run_id)
     assert header is not None and header.lease_expires_at is not None
     assert header.lease_expires_at > utcnow()
+
+
+async def test_an_interrupt_cuts_a_long_retry_backoff_short() -> None:
+    store = InMemoryStore()
+    model = FakeModel().raises_transient(503).turn(text="too late")
+    worker = Worker(
+        store,
+        Runtime(store, model, registry_of(), retry_base_seconds=30.0),
+        poll_interval=0.05,
+    )
+    version = await psych_runtime.publish(store, CHAT)
+    run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
+    task = asyncio.create_task(worker.run())
+    async with asyncio.timeout(5):
+        while not any(r.type == "model_call_failed" for r in await store.read(run.run_id)):
+            await asyncio.sleep(0.01)
+    await psych_runtime.interrupt(store, run.run_id, reason="user left", scope=ACME)
+    log = await settled_log(store, run.run_id, timeout=5)  # far sooner than the 30 s backoff
+    worker.request_stop()
+    await task
+    assert log[-1].state is TerminalState.ABORTED
+    assert len(model.requests) == 1

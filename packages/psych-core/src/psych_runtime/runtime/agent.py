@@ -424,14 +424,26 @@ class AgentLoop:
         if error.transient and not self._has_fallback_after(model_id):
             delay = self._runtime.retry_delay(state.transient_retries_used - 1, error.retry_after)
         if delay > 0:
-            waiter = asyncio.ensure_future(self._abort.wait())
-            try:
-                await asyncio.wait_for(asyncio.shield(waiter), delay)
-            except TimeoutError:
-                pass
-            finally:
-                waiter.cancel()
+            await self._pause(delay)
         return _Next.CONTINUE
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait before a retry; cut short by the Worker's abort or a new record.
+
+        A record landing in the log (an interrupt, a steer) ends the pause early so the
+        next turn's checks see it now rather than after a long backoff.
+        """
+        waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(self._abort.wait())]
+        notifier = self._runtime.store.notifier
+        if notifier is not None:
+            run_id = self._journal.run_id
+            seen = notifier.generation(run_id)
+            waiters.append(asyncio.ensure_future(notifier.wait(run_id, seen, seconds)))
+        try:
+            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
 
     # --- compaction -----------------------------------------------------------------
 

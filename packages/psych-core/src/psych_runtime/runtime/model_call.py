@@ -7,7 +7,7 @@ a provider or proxy dropping the connection is the usual cause.
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from psych_runtime.core.metering import Cost, Usage
 from psych_runtime.core.records import ModelTimings
@@ -19,6 +19,7 @@ from psych_runtime.model.port import (
     StreamIncomplete,
     TextDelta,
     ToolCallDelta,
+    TransientModelError,
 )
 
 
@@ -43,7 +44,6 @@ class ModelAnswer:
     timings: ModelTimings
     model: str | None = None
     reasoning: str = ""
-    deltas: list[str] = field(default_factory=list)
 
 
 async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
@@ -64,6 +64,7 @@ async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
     stream = model.stream(request)
     iterator = stream.__aiter__()
     loop = asyncio.get_running_loop()
+    idle_timer: asyncio.Timeout | None = None
     try:
         # One timeout for the whole stream, pushed forward after every chunk: cheaper
         # than arming a fresh timer per chunk, and it only runs while we wait.
@@ -91,7 +92,10 @@ async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
                     break
                 else:
                     reasoning.append(event.text)
-    except TimeoutError:
+    except TimeoutError as error:
+        if idle_timer is None or not idle_timer.expired():
+            # The client's own timeout, not our idle timer: still worth a retry.
+            raise TransientModelError(f"the model client timed out: {error}") from error
         raise StreamIdleTimeout(
             f"no data from the model for {request.idle_timeout_seconds:g}s"
         ) from None
@@ -120,5 +124,4 @@ async def call_model(model: ModelClient, request: ModelRequest) -> ModelAnswer:
         timings=timings,
         model=done.model,
         reasoning="".join(reasoning),
-        deltas=text_parts,
     )
