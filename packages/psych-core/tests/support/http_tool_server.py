@@ -16,6 +16,8 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .loopback import LoopbackServer, read_request
+
 
 @dataclass
 class Seen:
@@ -71,74 +73,23 @@ class Answer:
 Handler = Callable[[Seen], Answer | Awaitable[Answer]]
 
 
-class ToolServer:
+class ToolServer(LoopbackServer):
     """The server; use ``serve_tool_api()`` to start and stop it."""
 
     def __init__(self, handler: Handler) -> None:
+        super().__init__()
         self.handler = handler
         self.requests: list[Seen] = []
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._closing = asyncio.Event()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.sockets[0].getsockname()[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-
-    async def close(self) -> None:
-        self._closing.set()
-        if self._server is not None:
-            self._server.close()
-        for writer in list(self._writers):
-            writer.transport.abort()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        self._writers.add(writer)
-        try:
-            seen = await self._read(reader)
-            self.requests.append(seen)
-            answer = self.handler(seen)
-            if not isinstance(answer, Answer):
-                answer = await answer
-            if answer.delay:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._closing.wait(), answer.delay)
-            if not self._closing.is_set():
-                await self._write(answer, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._handlers.discard(task)
-            self._writers.discard(writer)
-            writer.close()
-            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-                await writer.wait_closed()
-
-    async def _read(self, reader: asyncio.StreamReader) -> Seen:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _ = lines[0].split(" ", 2)
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-        length = int(headers.get("content-length", "0"))
-        body = await reader.readexactly(length) if length else b""
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Record the request, ask the handler, and answer (after its delay)."""
+        method, target, headers, body = await read_request(reader)
         parts = urlsplit(target)
-        return Seen(
+        seen = Seen(
             method=method,
             target=target,
             path=parts.path,
@@ -146,6 +97,15 @@ class ToolServer:
             headers=headers,
             body=body,
         )
+        self.requests.append(seen)
+        answer = self.handler(seen)
+        if not isinstance(answer, Answer):
+            answer = await answer
+        if answer.delay:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), answer.delay)
+        if not self._closing.is_set():
+            await self._write(answer, writer)
 
     async def _write(self, answer: Answer, writer: asyncio.StreamWriter) -> None:
         body, content_type = answer.encoded()

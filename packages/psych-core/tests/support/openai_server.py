@@ -18,6 +18,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .loopback import LoopbackServer, read_request
+
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -146,24 +148,18 @@ def error(status: int, body: Any = None, *, headers: dict[str, str] | None = Non
     )
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """The server; use ``serve_openai()`` to start and stop it."""
 
     def __init__(self, models: Iterable[str]) -> None:
+        super().__init__()
         self.models = list(models)
         self.replies: deque[Reply] = deque()
         self.requests: list[Received] = []
-        self.connections = 0
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._closing = asyncio.Event()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.sockets[0].getsockname()[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
 
     def script(self, *replies: Reply) -> "OpenAIServer":
         self.replies.extend(replies)
@@ -173,54 +169,14 @@ class OpenAIServer:
     def completions(self) -> list[Received]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-
-    async def close(self) -> None:
-        # Handlers are woken and left to finish rather than cancelled: a cancelled
-        # handler task makes asyncio's stream machinery log a spurious traceback.
-        self._closing.set()
-        if self._server is not None:
-            self._server.close()
-        for writer in list(self._writers):
-            writer.transport.abort()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        self._writers.add(writer)
-        self.connections += 1
-        try:
-            request = await self._read(reader)
-            if request is not None:
-                self.requests.append(request)
-                await self._respond(request, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._handlers.discard(task)
-            self._writers.discard(writer)
-            writer.close()
-            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-                await writer.wait_closed()
-
-    async def _read(self, reader: asyncio.StreamReader) -> Received | None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-        length = int(headers.get("content-length", "0"))
-        raw = await reader.readexactly(length) if length else b""
-        body = json.loads(raw) if raw else None
-        return Received(method=method, path=path, headers=headers, body=body)
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Record the request and play the next scripted reply."""
+        method, path, headers, raw = await read_request(reader)
+        request = Received(
+            method=method, path=path, headers=headers, body=json.loads(raw) if raw else None
+        )
+        self.requests.append(request)
+        await self._respond(request, writer)
 
     async def _respond(self, request: Received, writer: asyncio.StreamWriter) -> None:
         if request.method == "GET" and request.path.endswith("/models"):
