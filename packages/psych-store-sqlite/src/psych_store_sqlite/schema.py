@@ -20,6 +20,7 @@ Tables (version 1):
 """
 
 import sqlite3
+import time
 
 from psych_runtime import SchemaTooNew, StoreUnavailable
 
@@ -123,19 +124,26 @@ def verify(conn: sqlite3.Connection, where: str) -> None:
         )
 
 
-def migrate(conn: sqlite3.Connection, where: str) -> list[int]:
+def migrate(conn: sqlite3.Connection, where: str, wait_s: float = 5.0) -> list[int]:
     """Bring the file to ``SCHEMA_VERSION`` and return the versions applied.
 
     Switches the file to WAL first (a setting the file keeps), then applies every
     missing migration in one ``BEGIN IMMEDIATE`` transaction. Running it again, or in
     another process at the same time, applies nothing.
 
+    Args:
+        conn: a connection to the file.
+        where: how to name the file in messages.
+        wait_s: how long the switch to WAL keeps retrying while another connection
+            holds a lock on the file.
+
     Raises:
         SchemaTooNew: a newer release migrated the file; nothing is changed.
         StoreUnavailable: the file cannot be switched to WAL mode.
+        sqlite3.OperationalError: the file stayed locked for longer than ``wait_s``.
     """
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
-    if str(mode).lower() != "wal":
+    mode = _switch_to_wal(conn, wait_s)
+    if mode.lower() != "wal":
         raise StoreUnavailable(
             f"SQLite database {where} stayed in journal mode {mode!r}; the store needs WAL "
             "(is the file on a network filesystem?)"
@@ -165,6 +173,29 @@ def migrate(conn: sqlite3.Connection, where: str) -> list[int]:
             conn.rollback()
         raise
     return applied
+
+
+_LOCK_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+
+
+def _switch_to_wal(conn: sqlite3.Connection, wait_s: float) -> str:
+    """Ask for WAL mode, retrying while other connections hold the file.
+
+    Changing the journal mode needs the file to itself, and SQLite reports a clash
+    there as busy straight away instead of calling the busy handler, so processes that
+    open a fresh file together would otherwise fail on the first collision. Retries
+    back off from 5 ms to 100 ms until ``wait_s`` has passed.
+    """
+    deadline = time.monotonic() + wait_s
+    pause = 0.005
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0])
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode not in _LOCK_CODES or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _too_new(where: str, version: int) -> SchemaTooNew:

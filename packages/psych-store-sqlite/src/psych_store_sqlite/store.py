@@ -128,7 +128,10 @@ class SqliteStore:
             StoreUnavailable: the file cannot be opened or switched to WAL mode.
         """
         where = str(self._settings.path)
-        return await self._lanes.maintain(functools.partial(schema.migrate, where=where))
+        wait_s = self._settings.busy_timeout_ms / 1000
+        return await self._lanes.maintain(
+            functools.partial(schema.migrate, where=where, wait_s=wait_s)
+        )
 
     async def schema_version(self) -> int:
         """The schema version recorded in the file (0 before the first migration)."""
