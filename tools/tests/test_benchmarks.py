@@ -1,0 +1,59 @@
+"""The benchmark runner keeps working: every metric of PERFORMANCE.md comes out as JSON.
+
+Nothing here judges a timing; it only checks that the command in the README still
+runs on the in-memory store and prints well-formed, self-consistent lines.
+"""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _lines() -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--store", "memory", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def _numbers(line: dict[str, Any]) -> list[float]:
+    return [v for v in line.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def test_the_quick_memory_benchmark_prints_every_metric() -> None:
+    lines = _lines()
+    by_metric: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        by_metric.setdefault(line["metric"], []).append(line)
+        assert all(math.isfinite(n) and n >= 0 for n in _numbers(line)), line
+    assert {
+        "import_time",
+        "run_latency",
+        "round_trips_per_run",
+        "bytes_per_run",
+        "session_ask_latency",
+        "dispatch_to_claim",
+        "drain",
+        "large_result",
+    } <= by_metric.keys()
+    assert {line["k"] for line in by_metric["run_latency"]} == {1, 10}
+    assert {line["notifier"] for line in by_metric["dispatch_to_claim"]} == {True, False}
+    assert {line["workers"] for line in by_metric["drain"]} == {1, 2}
+
+    trips = {line["k"]: line for line in by_metric["round_trips_per_run"]}
+    # Ten tool turns take more commits and leave more records than one.
+    assert 0 < trips[1]["appends"] < trips[10]["appends"]
+    assert 0 < trips[1]["records"] < trips[10]["records"]
+    sizes = {line["k"]: line["record_json_bytes"] for line in by_metric["bytes_per_run"]}
+    assert 0 < sizes[1] < sizes[10]
