@@ -723,7 +723,46 @@ class StoreContract:
         assert not await store.renew(run.run_id, W1, data.at(61), LEASE)
         assert await store.get_run(run.run_id) == taken
 
+    async def test_renew_with_an_attempt_count_is_fenced_to_that_claim(self, store: Store) -> None:
+        """A Worker that claimed a Run again cannot renew it for its older Attempt.
+
+        With ``attempt_count`` the renew must also match the header's attempt count;
+        check the condition in the store's conditional update. Without it, renew
+        behaves as before.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        again = await _claim_only(store, run, W1, 60)
+        assert again.attempt_count == 2
+        assert not await store.renew(run.run_id, W1, data.at(61), LEASE, attempt_count=1)
+        assert await store.get_run(run.run_id) == again
+        assert await store.renew(run.run_id, W1, data.at(62), LEASE, attempt_count=2)
+        renewed = await store.get_run(run.run_id)
+        assert renewed is not None
+        assert renewed.lease_expires_at == data.at(62 + LEASE)
+        assert not await store.renew(run.run_id, W2, data.at(63), LEASE, attempt_count=2)
+
     # --- release -----------------------------------------------------------------------
+
+    async def test_release_with_an_older_attempt_count_is_a_no_op(self, store: Store) -> None:
+        """An older Attempt's release must not drop the same Worker's newer claim.
+
+        With ``attempt_count`` the release applies only while the header is at that
+        attempt count; check the condition in the store's conditional update.
+        """
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        again = await _claim_only(store, run, W1, 60)
+        await store.release(run.run_id, W1, RunState.SETTLED, attempt_count=1)
+        assert await store.get_run(run.run_id) == again
+        await store.release(
+            run.run_id, W1, RunState.RUNNABLE, runnable_at=data.at(90), attempt_count=2
+        )
+        released = await store.get_run(run.run_id)
+        assert released is not None
+        assert released.state is RunState.RUNNABLE
+        assert released.lease_holder is None
+        assert released.runnable_at == data.at(90)
 
     async def test_release_drops_the_lease_and_sets_the_state(self, store: Store) -> None:
         """After release the state is the one given and holder and expiry are cleared."""

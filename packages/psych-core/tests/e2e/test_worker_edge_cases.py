@@ -299,3 +299,52 @@ async def test_an_interrupt_cuts_a_long_retry_backoff_short() -> None:
     await task
     assert log[-1].state is TerminalState.ABORTED
     assert len(model.requests) == 1
+
+
+async def test_renewals_and_the_release_name_the_claim_they_belong_to() -> None:
+    # A Worker that lost a Run and claimed it again must not let its older Attempt
+    # extend or drop the new lease, so every renew and release carries the attempt
+    # count of the claim it was made under (the store refuses any other).
+    calls: list[tuple[str, int | None]] = []
+
+    class Recording(InMemoryStore):
+        async def renew(self, run_id, worker_id, now, lease_seconds, *, attempt_count=None):  # type: ignore[no-untyped-def]
+            calls.append(("renew", attempt_count))
+            return await super().renew(
+                run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
+            )
+
+        async def release(self, run_id, worker_id, state, **options):  # type: ignore[no-untyped-def]
+            calls.append(("release", options.get("attempt_count")))
+            await super().release(run_id, worker_id, state, **options)
+
+    async def pack(order: str) -> str:
+        """Pack an order."""
+        await asyncio.sleep(0.5)
+        return "packed"
+
+    store = Recording()
+    version = await psych_runtime.publish(store, _spec(psych_runtime.CodeTool(name="pack")))
+    run = await psych_runtime.dispatch(store, version, "pack", scope=ACME)
+    # Another Worker claimed it first and vanished, so ours holds the second claim.
+    ghost = await store.claim(psych_runtime.WorkerId("ghost"), utcnow(), 0.01)
+    assert ghost is not None and ghost.attempt_count == 1
+    await asyncio.sleep(0.02)
+    model = FakeModel().turn(tool_calls=[("pack", {"order": "A1"})]).turn(text="packed")
+    worker = Worker(
+        store,
+        Runtime(store, model, registry_of(pack)),
+        lease_seconds=0.6,
+        heartbeat_seconds=0.1,
+        poll_interval=0.05,
+    )
+    task = asyncio.create_task(worker.run())
+    log = await settled_log(store, run.run_id)
+    worker.request_stop()
+    await task
+    assert log[-1].state is TerminalState.COMPLETED  # type: ignore[attr-defined]
+    assert ("renew", 2) in calls
+    assert ("release", 2) in calls
+    assert all(count == 2 for _, count in calls), calls
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.state is RunState.SETTLED

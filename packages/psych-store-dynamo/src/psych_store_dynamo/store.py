@@ -521,22 +521,28 @@ class DynamoStore:
         return header
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``: a conditional update on the holder."""
         table = await self._ready()
         expires = now + timedelta(seconds=lease_seconds)
+        values: dict[str, it.Attribute] = {
+            ":expires": it.time_value(expires),
+            ":claim_k": it.s(_claiming.leased_key(run_id, expires)),
+            ":running": it.s(RunState.RUNNING.value),
+        }
         try:
             await table.update(
                 it.run_key(run_id),
                 "SET #lease_expires_at = :expires, #claim_k = :claim_k",
-                condition="#state = :running AND #lease_holder = :worker",
-                values={
-                    ":expires": it.time_value(expires),
-                    ":claim_k": it.s(_claiming.leased_key(run_id, expires)),
-                    ":running": it.s(RunState.RUNNING.value),
-                    ":worker": it.s(worker_id),
-                },
+                condition="#state = :running AND " + _holder(worker_id, attempt_count, values),
+                values=values,
             )
         except ConditionFailed:
             return False
@@ -550,6 +556,7 @@ class DynamoStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """See ``Store.release``: a conditional update on the holder.
 
@@ -565,10 +572,8 @@ class DynamoStore:
             created_at = it.instant(it.number(item, it.CREATED_AT))
         sets = ["#state = :state"]
         removes = ["#lease_holder", "#lease_expires_at"]
-        values: dict[str, it.Attribute] = {
-            ":state": it.s(state.value),
-            ":worker": it.s(worker_id),
-        }
+        values: dict[str, it.Attribute] = {":state": it.s(state.value)}
+        holder = _holder(worker_id, attempt_count, values)
         if runnable_at is None:
             removes.append("#runnable_at")
         else:
@@ -594,7 +599,7 @@ class DynamoStore:
             await table.update(
                 it.run_key(run_id),
                 update_expression(sets, removes),
-                condition="#lease_holder = :worker",
+                condition=holder,
                 values=values,
             )
         except ConditionFailed:
@@ -754,6 +759,18 @@ class DynamoStore:
         if header.run_id not in cache and len(cache) >= _CREATED_AT_CACHE:
             del cache[next(iter(cache))]
         cache[header.run_id] = header.created_at
+
+
+def _holder(worker_id: WorkerId, attempt_count: int | None, values: dict[str, it.Attribute]) -> str:
+    """The condition that the lease is this Worker's (and this claim's, when named).
+
+    Adds the placeholders it uses to ``values``.
+    """
+    values[":worker"] = it.s(worker_id)
+    if attempt_count is None:
+        return "#lease_holder = :worker"
+    values[":attempt"] = it.n(attempt_count)
+    return "#lease_holder = :worker AND #attempt_count = :attempt"
 
 
 __all__ = ["DynamoStore"]

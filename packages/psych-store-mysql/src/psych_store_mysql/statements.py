@@ -171,12 +171,15 @@ class Statements:
             (worker_id, expires, run_id),
         )
 
-    def renew(self, run_id: str, worker_id: str, expires: datetime) -> Statement:
-        """Extend the holder's lease; matches nothing for anyone else."""
+    def renew(
+        self, run_id: str, worker_id: str, expires: datetime, attempt_count: int | None = None
+    ) -> Statement:
+        """Extend the holder's lease (at ``attempt_count``, when given); else match nothing."""
+        where, values = _holder(run_id, worker_id, attempt_count)
         return (
             f"UPDATE `{self.tables.runs}` SET lease_expires_at = %s "
-            "WHERE run_id = %s AND state = 'running' AND lease_holder = %s",
-            (expires, run_id, worker_id),
+            f"WHERE state = 'running' AND {where}",
+            [expires, *values],
         )
 
     def release(
@@ -186,18 +189,19 @@ class Statements:
         state: str,
         runnable_at: datetime | None,
         deadline_at: datetime | None,
+        attempt_count: int | None = None,
     ) -> Statement:
-        """Drop the holder's lease, set the state and replace the parking time."""
+        """Drop the holder's lease, set the state and replace the parking time.
+
+        With ``attempt_count`` only that claim's lease is dropped.
+        """
         sets = "state = %s, lease_holder = NULL, lease_expires_at = NULL, runnable_at = %s"
         values: list[object] = [state, runnable_at]
         if deadline_at is not None:
             sets += ", deadline_at = %s"
             values.append(deadline_at)
-        values += [run_id, worker_id]
-        return (
-            f"UPDATE `{self.tables.runs}` SET {sets} WHERE run_id = %s AND lease_holder = %s",
-            values,
-        )
+        where, holder = _holder(run_id, worker_id, attempt_count)
+        return (f"UPDATE `{self.tables.runs}` SET {sets} WHERE {where}", [*values, *holder])
 
     def settle_inline(self, run_id: str) -> Statement:
         """Settle a nested Run nobody holds; matches nothing otherwise."""
@@ -246,6 +250,16 @@ class Statements:
             "WHERE open_deadline <= %s ORDER BY open_deadline, run_id LIMIT %s",
             (now, limit),
         )
+
+
+def _holder(run_id: str, worker_id: str, attempt_count: int | None) -> tuple[str, list[object]]:
+    """The condition that the Run's lease is this Worker's (and this claim's, if named)."""
+    if attempt_count is None:
+        return "run_id = %s AND lease_holder = %s", [run_id, worker_id]
+    return (
+        "run_id = %s AND lease_holder = %s AND attempt_count = %s",
+        [run_id, worker_id, attempt_count],
+    )
 
 
 __all__ = ["BEGIN", "COMMIT", "ROLLBACK", "Statements"]

@@ -346,11 +346,14 @@ class MySQLStore:
         worker_id: psych_runtime.WorkerId,
         now: datetime,
         lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``."""
         expires = to_db_time(now + timedelta(seconds=lease_seconds))
+        statement = self._sql.renew(run_id, worker_id, expires, attempt_count)
         async with self._connection("renewing a lease") as batch:
-            (result,) = await batch.run(self._sql.renew(run_id, worker_id, expires))
+            (result,) = await batch.run(statement)
         return result.rowcount == 1
 
     async def release(
@@ -361,6 +364,7 @@ class MySQLStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """See ``Store.release``; signals the Run, and ``WORK`` when it is runnable again."""
         statement = self._sql.release(
@@ -369,6 +373,7 @@ class MySQLStore:
             state.value,
             to_db_time_or_none(runnable_at),
             to_db_time_or_none(deadline_at),
+            attempt_count,
         )
         async with self._connection("releasing a lease") as batch:
             (result,) = await batch.run(statement)

@@ -267,7 +267,41 @@ END
 $fn$;
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _INITIAL),)
+_RELEASE_BY_ATTEMPT = """
+DROP FUNCTION {s}.psych_release(text, text, text, timestamptz, timestamptz, text, text);
+
+CREATE FUNCTION {s}.psych_release(
+    p_run_id text, p_worker text, p_state text, p_runnable_at timestamptz,
+    p_deadline_at timestamptz, p_channel text, p_work text, p_attempt integer
+) RETURNS boolean LANGUAGE plpgsql AS $fn$
+BEGIN
+    UPDATE {s}.psych_runs SET
+        state = p_state,
+        lease_holder = NULL,
+        lease_expires_at = NULL,
+        holder_lock = NULL,
+        runnable_at = p_runnable_at,
+        deadline_at = coalesce(p_deadline_at, deadline_at)
+    WHERE run_id = p_run_id AND lease_holder = p_worker
+        AND (p_attempt IS NULL OR attempt_count = p_attempt);
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF p_channel IS NOT NULL THEN
+        PERFORM pg_notify(p_channel, p_run_id);
+        IF p_state = 'runnable' THEN
+            PERFORM pg_notify(p_channel, p_work);
+        END IF;
+    END IF;
+    RETURN true;
+END
+$fn$;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _INITIAL),
+    Migration(2, "release fenced by attempt count", _RELEASE_BY_ATTEMPT),
+)
 """Every migration this release knows, in order."""
 
 LATEST_VERSION = MIGRATIONS[-1].version

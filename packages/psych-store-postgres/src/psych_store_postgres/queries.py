@@ -87,9 +87,10 @@ class Queries:
             renew=(
                 f"UPDATE {s}.psych_runs SET lease_expires_at = $3, "
                 "holder_lock = coalesce($4, holder_lock) "
-                "WHERE run_id = $1 AND state = 'running' AND lease_holder = $2 RETURNING true"
+                "WHERE run_id = $1 AND state = 'running' AND lease_holder = $2 "
+                "AND ($5::integer IS NULL OR attempt_count = $5) RETURNING true"
             ),
-            release=f"SELECT {s}.psych_release($1, $2, $3, $4, $5, $6, $7)",
+            release=f"SELECT {s}.psych_release($1, $2, $3, $4, $5, $6, $7, $8)",
             settle_inline=f"SELECT {s}.psych_settle_inline($1, $2)",
             set_runnable_at=f"SELECT {s}.psych_set_runnable_at($1, $2, $3, $4)",
             expired_leases=(

@@ -537,7 +537,13 @@ class PostgresStore:
         return None if row is None else header_from_row(row)
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``.
 
@@ -557,6 +563,7 @@ class PostgresStore:
                 worker_id,
                 aware(now) + timedelta(seconds=lease_seconds),
                 key,
+                attempt_count,
             )
         )
         return bool(renewed)
@@ -569,6 +576,7 @@ class PostgresStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """See ``Store.release``; signals the run key, and ``WORK`` when runnable again."""
         pool = await self._ready()
@@ -582,6 +590,7 @@ class PostgresStore:
                 maybe_aware(deadline_at),
                 self._channel,
                 WORK,
+                attempt_count,
             )
         )
         if released:

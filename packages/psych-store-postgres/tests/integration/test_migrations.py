@@ -7,9 +7,9 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunId, SchemaTooNew
+from psych_runtime import RunId, RunState, SchemaTooNew, WorkerId
 from psych_store_postgres import PostgresStore, SchemaNotMigrated
-from psych_store_postgres.migrations import LATEST_VERSION
+from psych_store_postgres.migrations import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 
@@ -68,6 +68,42 @@ async def test_migrate_into_an_existing_empty_schema(
         await conn.close()
     store = await make_store(migrate=False)
     assert await store.migrate() == LATEST_VERSION
+
+
+async def test_a_schema_at_version_one_is_upgraded_in_place(
+    make_store: Factory, server: str, schema: str
+) -> None:
+    first = MIGRATIONS[0]
+    conn = await asyncpg.connect(server)
+    try:
+        async with conn.transaction():
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+            await conn.execute(version_table_sql(schema))
+            await conn.execute(first.render(schema))
+            await conn.execute(
+                f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                first.version,
+                first.name,
+            )
+    finally:
+        await conn.close()
+    store = await make_store(migrate=False)
+    with pytest.raises(SchemaNotMigrated, match="migrate"):
+        await store.head(RunId("run_x"))
+    assert await store.migrate() == LATEST_VERSION - 1
+    assert await store.schema_version() == LATEST_VERSION
+    # Version 2's release checks the attempt count: an older claim's release is ignored.
+    run, admitted = data.admission()
+    await store.create_run(run, admitted)
+    worker = WorkerId("w")
+    await store.claim(worker, data.at(0), 30)
+    again = await store.claim(worker, data.at(60), 30)
+    assert again is not None and again.attempt_count == 2
+    await store.release(run.run_id, worker, RunState.SETTLED, attempt_count=1)
+    assert await store.get_run(run.run_id) == again
+    await store.release(run.run_id, worker, RunState.SETTLED, attempt_count=2)
+    settled = await store.get_run(run.run_id)
+    assert settled is not None and settled.state is RunState.SETTLED
 
 
 async def test_an_unmigrated_schema_is_refused_on_first_use(make_store: Factory) -> None:

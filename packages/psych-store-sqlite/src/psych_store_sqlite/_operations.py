@@ -217,13 +217,18 @@ def renew(
     worker_id: WorkerId,
     now: datetime,
     lease_seconds: float,
+    attempt_count: int | None = None,
 ) -> bool:
-    """Move the expiry, only while ``worker_id`` still holds the running Run."""
+    """Move the expiry, only while ``worker_id`` still holds the running Run.
+
+    A given ``attempt_count`` must match too (``? IS NULL`` leaves it unchecked).
+    """
     expires = to_micros(now + timedelta(seconds=lease_seconds))
     cursor = conn.execute(
         "UPDATE psych_runs SET lease_expires_at = ? "
-        "WHERE run_id = ? AND state = 'running' AND lease_holder = ?",
-        (expires, run_id, worker_id),
+        "WHERE run_id = ? AND state = 'running' AND lease_holder = ? "
+        "AND (? IS NULL OR attempt_count = ?)",
+        (expires, run_id, worker_id, attempt_count, attempt_count),
     )
     return cursor.rowcount == 1
 
@@ -235,18 +240,25 @@ def release(
     state: RunState,
     runnable_at: datetime | None,
     deadline_at: datetime | None,
+    attempt_count: int | None = None,
 ) -> bool:
-    """Drop the holder's lease; False (and nothing changed) for anyone else."""
+    """Drop the holder's lease; False (and nothing changed) for anyone else.
+
+    A given ``attempt_count`` must match too, so an older Attempt of the same Worker
+    cannot drop a newer claim.
+    """
     cursor = conn.execute(
         "UPDATE psych_runs SET state = ?, lease_holder = NULL, lease_expires_at = NULL, "
         "runnable_at = ?, deadline_at = coalesce(?, deadline_at) "
-        "WHERE run_id = ? AND lease_holder = ?",
+        "WHERE run_id = ? AND lease_holder = ? AND (? IS NULL OR attempt_count = ?)",
         (
             state.value,
             optional_micros(runnable_at),
             optional_micros(deadline_at),
             run_id,
             worker_id,
+            attempt_count,
+            attempt_count,
         ),
     )
     return cursor.rowcount == 1

@@ -209,11 +209,17 @@ class SqliteStore:
         return await self._lanes.write(lambda conn: ops.claim(conn, worker_id, now, lease_seconds))
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``."""
         return await self._lanes.write(
-            lambda conn: ops.renew(conn, run_id, worker_id, now, lease_seconds)
+            lambda conn: ops.renew(conn, run_id, worker_id, now, lease_seconds, attempt_count)
         )
 
     async def release(
@@ -224,10 +230,13 @@ class SqliteStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """See ``Store.release``; signals the Run, and ``WORK`` when it is runnable again."""
         released = await self._lanes.write(
-            lambda conn: ops.release(conn, run_id, worker_id, state, runnable_at, deadline_at)
+            lambda conn: ops.release(
+                conn, run_id, worker_id, state, runnable_at, deadline_at, attempt_count
+            )
         )
         if released:
             self._notifier.signal(run_id)

@@ -177,7 +177,12 @@ class Worker:
 
     async def _hand_back(self, header: RunHeader) -> None:
         try:
-            await self.store.release(header.run_id, self.worker_id, RunState.RUNNABLE)
+            await self.store.release(
+                header.run_id,
+                self.worker_id,
+                RunState.RUNNABLE,
+                attempt_count=header.attempt_count,
+            )
         except Exception:
             log.exception("run %s: could not hand back a late claim", header.run_id)
 
@@ -368,6 +373,7 @@ class Worker:
                 target,
                 runnable_at=runnable_at,
                 deadline_at=state_deadline,
+                attempt_count=attempt.fence.attempt_count,
             )
         except Exception:
             log.exception("run %s: release failed; the lease will expire instead", attempt.run_id)
@@ -377,7 +383,11 @@ class Worker:
             await asyncio.sleep(self.heartbeat_seconds)
             try:
                 held = await self.store.renew(
-                    attempt.run_id, self.worker_id, utcnow(), self.lease_seconds
+                    attempt.run_id,
+                    self.worker_id,
+                    utcnow(),
+                    self.lease_seconds,
+                    attempt_count=attempt.fence.attempt_count,
                 )
             except Exception:
                 log.exception("run %s: lease renewal failed; retrying", attempt.run_id)

@@ -39,6 +39,13 @@ def _claimable(header: RunHeader, now: datetime) -> bool:
     return False
 
 
+def _holds(header: RunHeader, worker_id: WorkerId, attempt_count: int | None) -> bool:
+    """Whether the header's lease is this Worker's (and this claim's, when one is named)."""
+    if header.lease_holder != worker_id:
+        return False
+    return attempt_count is None or header.attempt_count == attempt_count
+
+
 def _claim_order(header: RunHeader) -> tuple[datetime, datetime, str]:
     """Oldest first, so a steady stream of new Runs cannot starve an old one."""
     since = header.runnable_at if header.runnable_at is not None else header.created_at
@@ -181,13 +188,19 @@ class InMemoryStore:
         return claimed
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``."""
         header = self._headers.get(run_id)
         if header is None or header.state is not RunState.RUNNING:
             return False
-        if header.lease_holder != worker_id:
+        if not _holds(header, worker_id, attempt_count):
             return False
         self._put(
             header.model_copy(update={"lease_expires_at": now + timedelta(seconds=lease_seconds)})
@@ -202,6 +215,7 @@ class InMemoryStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """See ``Store.release``.
 
@@ -209,7 +223,7 @@ class InMemoryStore:
         comes back as ``runnable``, ``WORK`` so an idle Worker picks it up.
         """
         header = self._headers.get(run_id)
-        if header is None or header.lease_holder != worker_id:
+        if header is None or not _holds(header, worker_id, attempt_count):
             return
         changes: dict[str, object] = {
             "state": state,

@@ -171,9 +171,20 @@ class Store(Protocol):
         ...
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
-        """Extend the lease; False when ``worker_id`` no longer holds it."""
+        """Extend the lease; False when ``worker_id`` no longer holds it.
+
+        With ``attempt_count`` the lease must also still be that claim's: a Worker
+        that lost a Run and claimed it again cannot extend the new lease on behalf of
+        its older Attempt.
+        """
         ...
 
     async def release(
@@ -184,11 +195,14 @@ class Store(Protocol):
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """Drop the lease and set the state; a silent no-op for a non-holder.
 
         ``runnable_at`` parks the released Run until then; ``deadline_at``, when given,
         replaces the header's deadline (used to extend it by time spent suspended).
+        With ``attempt_count``, a header at another attempt count is not the caller's
+        lease and is left alone, exactly as for a non-holder.
         """
         ...
 

@@ -99,10 +99,18 @@ class CrashingStore:
         return await self.inner.claim(worker_id, now, lease_seconds)
 
     async def renew(
-        self, run_id: RunId, worker_id: WorkerId, now: datetime, lease_seconds: float
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
     ) -> bool:
         """Pass through."""
-        return await self.inner.renew(run_id, worker_id, now, lease_seconds)
+        return await self.inner.renew(
+            run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
+        )
 
     async def release(
         self,
@@ -112,10 +120,16 @@ class CrashingStore:
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
     ) -> None:
         """Pass through."""
         await self.inner.release(
-            run_id, worker_id, state, runnable_at=runnable_at, deadline_at=deadline_at
+            run_id,
+            worker_id,
+            state,
+            runnable_at=runnable_at,
+            deadline_at=deadline_at,
+            attempt_count=attempt_count,
         )
 
     async def settle_inline(self, run_id: RunId) -> bool:
