@@ -3,8 +3,11 @@
 Usage: ``python tools/worker_process.py URL MARKER_DIR MODE [NUMBER]``
 
 MODE ``work`` runs a Worker (lease NUMBER seconds, default 2) whose ``charge`` tool
-writes a marker file and then hangs (when ``PSYCH_E2E_HANG=1``) or returns at once; the
-model calls ``charge`` ``PSYCH_E2E_TURNS`` times (default 1) and then answers. MODE
+writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``, and
+then hangs (when ``PSYCH_E2E_HANG=1``), sleeps a random time up to
+``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
+``PSYCH_E2E_TURNS`` times (default 1) and then answers. ``PSYCH_E2E_CONCURRENCY`` and
+``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit. MODE
 ``claim`` only claims Runs in a loop and prints each claimed run id, to race another
 process for them; after NUMBER idle seconds it prints ``done`` and keeps its claims
 until a line arrives on standard input.
@@ -12,6 +15,7 @@ until a line arrives on standard input.
 
 import asyncio
 import os
+import random
 import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -46,11 +50,17 @@ class ConversationModel:
 
 
 async def work(url: str, markers: Path, lease: float) -> None:
-    async def charge(order_id: str) -> str:
+    pause = float(os.environ.get("PSYCH_E2E_TOOL_SECONDS", "0"))
+
+    async def charge(order_id: str, context: psych_runtime.ToolContext) -> str:
         """Charge an order."""
-        (markers / f"started.{os.getpid()}").write_text(order_id)
+        pid = os.getpid()
+        (markers / f"started.{pid}").write_text(order_id)
+        (markers / f"call.{context.run_id}.{context.call_id}.{pid}").write_text(order_id)
         if os.environ.get("PSYCH_E2E_HANG") == "1":
             await asyncio.Event().wait()
+        if pause:
+            await asyncio.sleep(random.uniform(0, pause))
         return "charged"
 
     store = await psych_runtime.open_store(url)
@@ -67,6 +77,8 @@ async def work(url: str, markers: Path, lease: float) -> None:
         supervisor_interval=0.1,
         concurrency=int(os.environ.get("PSYCH_E2E_CONCURRENCY", "4")),
     )
+    if "PSYCH_E2E_MAX_ATTEMPTS" in os.environ:
+        worker.max_attempts = int(os.environ["PSYCH_E2E_MAX_ATTEMPTS"])
     print("ready", flush=True)
     await worker.run()
 
