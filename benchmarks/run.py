@@ -36,6 +36,7 @@ from psych_runtime.model.port import ModelRequest, ToolCallDelta
 from psych_runtime.runtime.reads import records as read_records
 from psych_runtime.store.port import Store
 from psych_runtime.testing.fake_model import FakeModel
+from tools.worker_process import spawn_worker
 
 SCOPE = psych_runtime.Scope(tenant="bench")
 
@@ -314,28 +315,13 @@ async def bench_drain(name: str, factory: StoreFactory, quick: bool) -> None:
         )
 
 
-WORKER_PROCESS = Path(__file__).resolve().parents[1] / "tools" / "worker_process.py"
-
-
 def _spawn_worker(url: str, markers: Path, *, hang: bool, turns: int) -> subprocess.Popen[str]:
     env = {
-        **os.environ,
         "PSYCH_E2E_HANG": "1" if hang else "0",
         "PSYCH_E2E_TURNS": str(turns),
         "PSYCH_E2E_CONCURRENCY": "8",
     }
-    process = subprocess.Popen(
-        [sys.executable, str(WORKER_PROCESS), url, str(markers), "work", "2.0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
-        raise RuntimeError("the worker process did not start")
-    return process
+    return spawn_worker(url, markers, "work", 2.0, env=env)
 
 
 def _stop(processes: Sequence[subprocess.Popen[str]]) -> None:

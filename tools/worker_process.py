@@ -16,8 +16,9 @@ until a line arrives on standard input.
 import asyncio
 import os
 import random
+import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -104,6 +105,52 @@ async def claim(url: str, seconds: float) -> None:
     print("done", flush=True)
     await asyncio.to_thread(sys.stdin.readline)
     await store.close()
+
+
+SCRIPT = Path(__file__).resolve()
+
+
+def spawn_worker(
+    url: str,
+    markers: Path,
+    mode: str = "work",
+    number: float = 2.0,
+    *,
+    env: Mapping[str, str] | None = None,
+    keep_stdin: bool = False,
+    capture_stderr: bool = False,
+) -> subprocess.Popen[str]:
+    """Start this script in a new process and return once it has printed ``ready``.
+
+    Args:
+        url: the store URL the process opens.
+        markers: the folder the ``charge`` tool writes its marker files into.
+        mode: ``work`` or ``claim`` (see the module docstring).
+        number: the lease seconds (``work``) or idle seconds (``claim``).
+        env: ``PSYCH_E2E_*`` settings added to this process's environment.
+        keep_stdin: give the process a pipe for standard input (``claim`` mode waits
+            for a line on it before it exits); otherwise it reads from /dev/null.
+        capture_stderr: pipe standard error back to the caller (read it only after
+            the process ended); otherwise it is discarded.
+
+    Raises:
+        RuntimeError: the process ended or printed something else before ``ready``.
+    """
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), url, str(markers), mode, str(number)],
+        stdin=subprocess.PIPE if keep_stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if capture_stderr else subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    if line != "ready":
+        process.kill()
+        _, err = process.communicate()
+        raise RuntimeError(f"the worker process did not start (printed {line!r}): {err or ''}")
+    return process
 
 
 def main() -> None:

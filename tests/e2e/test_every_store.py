@@ -1,10 +1,8 @@
 """The same scenarios on every store adapter, through the public API only."""
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,10 +12,10 @@ import pytest
 
 import psych_runtime
 from psych_runtime.testing import FakeModel
+from tools.worker_process import spawn_worker
 
 from .conftest import DURABLE, EVERY
 
-WORKER = Path(__file__).resolve().parents[2] / "tools" / "worker_process.py"
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]
 
@@ -85,20 +83,15 @@ async def test_the_same_spec_produces_the_same_log_on_every_store(store_url_for:
 def _spawn(
     url: str, markers: Path, mode: str, number: float, *, hang: bool = False
 ) -> subprocess.Popen[str]:
-    env = {**os.environ, "PSYCH_E2E_HANG": "1" if hang else "0"}
-    process = subprocess.Popen(
-        [sys.executable, str(WORKER), url, str(markers), mode, str(number)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    return spawn_worker(
+        url,
+        markers,
+        mode,
+        number,
+        env={"PSYCH_E2E_HANG": "1" if hang else "0"},
+        keep_stdin=True,
+        capture_stderr=True,
     )
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "ready", (
-        process.stderr.read() if process.stderr else ""
-    )
-    return process
 
 
 async def _wait_for(predicate: Callable[[], Awaitable[bool]], timeout: float) -> None:

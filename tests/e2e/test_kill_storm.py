@@ -9,11 +9,9 @@ per execution (``call.<run>.<call>.<pid>``), so double execution is seen directl
 """
 
 import asyncio
-import os
 import random
 import signal
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,10 +20,10 @@ import pytest
 
 import psych_runtime
 from psych_runtime.core.records import ToolCallFinished, ToolCallStarted
+from tools.worker_process import spawn_worker
 
 from .conftest import DURABLE
 
-WORKER = Path(__file__).resolve().parents[2] / "tools" / "worker_process.py"
 SCOPE = psych_runtime.Scope(tenant="storm")
 UrlFor = Callable[[str], Awaitable[str]]
 
@@ -35,26 +33,17 @@ DEFAULT_RUNS = 30
 KILLS = 6
 
 
+STORM = {
+    "PSYCH_E2E_TURNS": "3",
+    "PSYCH_E2E_TOOL_SECONDS": "0.25",
+    "PSYCH_E2E_CONCURRENCY": "4",
+    # Kills count as attempts; the limit must not be what ends a Run here.
+    "PSYCH_E2E_MAX_ATTEMPTS": "100",
+}
+
+
 def _spawn(url: str, markers: Path) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "PSYCH_E2E_TURNS": "3",
-        "PSYCH_E2E_TOOL_SECONDS": "0.25",
-        "PSYCH_E2E_CONCURRENCY": "4",
-        # Kills count as attempts; the limit must not be what ends a Run here.
-        "PSYCH_E2E_MAX_ATTEMPTS": "100",
-    }
-    process = subprocess.Popen(
-        [sys.executable, str(WORKER), url, str(markers), "work", "1.0"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "ready"
-    return process
+    return spawn_worker(url, markers, "work", 1.0, env=STORM)
 
 
 def _executions(markers: Path) -> Counter[tuple[str, str]]:
