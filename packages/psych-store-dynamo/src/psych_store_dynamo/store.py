@@ -253,9 +253,7 @@ class DynamoStore:
             ":last": it.n(last),
         }
         if fence is not None:
-            condition += " AND #lease_holder = :holder AND #attempt_count = :attempt"
-            values[":holder"] = it.s(fence.worker_id)
-            values[":attempt"] = it.n(fence.attempt_count)
+            condition += " AND " + _holder(fence.worker_id, fence.attempt_count, values)
         operations: list[dict[str, object]] = [
             {
                 "Update": {
@@ -764,7 +762,8 @@ class DynamoStore:
 def _holder(worker_id: WorkerId, attempt_count: int | None, values: dict[str, it.Attribute]) -> str:
     """The condition that the lease is this Worker's (and this claim's, when named).
 
-    Adds the placeholders it uses to ``values``.
+    Shared by fenced appends, renew and release. Adds the placeholders it uses to
+    ``values``.
     """
     values[":worker"] = it.s(worker_id)
     if attempt_count is None:
