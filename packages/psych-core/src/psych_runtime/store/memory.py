@@ -93,9 +93,7 @@ class InMemoryStore:
         header = self._headers.get(run_id)
         if header is None:
             raise RunNotFound(run_id)
-        if fence is not None and (
-            header.lease_holder != fence.worker_id or header.attempt_count != fence.attempt_count
-        ):
+        if fence is not None and not _holds(header, fence.worker_id, fence.attempt_count):
             raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
         log = self._logs[run_id]
         if len(log) != expected_seq - 1:
