@@ -124,7 +124,7 @@ def verify(conn: sqlite3.Connection, where: str) -> None:
         )
 
 
-def migrate(conn: sqlite3.Connection, where: str, wait_s: float = 5.0) -> list[int]:
+def migrate(conn: sqlite3.Connection, where: str, *, wait_s: float) -> list[int]:
     """Bring the file to ``SCHEMA_VERSION`` and return the versions applied.
 
     Switches the file to WAL first (a setting the file keeps), then applies every
@@ -135,7 +135,7 @@ def migrate(conn: sqlite3.Connection, where: str, wait_s: float = 5.0) -> list[i
         conn: a connection to the file.
         where: how to name the file in messages.
         wait_s: how long the switch to WAL keeps retrying while another connection
-            holds a lock on the file.
+            holds a lock on the file (the store passes its ``busy_timeout_ms``).
 
     Raises:
         SchemaTooNew: a newer release migrated the file; nothing is changed.
