@@ -345,7 +345,8 @@ async def _all_settled(store: Store, ids: Sequence[RunId], timeout: float) -> No
 
     Runs are claimed roughly in dispatch order, so checking them in order costs about
     one query per poll instead of one per pending Run, which would compete with the
-    Workers being measured for the database and the CPU.
+    Workers being measured for the database and the CPU. Unlike ``wait_settled`` it
+    never trusts this process's notifier: other processes settle these Runs.
     """
     async with asyncio.timeout(timeout):
         for run_id in ids:

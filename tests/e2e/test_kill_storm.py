@@ -55,9 +55,7 @@ def _executions(markers: Path) -> Counter[tuple[str, str]]:
 
 
 async def _settled(store: psych_runtime.Store, run_id: psych_runtime.RunId) -> bool:
-    head = await store.head(run_id)
-    last = await store.read(run_id, after=head - 1)
-    return bool(last) and last[-1].type == "run_settled"
+    return (await psych_runtime.state(store, run_id, scope=SCOPE)).settled
 
 
 @pytest.mark.parametrize("kind", DURABLE)
