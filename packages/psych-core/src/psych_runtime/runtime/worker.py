@@ -108,6 +108,8 @@ class Worker:
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
         if heartbeat_seconds >= lease_seconds:
             raise ValueError("heartbeat_seconds must be shorter than lease_seconds")
         self.store = store
