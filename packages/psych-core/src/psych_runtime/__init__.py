@@ -60,6 +60,9 @@ if TYPE_CHECKING:
         RunNotFound as RunNotFound,
     )
     from psych_runtime.core.errors import (
+        UnstorableValue as UnstorableValue,
+    )
+    from psych_runtime.core.errors import (
         VersionNotFound as VersionNotFound,
     )
     from psych_runtime.core.ids import (
@@ -739,6 +742,7 @@ _EXPORTS: dict[str, str] = {
     "AccessDenied": "psych_runtime.core.errors",
     "RunNotFound": "psych_runtime.core.errors",
     "VersionNotFound": "psych_runtime.core.errors",
+    "UnstorableValue": "psych_runtime.core.errors",
     "Usage": "psych_runtime.core.metering",
     "Cost": "psych_runtime.core.metering",
     "CostSource": "psych_runtime.core.metering",
@@ -1167,6 +1171,7 @@ __all__ = [
     "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
     "UnknownTool",
+    "UnstorableValue",
     "Usage",
     "ValidationContext",
     "ValidationIssue",

@@ -29,4 +29,20 @@ class VersionNotFound(PsychError):
         self.version_hash = version_hash
 
 
-__all__ = ["AccessDenied", "PsychError", "RunNotFound", "VersionNotFound"]
+class UnstorableValue(PsychError, ValueError):
+    """A value cannot be kept by every store exactly as given.
+
+    Raised for strings holding a lone surrogate (no UTF-8 encoding), non-finite numbers
+    and nesting deeper than the stores' parsers allow, so that every store refuses the
+    same values the same way instead of one keeping what another cannot.
+
+    Attributes:
+        reason: Where in the value the problem is and what it is.
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+__all__ = ["AccessDenied", "PsychError", "RunNotFound", "UnstorableValue", "VersionNotFound"]

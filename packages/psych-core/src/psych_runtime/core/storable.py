@@ -1,0 +1,130 @@
+"""Whether a JSON-like value can be kept by every store exactly as it was given.
+
+A value that one store keeps and another refuses makes a Run's fate depend on where it
+is stored: the in-memory store holds Python objects and would take anything, while the
+durable stores write JSON as UTF-8 and read it back through parsers that recurse. This
+module names the values that cannot make that round trip, so that every store (and the
+agent loop, before a value reaches a store) can refuse the same ones with the same
+reason:
+
+* strings holding a lone surrogate (U+D800..U+DFFF), which have no UTF-8 encoding;
+* numbers that are not finite (NaN, infinities), which JSON cannot spell and the
+  serialiser would silently turn into ``null``;
+* nesting deeper than ``MAX_JSON_DEPTH``, which the serialiser and the parsers reach
+  only by recursion, and which no sensible tool argument or result needs.
+
+The walk is iterative, so a hostile value cannot turn the check itself into a
+``RecursionError``.
+"""
+
+import math
+import re
+from collections.abc import Mapping
+
+from psych_runtime.core.errors import UnstorableValue
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of objects and arrays a stored value may have.
+
+The JSON parser the stores read records back with stops at 200 levels and the
+serialiser guards its own recursion; a record wraps a value in a few levels of its own.
+Sixty-four leaves ample room below those limits while being far deeper than any real
+tool argument, result or message needs.
+"""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_MAX_REASON_PATH = 120
+
+
+_Path = tuple["_Path", str | int] | None
+"""A path into a value as a linked list from the leaf back to the root (``None``)."""
+
+
+def _describe(path: _Path) -> str:
+    """Render a path into a value as ``$['key'][3]``, shortened if very long."""
+    steps: list[str | int] = []
+    while path is not None:
+        path, step = path
+        steps.append(step)
+    text = "$" + "".join(f"[{step!r}]" for step in reversed(steps))
+    if len(text) > _MAX_REASON_PATH:
+        text = text[: _MAX_REASON_PATH - 3] + "..."
+    return text
+
+
+def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """Say why a JSON-like value cannot be stored, or ``None`` if every store can keep it.
+
+    Args:
+        value: A JSON-like value: dicts (or other mappings) with string keys, lists,
+            tuples, strings, numbers, booleans and ``None``. Anything else is passed over;
+            the serialiser decides about it.
+        max_depth: The deepest nesting of containers allowed; a bare scalar has depth 0.
+
+    Returns:
+        A short human-readable reason naming where in the value the problem is, or
+        ``None`` when the value is storable.
+    """
+    if isinstance(value, str):
+        return _string_problem(value, None)
+    # Each entry is (value, depth of this value, path to it). Paths are linked lists so
+    # that pushing a child costs one small tuple however deep the value is.
+    stack: list[tuple[object, int, _Path]] = [(value, 0, None)]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, str):
+            problem = _string_problem(item, path)
+            if problem is not None:
+                return problem
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return (
+                    f"{_describe(path)} is the non-finite number {item!r}, which JSON cannot hold"
+                )
+        elif isinstance(item, Mapping):
+            if depth >= max_depth:
+                return f"{_describe(path)} nests deeper than {max_depth} levels"
+            for key, child in item.items():
+                if isinstance(key, str) and _SURROGATE.search(key) is not None:
+                    return (
+                        f"{_describe(path)} has a key holding a lone surrogate, "
+                        "which cannot be encoded as UTF-8"
+                    )
+                stack.append((child, depth + 1, (path, str(key))))
+        elif isinstance(item, list | tuple):
+            if depth >= max_depth:
+                return f"{_describe(path)} nests deeper than {max_depth} levels"
+            for index, child in enumerate(item):
+                stack.append((child, depth + 1, (path, index)))
+    return None
+
+
+def _string_problem(text: str, path: _Path) -> str | None:
+    """Name a lone surrogate in one string, if it holds one."""
+    match = _SURROGATE.search(text)
+    if match is None:
+        return None
+    return (
+        f"{_describe(path)} holds a lone surrogate (U+{ord(match.group()):04X}) at "
+        f"character {match.start()}, which cannot be encoded as UTF-8"
+    )
+
+
+def check_storable(value: object, *, what: str = "value") -> None:
+    """Raise ``UnstorableValue`` if ``value`` cannot be stored by every store.
+
+    Args:
+        value: The JSON-like value to check.
+        what: What the value is, for the message (for example ``"tool arguments"``).
+
+    Raises:
+        UnstorableValue: The value holds a lone surrogate, a non-finite number, or
+            nests deeper than ``MAX_JSON_DEPTH``.
+    """
+    problem = unstorable(value)
+    if problem is not None:
+        raise UnstorableValue(f"{what} cannot be stored: {problem}", reason=problem)
+
+
+__all__ = ["MAX_JSON_DEPTH", "check_storable", "unstorable"]
