@@ -8,6 +8,7 @@ what to do (the writer refuses to append, a Worker releases the Run untouched).
 
 from enum import StrEnum
 
+from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
 
 
@@ -44,8 +45,11 @@ class CorruptionReason(StrEnum):
     """A priced call in a currency other than the Run's running total."""
 
 
-class CorruptLog(Exception):
+class CorruptLog(PsychError):
     """A Run's log contradicts itself at one record.
+
+    A ``PsychError`` like every error the library raises on purpose, so a consumer
+    catching the library's errors in one place sees it too.
 
     Attributes:
         reason: which family of contradiction was found.

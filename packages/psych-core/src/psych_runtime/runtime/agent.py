@@ -86,7 +86,7 @@ from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
 if TYPE_CHECKING:
     from psych_runtime.runtime.runtime import Runtime
 
-log = logging.getLogger("psych_runtime.agent")
+log = logging.getLogger(__name__)
 
 ORPHANED_MESSAGE = (
     "The worker running this call stopped before it reported back. The call may or may "

@@ -26,7 +26,7 @@ from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 
-log = logging.getLogger("psych_runtime.runtime")
+log = logging.getLogger(__name__)
 
 _ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
 

@@ -41,7 +41,7 @@ from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
 
-log = logging.getLogger("psych_runtime.worker")
+log = logging.getLogger(__name__)
 
 AttemptRunner = Callable[[Journal, RunHeader, AbortSignal], Awaitable[None]]
 """What a Worker calls for each claimed Run; ``Runtime`` is one."""
