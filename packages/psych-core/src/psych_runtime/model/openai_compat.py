@@ -17,7 +17,13 @@ import httpx
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.model.egress import EgressDenied
-from psych_runtime.model.openai_wire import MaxTokensField, StreamTally, read_chunk, request_body
+from psych_runtime.model.openai_wire import (
+    MaxTokensField,
+    StreamTally,
+    check_limit_field,
+    read_chunk,
+    request_body,
+)
 from psych_runtime.model.port import (
     MalformedChunk,
     ModelError,
@@ -50,9 +56,25 @@ class OpenAICompatibleClient:
         headers: extra headers for every request (a tenant or routing header for a
             proxy); they are applied last and may replace the defaults.
         organization: sent as ``OpenAI-Organization`` when set.
-        max_tokens_field: the body field that carries ``max_output_tokens``. Current
-            OpenAI models want ``max_completion_tokens``; some older servers only know
-            ``max_tokens``.
+        max_tokens_field: which body field carries a request's ``max_output_tokens``.
+            Servers disagree on the name and most ignore the one they do not know,
+            so the wrong choice silently drops the limit:
+
+            - ``"auto"`` (the default): ``max_completion_tokens`` for OpenAI's own
+              API and for OpenAI's reasoning models (o1, o3, o4, gpt-5 and later,
+              which refuse ``max_tokens``) wherever they are served, and
+              ``max_tokens`` everywhere else, which llama.cpp's servers, vLLM,
+              Ollama, LiteLLM and other gateways all read.
+            - ``"max_tokens"``: always the older name.
+            - ``"max_completion_tokens"``: always the newer name; for a server in
+              front of OpenAI's reasoning models under names ``"auto"`` does not
+              recognise (an Azure deployment, a proxy alias).
+            - ``"both"``: the two together, for a gateway that passes the body on to
+              servers of either kind. OpenAI itself refuses a request that sets
+              both.
+
+    Raises:
+        UnknownLimitField: ``max_tokens_field`` is none of the choices above.
     """
 
     def __init__(
@@ -64,12 +86,12 @@ class OpenAICompatibleClient:
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
         organization: str | None = None,
-        max_tokens_field: MaxTokensField = "max_completion_tokens",
+        max_tokens_field: MaxTokensField = "auto",
     ) -> None:
         self._base_url = base_url.rstrip("/")
         self._transport = transport
         self._scope = scope
-        self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._max_tokens_field = check_limit_field(max_tokens_field)
         defaults = {"Accept": "text/event-stream"}
         if api_key:
             defaults["Authorization"] = f"Bearer {api_key}"
@@ -106,7 +128,9 @@ class OpenAICompatibleClient:
             ModelEgressDenied: the egress policy refused the endpoint.
             ModelError: any other refusal (400, 401, 403, 404, 422...).
         """
-        body = request_body(request, max_tokens_field=self._max_tokens_field)
+        body = request_body(
+            request, max_tokens_field=self._max_tokens_field, base_url=self._base_url
+        )
         reading = False
         try:
             async with self._transport.stream(

@@ -5,13 +5,16 @@ body looks like for a given ``ModelRequest``, and which stream events and usage 
 decoded chunk stands for.
 """
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Literal
+from typing import Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
+from psych_runtime.core.errors import PsychError
 from psych_runtime.core.messages import (
     AssistantMessage,
     Message,
@@ -29,7 +32,19 @@ from psych_runtime.model.port import (
     ToolCallDelta,
 )
 
-MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
+MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
+"""Which body field carries a request's output limit; see ``output_limit_fields``."""
+
+MAX_TOKENS_FIELDS: tuple[MaxTokensField, ...] = get_args(MaxTokensField)
+
+# OpenAI's reasoning families (o1, o3, o4-mini, gpt-5 and later) refuse ``max_tokens``
+# outright, so they are the models that must get ``max_completion_tokens``. A provider
+# prefix such as ``openai/`` (LiteLLM, OpenRouter) is looked through.
+_COMPLETION_TOKENS_MODEL = re.compile(
+    r"^(?:[\w.-]+/)*(?:ft:)?(?:o\d+|gpt-(?:[5-9]|\d{2,}))(?![a-z0-9])"
+)
+# OpenAI's own API accepts ``max_completion_tokens`` for every model it serves.
+_COMPLETION_TOKENS_HOSTS = frozenset({"api.openai.com"})
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
@@ -72,8 +87,57 @@ def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
     return {"type": "function", "function": function}
 
 
+class UnknownLimitField(PsychError, ValueError):
+    """A max-tokens setting that is none of ``MAX_TOKENS_FIELDS``."""
+
+
+def check_limit_field(setting: str) -> MaxTokensField:
+    """``setting`` as a ``MaxTokensField``, refused with a clear error when it is not one.
+
+    Raises:
+        UnknownLimitField: the setting names no known choice; a typo here would
+            otherwise drop the user's output limit without a word.
+    """
+    for known in MAX_TOKENS_FIELDS:
+        if setting == known:
+            return known
+    choices = ", ".join(repr(f) for f in MAX_TOKENS_FIELDS)
+    raise UnknownLimitField(f"max_tokens_field must be one of {choices}, not {setting!r}")
+
+
+def output_limit_fields(
+    setting: MaxTokensField, *, model: str, base_url: str | None = None
+) -> tuple[str, ...]:
+    """The body fields that carry the output limit for one request.
+
+    Servers disagree on the name. OpenAI deprecated ``max_tokens`` in favour of
+    ``max_completion_tokens`` and its reasoning models refuse ``max_tokens``, while
+    llama.cpp's Python server, vLLM before 0.6.4, Ollama's OpenAI endpoint and many
+    gateways read only ``max_tokens`` and silently ignore the newer name, so a limit
+    sent under it does not hold there. OpenAI also refuses a request that sets both.
+
+    ``"auto"`` therefore sends ``max_completion_tokens`` to OpenAI's own API and to
+    OpenAI's reasoning model families wherever they are served (o1, o3, o4, gpt-5 and
+    later, with or without a provider prefix), and ``max_tokens``, which every other
+    server reads, everywhere else. ``"both"`` is for a gateway that forwards to
+    servers of either kind and tolerates the pair. The other two send exactly the
+    field they name.
+    """
+    if setting == "both":
+        return ("max_tokens", "max_completion_tokens")
+    if setting != "auto":
+        return (setting,)
+    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    if host.lower() in _COMPLETION_TOKENS_HOSTS or _COMPLETION_TOKENS_MODEL.match(model.lower()):
+        return ("max_completion_tokens",)
+    return ("max_tokens",)
+
+
 def request_body(
-    request: ModelRequest, *, max_tokens_field: MaxTokensField = "max_completion_tokens"
+    request: ModelRequest,
+    *,
+    max_tokens_field: MaxTokensField = "auto",
+    base_url: str | None = None,
 ) -> dict[str, JsonValue]:
     """The JSON body of a streaming chat-completions request.
 
@@ -82,7 +146,8 @@ def request_body(
     turn), so two requests that share a prefix serialise to bytes that share it too and
     a provider's prompt cache keeps matching. Optional sampling fields are sent only
     when set, leaving the provider's defaults alone otherwise; ``extra`` goes last and
-    may override anything.
+    may override anything. ``max_tokens_field`` and ``base_url`` choose the name of
+    the output-limit field (see ``output_limit_fields``).
     """
     body: dict[str, JsonValue] = {
         "model": request.model,
@@ -97,7 +162,8 @@ def request_body(
     if request.top_p is not None:
         body["top_p"] = request.top_p
     if request.max_output_tokens is not None:
-        body[max_tokens_field] = request.max_output_tokens
+        for field in output_limit_fields(max_tokens_field, model=request.model, base_url=base_url):
+            body[field] = request.max_output_tokens
     if request.reasoning_effort is not None:
         body["reasoning_effort"] = request.reasoning_effort
     if request.stop:
@@ -236,9 +302,13 @@ def _tool_call_deltas(calls: list[object], tally: StreamTally) -> list[StreamEve
 
 
 __all__ = [
+    "MAX_TOKENS_FIELDS",
     "MaxTokensField",
     "StreamTally",
+    "UnknownLimitField",
+    "check_limit_field",
     "message_json",
+    "output_limit_fields",
     "provider_cost",
     "read_chunk",
     "request_body",

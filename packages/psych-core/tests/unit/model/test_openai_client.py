@@ -18,6 +18,7 @@ from psych_runtime.core.metering import CostSource, Usage
 from psych_runtime.core.scope import Scope
 from psych_runtime.model.egress import EgressDenied, EgressPolicy
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
+from psych_runtime.model.openai_wire import UnknownLimitField
 from psych_runtime.model.port import (
     ContextOverflow,
     MalformedChunk,
@@ -73,7 +74,7 @@ async def make_client() -> AsyncIterator[Factory]:
     opened: list[httpx.AsyncClient] = []
 
     def factory(
-        handler: Handler, *, policy: EgressPolicy | None = None, **options: Any
+        handler: Handler, *, policy: EgressPolicy | None = None, base: str = BASE, **options: Any
     ) -> tuple[OpenAICompatibleClient, list[httpx.Request]]:
         seen: list[httpx.Request] = []
 
@@ -85,7 +86,7 @@ async def make_client() -> AsyncIterator[Factory]:
         opened.append(http)
         transport = HttpTransport(policy=policy or EgressPolicy(deny_private=False), client=http)
         client = OpenAICompatibleClient(
-            base_url=BASE + "/", transport=transport, scope=ACME, **options
+            base_url=base + "/", transport=transport, scope=ACME, **options
         )
         return client, seen
 
@@ -362,6 +363,57 @@ async def test_the_body_is_the_wire_mapping_of_the_request(make_client: Factory)
     request = REQUEST.model_copy(update={"max_output_tokens": 10, "extra": {"user": "u1"}})
     await collect(client, request)
     body = json.loads(seen[0].content)
-    assert body["max_completion_tokens"] == 10
+    assert body["max_tokens"] == 10
+    assert "max_completion_tokens" not in body
     assert body["user"] == "u1"
     assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def _sent_limits(seen: list[httpx.Request]) -> dict[str, object]:
+    body = json.loads(seen[-1].content)
+    return {k: v for k, v in body.items() if k in ("max_tokens", "max_completion_tokens")}
+
+
+@pytest.mark.parametrize(
+    ("base", "model", "expected"),
+    [
+        # Any server but OpenAI's own reads max_tokens (llama.cpp, vLLM, Ollama...).
+        (BASE, "gpt-test", {"max_tokens": 24}),
+        ("http://127.0.0.1:8080/v1", "gemma-3-270m", {"max_tokens": 24}),
+        # OpenAI's API takes the newer name for every model ...
+        ("https://api.openai.com/v1", "gpt-4o", {"max_completion_tokens": 24}),
+        # ... and its reasoning models refuse the older one wherever they are served.
+        (BASE, "openai/o3-mini", {"max_completion_tokens": 24}),
+    ],
+)
+async def test_by_default_the_limit_goes_where_the_server_reads_it(
+    make_client: Factory, base: str, model: str, expected: dict[str, int]
+) -> None:
+    client, seen = make_client(streamed(delta("x", finish="length")), base=base)
+    request = REQUEST.model_copy(update={"model": model, "max_output_tokens": 24})
+    await collect(client, request)
+    assert _sent_limits(seen) == expected
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("auto", {"max_tokens": 24}),
+        ("max_tokens", {"max_tokens": 24}),
+        ("max_completion_tokens", {"max_completion_tokens": 24}),
+        ("both", {"max_tokens": 24, "max_completion_tokens": 24}),
+    ],
+)
+async def test_max_tokens_field_picks_the_field_per_setting(
+    make_client: Factory, setting: str, expected: dict[str, int]
+) -> None:
+    client, seen = make_client(streamed(delta("x", finish="length")), max_tokens_field=setting)
+    await collect(client, REQUEST.model_copy(update={"max_output_tokens": 24}))
+    assert _sent_limits(seen) == expected
+
+
+def test_an_unknown_max_tokens_field_is_refused_when_the_client_is_built(
+    make_client: Factory,
+) -> None:
+    with pytest.raises(UnknownLimitField, match="'max-tokens'"):
+        make_client(streamed(), max_tokens_field="max-tokens")

@@ -3,6 +3,9 @@
 import json
 from decimal import Decimal
 
+import pytest
+
+from psych_runtime.core.errors import PsychError
 from psych_runtime.core.messages import (
     AssistantMessage,
     SystemMessage,
@@ -13,7 +16,12 @@ from psych_runtime.core.messages import (
 )
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.model.openai_wire import (
+    MAX_TOKENS_FIELDS,
+    MaxTokensField,
     StreamTally,
+    UnknownLimitField,
+    check_limit_field,
+    output_limit_fields,
     provider_cost,
     read_chunk,
     request_body,
@@ -116,19 +124,113 @@ def test_optional_fields_appear_only_when_set_in_a_fixed_order() -> None:
     body = request_body(request)
     assert list(body) == [
         "model", "messages", "tools", "stream", "stream_options",
-        "temperature", "top_p", "max_completion_tokens", "reasoning_effort", "stop", "seed",
+        "temperature", "top_p", "max_tokens", "reasoning_effort", "stop", "seed",
     ]  # fmt: skip
-    assert body["max_completion_tokens"] == 256
+    assert body["max_tokens"] == 256
     assert body["stop"] == ["END"]
     # extra is merged last and wins.
     assert body["temperature"] == 0.0
     assert body["seed"] == 7
 
 
-def test_older_servers_can_get_max_tokens_instead() -> None:
-    body = request_body(_request(max_output_tokens=64), max_tokens_field="max_tokens")
-    assert body["max_tokens"] == 64
-    assert "max_completion_tokens" not in body
+def _limit_fields(body: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in body.items() if k in ("max_tokens", "max_completion_tokens")}
+
+
+@pytest.mark.parametrize(
+    "model", ["gpt-test", "gpt-4o", "gpt-4.1-mini", "gpt-oss-20b", "gemma-3-270m", "olmo-2"]
+)
+def test_auto_sends_max_tokens_which_every_other_server_reads(model: str) -> None:
+    # llama.cpp's Python server, older vLLM and Ollama ignore max_completion_tokens,
+    # so the limit must travel as max_tokens unless the server is known to be OpenAI.
+    body = request_body(_request(model=model, max_output_tokens=24))
+    assert _limit_fields(body) == {"max_tokens": 24}
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "o1",
+        "o1-mini",
+        "o3-mini",
+        "o4-mini-2025-04-16",
+        "gpt-5",
+        "gpt-5.1-codex",
+        "GPT-5-mini",
+        "openai/o3",
+        "azure/gpt-5-nano",
+        "ft:gpt-5-mini:acme::abc123",
+    ],
+)
+def test_auto_sends_max_completion_tokens_to_openai_reasoning_models(model: str) -> None:
+    # These refuse max_tokens outright, behind any proxy.
+    body = request_body(_request(model=model, max_output_tokens=24))
+    assert _limit_fields(body) == {"max_completion_tokens": 24}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("https://api.openai.com/v1", "max_completion_tokens"),
+        ("https://API.OpenAI.com/v1/", "max_completion_tokens"),
+        ("http://127.0.0.1:8000/v1", "max_tokens"),
+        ("https://api.openai.com.example/v1", "max_tokens"),
+        ("https://litellm.internal/v1", "max_tokens"),
+    ],
+)
+def test_auto_sends_max_completion_tokens_to_openai_itself(base_url: str, expected: str) -> None:
+    body = request_body(_request(model="gpt-4o", max_output_tokens=24), base_url=base_url)
+    assert _limit_fields(body) == {expected: 24}
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("max_tokens", {"max_tokens": 64}),
+        ("max_completion_tokens", {"max_completion_tokens": 64}),
+        ("both", {"max_tokens": 64, "max_completion_tokens": 64}),
+    ],
+)
+@pytest.mark.parametrize("model", ["gpt-test", "o3-mini"])
+def test_an_explicit_setting_sends_exactly_the_fields_it_names(
+    setting: MaxTokensField, expected: dict[str, int], model: str
+) -> None:
+    body = request_body(
+        _request(model=model, max_output_tokens=64),
+        max_tokens_field=setting,
+        base_url="https://api.openai.com/v1",
+    )
+    assert _limit_fields(body) == expected
+    # Both names sit where the one did, in a fixed order, so the bytes stay stable.
+    assert [k for k in body if k in expected] == list(expected)
+
+
+@pytest.mark.parametrize("setting", MAX_TOKENS_FIELDS)
+def test_no_limit_field_is_sent_without_a_limit(setting: MaxTokensField) -> None:
+    body = request_body(_request(model="o3"), max_tokens_field=setting)
+    assert _limit_fields(body) == {}
+
+
+def test_every_setting_is_one_of_the_documented_four() -> None:
+    assert set(MAX_TOKENS_FIELDS) == {"auto", "max_tokens", "max_completion_tokens", "both"}
+    for setting in MAX_TOKENS_FIELDS:
+        assert check_limit_field(setting) == setting
+
+
+@pytest.mark.parametrize("setting", ["max-tokens", "MAX_TOKENS", "", "max_output_tokens"])
+def test_an_unknown_setting_is_refused_by_name(setting: str) -> None:
+    with pytest.raises(UnknownLimitField, match="max_tokens_field must be one of") as caught:
+        check_limit_field(setting)
+    assert isinstance(caught.value, PsychError)
+    assert repr(setting) in str(caught.value)
+
+
+def test_output_limit_fields_names_the_fields_without_a_body() -> None:
+    assert output_limit_fields("auto", model="llama-3") == ("max_tokens",)
+    assert output_limit_fields("auto", model="o1") == ("max_completion_tokens",)
+    assert output_limit_fields("auto", model="x", base_url="https://api.openai.com/v1") == (
+        "max_completion_tokens",
+    )
 
 
 def test_the_same_request_serialises_to_the_same_bytes() -> None:
