@@ -46,7 +46,12 @@ from psych_runtime import (
     check_append_batch,
     check_read_window,
 )
-from psych_store_postgres.errors import SchemaNotMigrated, is_connection_error, unavailable
+from psych_store_postgres.errors import (
+    SchemaNotMigrated,
+    is_connection_error,
+    is_unavailable,
+    unavailable,
+)
 from psych_store_postgres.listener import NotificationListener
 from psych_store_postgres.liveness import LivenessLocks
 from psych_store_postgres.migrations import (
@@ -56,6 +61,7 @@ from psych_store_postgres.migrations import (
     quote_ident,
     version_table_sql,
 )
+from psych_store_postgres.pool import GuardedPool
 from psych_store_postgres.queries import Queries
 from psych_store_postgres.rows import (
     aware,
@@ -164,7 +170,7 @@ class PostgresStore:
             self._connect, self._channel, self._notifier, self._own_pids
         )
         self._liveness = LivenessLocks(self._connect)
-        self._pool: asyncpg.Pool | None = None
+        self._pool: GuardedPool | None = None
         self._pool_lock = asyncio.Lock()
         self._checked = False
         self._closed = False
@@ -240,11 +246,11 @@ class PostgresStore:
 
         conn.add_termination_listener(forget)
 
-    def _current_pool(self) -> "asyncpg.Pool | None":
+    def _current_pool(self) -> GuardedPool | None:
         # Read through a method so narrowing from before an await does not stick.
         return self._pool
 
-    async def _open_pool(self) -> "asyncpg.Pool":
+    async def _open_pool(self) -> GuardedPool:
         if self._is_closed():
             raise StoreUnavailable("this PostgresStore has been closed")
         if self._pool is not None:
@@ -256,7 +262,7 @@ class PostgresStore:
             import asyncpg
 
             try:
-                pool = await asyncpg.create_pool(
+                raw = await asyncpg.create_pool(
                     self._settings.dsn,
                     min_size=self._settings.min_size,
                     max_size=self._settings.max_size,
@@ -272,12 +278,12 @@ class PostgresStore:
                     raise unavailable(self._settings.address, exc, connecting=True) from exc
                 raise
             if self._is_closed():
-                await pool.close()
+                await raw.close()
                 raise StoreUnavailable("this PostgresStore has been closed")
-            self._pool = pool
-            return pool
+            self._pool = GuardedPool(raw)
+            return self._pool
 
-    async def _ready(self) -> "asyncpg.Pool":
+    async def _ready(self) -> GuardedPool:
         """The pool, after checking once that the schema is at a version we know."""
         pool = self._pool
         if pool is not None and self._checked:
@@ -297,7 +303,7 @@ class PostgresStore:
             self._checked = True
         return pool
 
-    async def _schema_version(self, pool: "asyncpg.Pool") -> int | None:
+    async def _schema_version(self, pool: GuardedPool) -> int | None:
         import asyncpg
 
         try:
@@ -314,11 +320,15 @@ class PostgresStore:
         )
 
     async def _call(self, operation: Awaitable[_T]) -> _T:
-        """Await a driver call, turning a lost connection into ``StoreUnavailable``."""
+        """Await a driver call, turning an outage into ``StoreUnavailable``.
+
+        The pool has already discarded the connection the call failed on, so the next
+        call gets a working one (or fails the same way while the server is down).
+        """
         try:
             return await operation
         except Exception as exc:
-            if is_connection_error(exc):
+            if is_unavailable(exc):
                 raise unavailable(self._settings.address, exc, connecting=False) from exc
             raise
 
@@ -348,7 +358,7 @@ class PostgresStore:
         self._checked = True
         return applied
 
-    async def _migrate(self, pool: "asyncpg.Pool") -> int:
+    async def _migrate(self, pool: GuardedPool) -> int:
         schema = self.schema
         quoted = quote_ident(schema)
         async with pool.acquire() as conn, conn.transaction():

@@ -16,6 +16,7 @@ import pytest
 from psych_contract import _data as data
 from psych_runtime import Fence, RunState, WorkerId
 from psych_store_postgres import PostgresStore
+from psych_store_postgres.pool import GuardedPool
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 W = WorkerId("w")
@@ -30,19 +31,21 @@ async def test_every_method_is_one_statement(
     pool = await store._ready()
     calls: list[str] = []
 
-    def counting(name: str) -> Callable[..., Any]:
-        original = getattr(asyncpg.Pool, name)
+    def counting(cls: type, name: str, owner: object) -> Callable[..., Any]:
+        original = getattr(cls, name)
 
-        def call(self: asyncpg.Pool, *args: Any, **kwargs: Any) -> Any:
-            if self is pool:
+        def call(self: object, *args: Any, **kwargs: Any) -> Any:
+            if self is owner:
                 calls.append(name)
             return original(self, *args, **kwargs)
 
         return call
 
-    # Pool has __slots__, so the methods are replaced on the class, counting only ours.
-    for name in ("fetch", "fetchrow", "fetchval", "execute", "executemany", "acquire"):
-        monkeypatch.setattr(asyncpg.Pool, name, counting(name))
+    # The store's pool wraps asyncpg's; each of its calls borrows one connection from
+    # asyncpg's pool (which has __slots__, so its method is replaced on the class).
+    for name in ("fetch", "fetchrow", "fetchval", "execute"):
+        monkeypatch.setattr(GuardedPool, name, counting(GuardedPool, name, pool))
+    monkeypatch.setattr(asyncpg.Pool, "acquire", counting(asyncpg.Pool, "acquire", pool._pool))
 
     async def count(operation: Awaitable[object]) -> int:
         calls.clear()
