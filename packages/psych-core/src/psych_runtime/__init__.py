@@ -570,6 +570,9 @@ if TYPE_CHECKING:
         Dispatched as Dispatched,
     )
     from psych_runtime.runtime.dispatch import (
+        InvalidDispatch as InvalidDispatch,
+    )
+    from psych_runtime.runtime.dispatch import (
         RunAlreadySettled as RunAlreadySettled,
     )
     from psych_runtime.runtime.dispatch import (
@@ -640,6 +643,9 @@ if TYPE_CHECKING:
     )
     from psych_runtime.store.checks import (
         check_read_window as check_read_window,
+    )
+    from psych_runtime.store.checks import (
+        no_run_can_match as no_run_can_match,
     )
     from psych_runtime.store.errors import (
         InvalidStoreUrl as InvalidStoreUrl,
@@ -879,6 +885,7 @@ _EXPORTS: dict[str, str] = {
     "check_append_batch": "psych_runtime.store.checks",
     "check_admission": "psych_runtime.store.checks",
     "check_read_window": "psych_runtime.store.checks",
+    "no_run_can_match": "psych_runtime.store.checks",
     "BlobStore": "psych_runtime.blob.port",
     "BlobKey": "psych_runtime.blob.port",
     "BlobInfo": "psych_runtime.blob.port",
@@ -950,6 +957,7 @@ _EXPORTS: dict[str, str] = {
     "session": "psych_runtime.runtime.session",
     "Dispatched": "psych_runtime.runtime.dispatch",
     "RunAlreadySettled": "psych_runtime.runtime.dispatch",
+    "InvalidDispatch": "psych_runtime.runtime.dispatch",
     "publish": "psych_runtime.runtime.dispatch",
     "dispatch": "psych_runtime.runtime.dispatch",
     "interrupt": "psych_runtime.runtime.dispatch",
@@ -1044,6 +1052,7 @@ __all__ = [
     "InMemoryStore",
     "IncompatiblePlugin",
     "InvalidBlobKey",
+    "InvalidDispatch",
     "InvalidStoreUrl",
     "Isolation",
     "Journal",
@@ -1199,6 +1208,7 @@ __all__ = [
     "import_check",
     "interrupt",
     "load_price_table",
+    "no_run_can_match",
     "open_blob_store",
     "open_store",
     "publish",

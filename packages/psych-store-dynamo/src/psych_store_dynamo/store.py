@@ -40,7 +40,9 @@ from psych_runtime import (
     Version,
     VersionHash,
     WorkerId,
+    check_admission,
     check_append_batch,
+    no_run_can_match,
     record_from_json,
     record_to_json,
 )
@@ -341,7 +343,7 @@ class DynamoStore:
             raise ValueError("after must not be negative")
         if limit is not None and limit < 0:
             raise ValueError("limit must not be negative")
-        if limit == 0:
+        if limit == 0 or no_run_can_match(run_id, tenant):
             return []
         table = await self._ready()
         if tenant is None:
@@ -377,6 +379,8 @@ class DynamoStore:
 
     async def head(self, run_id: RunId) -> int:
         """See ``Store.head``: the header's ``head_seq``, no aggregate over the log."""
+        if no_run_can_match(run_id):
+            return 0
         table = await self._ready()
         item = await table.get(it.run_key(run_id), projection=(it.HEAD_SEQ,))
         return 0 if item is None else it.number(item, it.HEAD_SEQ)
@@ -404,10 +408,7 @@ class DynamoStore:
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """See ``Store.create_run``: header, key and ``run_admitted`` in one transaction."""
-        if admitted.run_id != header.run_id:
-            raise ValueError("the run_admitted record belongs to another Run")
-        if admitted.seq != 1:
-            raise ValueError("run_admitted must be written at seq 1")
+        check_admission(header, admitted)
         body = record_to_json(admitted)
         check_sizes(header.run_id, 1, [body])
         table = await self._ready()
@@ -490,6 +491,8 @@ class DynamoStore:
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
         """See ``Store.get_run``."""
+        if no_run_can_match(run_id, tenant):
+            return None
         table = await self._ready()
         item = await table.get(it.run_key(run_id))
         if item is None:

@@ -228,7 +228,7 @@ class MySQLStore:
     ) -> list[psych_runtime.Record]:
         """See ``Store.read``."""
         psych_runtime.check_read_window(after, limit)
-        if limit == 0:
+        if limit == 0 or psych_runtime.no_run_can_match(run_id, tenant):
             return []
         async with self._connection("reading") as batch:
             (result,) = await batch.run(self._sql.read(run_id, after, limit, tenant))
@@ -236,6 +236,8 @@ class MySQLStore:
 
     async def head(self, run_id: psych_runtime.RunId) -> int:
         """See ``Store.head``: read from the header row, never by scanning the log."""
+        if psych_runtime.no_run_can_match(run_id):
+            return 0
         async with self._connection("reading the head") as batch:
             (result,) = await batch.run(self._sql.head(run_id))
         return integer(result.rows[0][0]) if result.rows else 0
@@ -310,6 +312,8 @@ class MySQLStore:
         self, run_id: psych_runtime.RunId, *, tenant: str | None = None
     ) -> psych_runtime.RunHeader | None:
         """See ``Store.get_run``."""
+        if psych_runtime.no_run_can_match(run_id, tenant):
+            return None
         async with self._connection("reading a run") as batch:
             (result,) = await batch.run(self._sql.header(run_id, tenant))
         return header_from_row(result.rows[0]) if result.rows else None

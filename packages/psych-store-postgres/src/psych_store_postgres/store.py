@@ -45,6 +45,7 @@ from psych_runtime import (
     check_admission,
     check_append_batch,
     check_read_window,
+    no_run_can_match,
 )
 from psych_store_postgres.errors import (
     SchemaNotMigrated,
@@ -440,6 +441,8 @@ class PostgresStore:
     ) -> list[Record]:
         """See ``Store.read``; also opens the LISTEN connection on first use."""
         check_read_window(after, limit)
+        if no_run_can_match(run_id, tenant):
+            return []
         pool = await self._ready()
         await self._warm_listener()
         rows = await self._call(pool.fetch(self._queries.read, run_id, tenant, after, limit))
@@ -454,6 +457,8 @@ class PostgresStore:
 
     async def head(self, run_id: RunId) -> int:
         """See ``Store.head``: the last entry of the log's primary key, no scan."""
+        if no_run_can_match(run_id):
+            return 0
         pool = await self._ready()
         value = await self._call(pool.fetchval(self._queries.head, run_id))
         return 0 if value is None else int(value)
@@ -516,6 +521,8 @@ class PostgresStore:
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
         """See ``Store.get_run``."""
+        if no_run_can_match(run_id, tenant):
+            return None
         pool = await self._ready()
         row = await self._call(pool.fetchrow(self._queries.get_run, run_id, tenant))
         return None if row is None else header_from_row(row)

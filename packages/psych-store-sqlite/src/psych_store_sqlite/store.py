@@ -32,6 +32,7 @@ from psych_runtime import (
     check_admission,
     check_append_batch,
     check_read_window,
+    no_run_can_match,
 )
 from psych_store_sqlite import _operations as ops
 from psych_store_sqlite import schema
@@ -167,10 +168,14 @@ class SqliteStore:
     ) -> list[Record]:
         """See ``Store.read``; another tenant's Run reads as empty."""
         check_read_window(after, limit)
+        if no_run_can_match(run_id, tenant):
+            return []
         return await self._lanes.read(lambda conn: ops.read(conn, run_id, after, limit, tenant))
 
     async def head(self, run_id: RunId) -> int:
         """See ``Store.head``."""
+        if no_run_can_match(run_id):
+            return 0
         return await self._lanes.read(lambda conn: ops.head(conn, run_id))
 
     # --- versions ----------------------------------------------------------------------
@@ -198,6 +203,8 @@ class SqliteStore:
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
         """See ``Store.get_run``."""
+        if no_run_can_match(run_id, tenant):
+            return None
         return await self._lanes.read(lambda conn: ops.get_run(conn, run_id, tenant))
 
     # --- leases ------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import math
 import re
 from collections.abc import Mapping
 
+from pydantic import BaseModel
+
 from psych_runtime.core.errors import UnstorableValue
 
 MAX_JSON_DEPTH = 64
@@ -30,6 +32,15 @@ The JSON parser the stores read records back with stops at 200 levels and the
 serialiser guards its own recursion; a record wraps a value in a few levels of its own.
 Sixty-four leaves ample room below those limits while being far deeper than any real
 tool argument, result or message needs.
+"""
+
+MAX_RECORD_DEPTH = MAX_JSON_DEPTH + 32
+"""The deepest nesting a whole record may have, its own structure included.
+
+A record carries values of up to ``MAX_JSON_DEPTH`` inside a few levels of its own
+(a message inside a list inside the record, say), so a store checks records against
+this looser bound: every value the agent loop let through still fits, and the result
+stays well below the 200 levels the parser reads back.
 """
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,8 +69,9 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
 
     Args:
         value: A JSON-like value: dicts (or other mappings) with string keys, lists,
-            tuples, strings, numbers, booleans and ``None``. Anything else is passed over;
-            the serialiser decides about it.
+            tuples, strings, numbers, booleans and ``None``, and pydantic models made
+            of those (a model counts as one level, as it is written as an object).
+            Anything else is passed over; the serialiser decides about it.
         max_depth: The deepest nesting of containers allowed; a bare scalar has depth 0.
 
     Returns:
@@ -82,6 +94,12 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
                 return (
                     f"{_describe(path)} is the non-finite number {item!r}, which JSON cannot hold"
                 )
+        elif isinstance(item, BaseModel):
+            if depth >= max_depth:
+                return f"{_describe(path)} nests deeper than {max_depth} levels"
+            for name, child in item.__dict__.items():
+                if child is not None:
+                    stack.append((child, depth + 1, (path, name)))
         elif isinstance(item, Mapping):
             if depth >= max_depth:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
@@ -127,4 +145,4 @@ def check_storable(value: object, *, what: str = "value") -> None:
         raise UnstorableValue(f"{what} cannot be stored: {problem}", reason=problem)
 
 
-__all__ = ["MAX_JSON_DEPTH", "check_storable", "unstorable"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_DEPTH", "check_storable", "unstorable"]

@@ -29,15 +29,24 @@ def _refuse_options(what: str, options: dict[str, object]) -> None:
         raise TypeError(f"{what} takes no options, got: {', '.join(sorted(options))}")
 
 
-async def open_memory_store(url: str, **options: object) -> "Store":
+async def open_memory_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
     """Return a new, empty in-memory Store.
 
     Every call gets its own store: nothing is shared between two ``memory://`` URLs
     and nothing outlives the process, which is what tests and demos want.
 
+    Args:
+        url: ``memory://``.
+        migrate: accepted like every other backend's, so code that opens whatever store
+            its configuration names can always pass it; an in-memory store has no
+            schema, so there is nothing to do.
+        **options: none are accepted.
+
     Raises:
-        TypeError: options were given; this store has none.
+        TypeError: ``migrate`` is not a bool, or other options were given.
     """
+    if not isinstance(migrate, bool):
+        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     _refuse_options("the memory store", options)
     from psych_runtime.store.memory import InMemoryStore  # deferred: keep plugin loading cheap
 

@@ -1,10 +1,11 @@
 """Publishing Specs, admitting Runs, and the control calls a consumer makes on them."""
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from psych_runtime.core.errors import PsychError, VersionNotFound
+from psych_runtime.core.errors import PsychError, RunNotFound, VersionNotFound
 from psych_runtime.core.ids import EntryId, RunId, VersionHash
 from psych_runtime.core.records import (
     AbortRequested,
@@ -18,15 +19,58 @@ from psych_runtime.core.reducer import fold_into
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.state import RunStateView
+from psych_runtime.core.storable import check_storable
 from psych_runtime.core.validation import ValidationContext, validate
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_entry_id, new_run_id
 from psych_runtime.runtime.reads import FOLDS, checked_header
+from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
 from psych_runtime.store.errors import SeqConflict
 from psych_runtime.store.port import RunHeader, RunState, Store
 
 _APPEND_RETRIES = 16
+
+MAX_DEADLINE_SECONDS = 86_400.0
+"""The longest deadline a dispatch may set: a day, the bound a Spec's limits have too."""
+
+
+class InvalidDispatch(PsychError, ValueError):
+    """A ``dispatch`` argument is out of range; nothing was written.
+
+    Attributes:
+        argument: the parameter's name.
+        value: the value given.
+    """
+
+    def __init__(self, argument: str, value: object, rule: str) -> None:
+        super().__init__(f"dispatch: {argument}={value!r} is refused: {rule}")
+        self.argument = argument
+        self.value = value
+
+
+def _check_deadline(deadline_seconds: float | None) -> None:
+    """Refuse a deadline override that is not a finite, positive span of at most a day.
+
+    A zero or negative deadline would abort the Run the moment it is claimed, and a
+    NaN, an infinity or a huge number cannot be added to a date at all.
+    """
+    if deadline_seconds is None:
+        return
+    if isinstance(deadline_seconds, bool) or not isinstance(deadline_seconds, int | float):
+        raise InvalidDispatch("deadline_seconds", deadline_seconds, "it must be a number")
+    try:
+        seconds = float(deadline_seconds)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise InvalidDispatch("deadline_seconds", deadline_seconds, "it must be finite")
+    if not 0 < seconds <= MAX_DEADLINE_SECONDS:
+        raise InvalidDispatch(
+            "deadline_seconds",
+            deadline_seconds,
+            f"it must be above 0 and at most {MAX_DEADLINE_SECONDS:g} seconds",
+        )
 
 
 class RunAlreadySettled(PsychError):
@@ -112,7 +156,25 @@ async def dispatch(
         VersionNotFound: a hash that is not published.
         AccessDenied: ``continues`` names another tenant's Run.
         RunNotFound: ``continues`` names no Run.
+        InvalidDispatch: ``deadline_seconds`` is not finite, not positive, or longer
+            than ``MAX_DEADLINE_SECONDS``.
+        UnstorableValue: the tenant, principal or idempotency key holds a character no
+            store can keep (NUL, a lone surrogate), or the input a value not every
+            store can keep.
     """
+    # Everything the caller passed is checked before the store is asked anything, so a
+    # refused dispatch neither writes nor sends a driver a value it would choke on.
+    _check_deadline(deadline_seconds)
+    check_key(scope.tenant, "tenant")
+    check_key(scope.principal, "principal")
+    check_key(idempotency_key, "idempotency_key")
+    admitted_input = _input(message, input)
+    check_storable(admitted_input, what="the Run's input")
+    check_storable(scope.labels, what="the scope's labels")
+    if continues is not None and no_run_can_match(continues):
+        raise RunNotFound(continues)
+    if isinstance(version, str) and key_problem(version) is not None:
+        raise VersionNotFound(version)
     if isinstance(version, Version):
         pinned = version
     else:
@@ -144,7 +206,7 @@ async def dispatch(
         at=now,
         scope=scope,
         version_hash=pinned.hash,
-        input=_input(message, input),
+        input=admitted_input,
         idempotency_key=idempotency_key,
         deadline_at=deadline,
         continues_run_id=continues,

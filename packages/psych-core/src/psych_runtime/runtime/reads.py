@@ -23,6 +23,7 @@ from psych_runtime.core.records import Record, TerminalState, ToolFailure
 from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
+from psych_runtime.store.checks import no_run_can_match
 from psych_runtime.store.port import RunHeader, Store
 
 _PAGE = 500
@@ -178,9 +179,12 @@ async def checked_header(store: Store, run_id: RunId, scope: Scope | None) -> Ru
     """The Run's header, after checking it exists and belongs to ``scope``'s tenant.
 
     Raises:
-        RunNotFound: no such Run.
+        RunNotFound: no such Run, including an id no store could hold (one with a NUL
+            or a lone surrogate), which is never passed to the store.
         AccessDenied: the Run belongs to another tenant.
     """
+    if not isinstance(run_id, str) or no_run_can_match(run_id):
+        raise RunNotFound(run_id)
     header = await store.get_run(run_id)
     if header is None:
         raise RunNotFound(run_id)

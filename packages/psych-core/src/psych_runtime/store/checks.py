@@ -9,11 +9,97 @@ Each check is pure and cheap, so a store can run it before taking a lock, borrow
 connection or hopping to another thread.
 """
 
+import re
 from collections.abc import Sequence
 
+from psych_runtime.core.errors import RunNotFound, UnstorableValue
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.storable import MAX_RECORD_DEPTH, unstorable
 from psych_runtime.store.port import RunHeader
+
+# NUL has no place in a PostgreSQL text column; a lone surrogate has no UTF-8 encoding.
+_UNSTORABLE_KEY_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+
+
+def key_problem(key: str) -> str | None:
+    """Say why a string cannot be a key (a tenant, run id, idempotency key) in every store.
+
+    Keys are written into indexed text columns, which are stricter than the JSON the
+    records are kept as: PostgreSQL refuses the NUL character in text, and no store can
+    encode a lone surrogate. A key holding either cannot be stored anywhere, so no Run
+    can have it.
+
+    Args:
+        key: the string to check.
+
+    Returns:
+        The reason, or ``None`` when every store can hold the key.
+    """
+    found = _UNSTORABLE_KEY_CHARACTER.search(key)
+    if found is None:
+        return None
+    character = found.group()
+    what = (
+        "the NUL character" if character == "\x00" else f"a lone surrogate (U+{ord(character):04X})"
+    )
+    return f"it holds {what} at character {found.start()}"
+
+
+def storable_key(key: str) -> bool:
+    """Whether every store can hold ``key``; a run id failing this names no Run.
+
+    Stores answer a lookup by such an id as they answer one by an id they never saw
+    (``get_run`` returns ``None``), instead of passing it to a driver that would raise.
+    """
+    return _UNSTORABLE_KEY_CHARACTER.search(key) is None
+
+
+def no_run_can_match(run_id: str, tenant: str | None = None) -> bool:
+    """Whether a lookup by ``run_id`` (and ``tenant``) can be answered without the backend.
+
+    A Run's keys passed ``check_admission``, so a run id or tenant that no store can
+    hold names no Run. Stores call this first in ``get_run``, ``read`` and ``head`` and
+    answer as for a Run they never saw, so such an id never reaches a driver that
+    would raise on it.
+
+    Args:
+        run_id: the run id looked up.
+        tenant: the tenant the lookup is restricted to, if any.
+
+    Returns:
+        True when no Run can match.
+    """
+    if _UNSTORABLE_KEY_CHARACTER.search(run_id) is not None:
+        return True
+    return tenant is not None and _UNSTORABLE_KEY_CHARACTER.search(tenant) is not None
+
+
+def check_key(key: str | None, what: str) -> None:
+    """Refuse a key no store can hold.
+
+    Args:
+        key: the key, or ``None`` (nothing to check).
+        what: what the key is, for the message (``"tenant"``, ``"idempotency_key"``).
+
+    Raises:
+        UnstorableValue: the key holds NUL or a lone surrogate.
+    """
+    if key is None:
+        return
+    problem = key_problem(key)
+    if problem is not None:
+        raise UnstorableValue(f"{what} {key!r} cannot be stored: {problem}", reason=problem)
+
+
+def _check_record(offset: int, record: Record) -> None:
+    """Refuse a record that not every store could write and read back unchanged."""
+    problem = unstorable(record, max_depth=MAX_RECORD_DEPTH)
+    if problem is not None:
+        raise UnstorableValue(
+            f"record {offset} of the batch ({record.type}) cannot be stored: {problem}",
+            reason=problem,
+        )
 
 
 def check_append_batch(run_id: RunId, expected_seq: int, records: Sequence[Record]) -> None:
@@ -30,6 +116,11 @@ def check_append_batch(run_id: RunId, expected_seq: int, records: Sequence[Recor
     Raises:
         ValueError: ``expected_seq`` is below 1, the batch is empty, or a record belongs
             to another Run or does not carry the seq that follows its predecessor.
+        RunNotFound: ``run_id`` holds a character no store can keep, so no such Run
+            exists (the same answer a store gives for any unknown Run).
+        UnstorableValue: a record holds a value not every store can keep (a lone
+            surrogate, a non-finite number, or nesting deeper than the stores read
+            back); nothing of the batch may be written.
     """
     if expected_seq < 1:
         raise ValueError("expected_seq starts at 1")
@@ -43,6 +134,10 @@ def check_append_batch(run_id: RunId, expected_seq: int, records: Sequence[Recor
                 f"record {offset} of the batch carries seq {record.seq}, "
                 f"expected {expected_seq + offset}"
             )
+    if no_run_can_match(run_id):
+        raise RunNotFound(run_id)
+    for offset, record in enumerate(records):
+        _check_record(offset, record)
 
 
 def check_admission(header: RunHeader, admitted: RunAdmitted) -> None:
@@ -54,11 +149,22 @@ def check_admission(header: RunHeader, admitted: RunAdmitted) -> None:
 
     Raises:
         ValueError: the record names another Run, or is not at seq 1.
+        UnstorableValue: a key of the header (run id, tenant, principal, idempotency
+            key, linked run ids) holds NUL or a lone surrogate, or the record holds a
+            value not every store can keep.
     """
     if admitted.run_id != header.run_id:
         raise ValueError("the run_admitted record belongs to another Run")
     if admitted.seq != 1:
         raise ValueError("run_admitted must be written at seq 1")
+    check_key(header.run_id, "run_id")
+    check_key(header.scope.tenant, "tenant")
+    check_key(header.scope.principal, "principal")
+    check_key(header.idempotency_key, "idempotency_key")
+    check_key(header.version_hash, "version_hash")
+    check_key(header.parent_run_id, "parent_run_id")
+    check_key(header.continues_run_id, "continues_run_id")
+    _check_record(0, admitted)
 
 
 def check_read_window(after: int, limit: int | None) -> None:
@@ -77,4 +183,12 @@ def check_read_window(after: int, limit: int | None) -> None:
         raise ValueError("limit must not be negative")
 
 
-__all__ = ["check_admission", "check_append_batch", "check_read_window"]
+__all__ = [
+    "check_admission",
+    "check_append_batch",
+    "check_key",
+    "check_read_window",
+    "key_problem",
+    "no_run_can_match",
+    "storable_key",
+]
