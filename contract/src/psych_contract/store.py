@@ -12,6 +12,7 @@ before its generous timeout".
 """
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar
@@ -21,9 +22,10 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
-from psych_runtime.core.errors import RunNotFound
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
-from psych_runtime.core.records import Record
+from psych_runtime.core.errors import RunNotFound, UnstorableValue
+from psych_runtime.core.ids import EntryId, RunId, VersionHash, WorkerId
+from psych_runtime.core.records import QueueEnqueued, QueueKind, Record, RunAdmitted
+from psych_runtime.core.storable import MAX_RECORD_DEPTH
 from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
@@ -1069,6 +1071,84 @@ class StoreContract:
         assert await _wakes(notifier, WORK, lambda: _admit(store))
         assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 1))
         assert await peer_store.head(run.run_id) == 2
+
+    # --- values every store can keep ---------------------------------------------------
+
+    async def test_a_batch_with_an_unstorable_value_is_refused_and_writes_nothing(
+        self, store: Store
+    ) -> None:
+        """Every store refuses the same values, with ``UnstorableValue``, writing nothing.
+
+        A lone surrogate has no UTF-8 encoding, a non-finite number no JSON spelling, and
+        nesting past ``MAX_RECORD_DEPTH`` cannot be read back by the parser. Call
+        ``check_append_batch`` first in ``append`` (before any backend call): it refuses
+        these, and so keeps one store from keeping what another cannot.
+        """
+        run = await _admit(store)
+        deep: object = "leaf"
+        for _ in range(MAX_RECORD_DEPTH + 1):
+            deep = [deep]
+        hostile: list[object] = ["text \ud800", {"n": math.nan}, [math.inf], deep]
+        for value in hostile:
+            good = data.batch(run, 2, 1)[0]
+            bad = QueueEnqueued(
+                run_id=run.run_id,
+                seq=3,
+                at=data.at(3),
+                scope=run.scope,
+                queue=QueueKind.STEER,
+                entry_id=EntryId("entry-hostile"),
+                payload={"message": value},  # type: ignore[dict-item]
+            )
+            with pytest.raises(UnstorableValue):
+                await store.append(run.run_id, 2, [good, bad])
+            assert await store.head(run.run_id) == 1
+            assert [r.seq for r in await store.read(run.run_id)] == [1]
+        await store.append(run.run_id, 2, data.batch(run, 2, 1))
+        assert await store.head(run.run_id) == 2
+
+    async def test_an_admission_with_unstorable_keys_or_input_is_refused(
+        self, store: Store
+    ) -> None:
+        """``create_run`` refuses keys and input no store can hold, and admits nothing.
+
+        A tenant, principal, run id or idempotency key holding NUL or a lone surrogate
+        cannot be written to an indexed text column everywhere; call ``check_admission``
+        first in ``create_run``.
+        """
+        candidates: list[tuple[RunHeader, Record]] = []
+        run, admitted = data.admission(idempotency_key="key\x00")
+        candidates.append((run, admitted))
+        run, admitted = data.admission(tenant="tenant\x00")
+        candidates.append((run, admitted))
+        run, admitted = data.admission(data.new_run_id("nul\x00"))
+        candidates.append((run, admitted))
+        run, admitted = data.admission(message="\udfff")
+        candidates.append((run, admitted))
+        for run, admitted in candidates:
+            assert isinstance(admitted, RunAdmitted)
+            with pytest.raises(UnstorableValue):
+                await store.create_run(run, admitted)
+            assert await store.get_run(run.run_id) is None
+            assert await store.head(run.run_id) == 0
+
+    async def test_run_ids_no_store_can_hold_read_as_unknown(self, store: Store) -> None:
+        """An id with NUL or a lone surrogate names no Run, and no driver sees it.
+
+        ``get_run``, ``read`` and ``head`` answer it as unknown, and ``append`` raises
+        ``RunNotFound``. Call ``no_run_can_match(run_id, tenant)`` first in those methods.
+        """
+        for raw in ("run_\x00", "run_\ud800", "\x00"):
+            run_id = RunId(raw)
+            assert await store.get_run(run_id) is None
+            assert await store.get_run(run_id, tenant="tenant-a") is None
+            assert await store.read(run_id) == []
+            assert await store.read(run_id, tenant="tenant-a") == []
+            assert await store.head(run_id) == 0
+            ghost = data.header(data.new_run_id("ghost"))
+            record = data.batch(ghost, 2, 1)[0].model_copy(update={"run_id": run_id})
+            with pytest.raises(RunNotFound):
+                await store.append(run_id, 2, [record])
 
 
 __all__ = ["StoreContract"]

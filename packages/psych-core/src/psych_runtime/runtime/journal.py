@@ -11,6 +11,11 @@ message, a resume, a child's ending). When such a record lands between two of ou
 writes, the append conflicts; the Journal then folds what landed, re-sequences its
 staged batch after it and tries again. Anything else having landed means another
 writer owns the log, and the conflict is raised.
+
+A store outage (``StoreUnavailable``) ends the Journal's writing for good: an append
+that met it may or may not have landed, so every later flush, refresh or reopen raises
+``StoreUnavailable`` too, and the Attempt hands its Run to a next one, which reads
+what really landed.
 """
 
 import asyncio
@@ -25,7 +30,7 @@ from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.errors import SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import Notifier
 from psych_runtime.store.port import Fence, Store
 
@@ -42,6 +47,7 @@ class Journal:
         "_closed",
         "_committed",
         "_fence",
+        "_lost",
         "_pending",
         "_seen_generation",
         "_settle_withdrawn",
@@ -74,6 +80,7 @@ class Journal:
         self._pending: list[Record] = []
         self._seen_generation = -1
         self._closed = False
+        self._lost: StoreUnavailable | None = None
         self._settle_withdrawn = False
         self.epoch = 0
         """Bumped whenever ``records`` is rebuilt rather than extended."""
@@ -142,10 +149,13 @@ class Journal:
 
         Raises:
             JournalClosed: the Journal was closed (its Worker is dying).
+            StoreUnavailable: this append, or an earlier one, met a store outage; what
+                it wrote is unknown, so nothing more is written through this Journal.
         """
         for _ in range(_MAX_REBASES):
             if self._closed:
                 raise JournalClosed(self.run_id)
+            self._check_not_lost()
             if not self._pending:
                 return
             batch = self._pending
@@ -161,6 +171,8 @@ class Journal:
             if isinstance(error, SeqConflict) and not cancelled:
                 await self._rebase()
                 continue
+            if isinstance(error, StoreUnavailable):
+                self._lost = error
             if error is not None:
                 raise error
             self._committed += len(batch)
@@ -178,6 +190,27 @@ class Journal:
     def close(self) -> None:
         """Refuse every later write: the Attempt is being abandoned as if it died."""
         self._closed = True
+
+    @property
+    def lost(self) -> StoreUnavailable | None:
+        """The outage that ended this Journal's writing, or None while it may write."""
+        return self._lost
+
+    def _check_not_lost(self) -> None:
+        if self._lost is not None:
+            raise StoreUnavailable(
+                f"run {self.run_id!r}: this attempt met a store outage and writes no more "
+                f"({self._lost})"
+            ) from self._lost
+
+    async def _read(self, after: int = 0) -> list[Record]:
+        """Read the log; an outage here also ends this Journal's writing."""
+        self._check_not_lost()
+        try:
+            return await self._store.read(self.run_id, after=after)
+        except StoreUnavailable as error:
+            self._lost = error
+            raise
 
     @property
     def pending_records(self) -> tuple[Record, ...]:
@@ -216,14 +249,18 @@ class Journal:
         another Attempt is writing and ``SeqConflict`` is raised. Staged records stay
         staged (re-sequenced after what landed, if anything did). With a notifier that
         has seen no change for this Run, this costs no round trip at all.
+
+        Raises:
+            StoreUnavailable: the read met a store outage, or an earlier call did.
         """
+        self._check_not_lost()
         notifier = self._trusted_notifier()
         if notifier is not None:
             generation = notifier.generation(self.run_id)
             if generation == self._seen_generation:
                 return []
             self._seen_generation = generation
-        foreign = await self._store.read(self.run_id, after=self._committed)
+        foreign = await self._read(after=self._committed)
         if not foreign:
             return []
         if self._pending:
@@ -237,7 +274,11 @@ class Journal:
 
         Used after cancelling work whose staged records may or may not have been
         written: the store is the only truth about what landed.
+
+        Raises:
+            StoreUnavailable: this Journal met a store outage; its Attempt must stop.
         """
+        self._check_not_lost()
         return await Journal.open(
             self._store, self.run_id, attempt_id=self._attempt_id, fence=self._fence
         )
@@ -273,7 +314,7 @@ class Journal:
         pending = list(self._pending)
         notifier = self._trusted_notifier()
         generation = notifier.generation(self.run_id) if notifier is not None else -1
-        committed = await self._store.read(self.run_id)
+        committed = await self._read()
         foreign = committed[self._committed :]
         ours = 0
         while (

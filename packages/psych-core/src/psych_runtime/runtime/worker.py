@@ -37,7 +37,7 @@ from psych_runtime.runtime.agent import ORPHANED_MESSAGE
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.journal import Journal, JournalClosed
-from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
 
@@ -47,6 +47,10 @@ AttemptRunner = Callable[[Journal, RunHeader, AbortSignal], Awaitable[None]]
 """What a Worker calls for each claimed Run; ``Runtime`` is one."""
 
 _MAX_BACKOFF_SECONDS = 30.0
+
+_RELEASE_FIRST_PAUSE = 0.05
+"""Seconds before the first retry of handing back a Run after a store outage."""
+_RELEASE_MAX_PAUSE = 2.0
 
 
 class AttemptKilled(BaseException):
@@ -236,6 +240,7 @@ class Worker:
     async def _attempt(self, attempt: ActiveAttempt, header: RunHeader) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(attempt))
         release = True
+        outage = False
         try:
             try:
                 journal = await Journal.open(
@@ -292,6 +297,17 @@ class Worker:
             # Another Worker owns this Run's log now; writing or releasing would fight it.
             log.info("run %s: stopped writing (%s)", attempt.run_id, error)
             release = False
+        except StoreUnavailable as error:
+            # An outage is transient, never the Run's failure. The write that met it may
+            # or may not have landed, so this Attempt writes nothing more; the Run is
+            # handed back as the log shows it, and the next Attempt carries on from
+            # what really landed (closing any call left open, as after a crash).
+            log.warning(
+                "run %s: store unavailable, attempt stopped and run handed back: %s",
+                attempt.run_id,
+                error,
+            )
+            outage = True
         except asyncio.CancelledError:
             if self._killed:
                 release = False
@@ -305,7 +321,10 @@ class Worker:
             heartbeat.cancel()
             self._forget(attempt)
             if release and not self._killed and attempt.abort.writes_allowed:
-                await self._release_from_log(attempt)
+                if outage:
+                    await self._release_after_outage(attempt)
+                else:
+                    await self._release_from_log(attempt)
             self.attempts_ended.signal(attempt.run_id)
 
     async def _fail_attempt(self, attempt: ActiveAttempt, error: Exception) -> None:
@@ -330,21 +349,54 @@ class Worker:
             log.exception("run %s: could not record the failed attempt", attempt.run_id)
             attempt.journal = None
 
-    async def _release_from_log(self, attempt: ActiveAttempt) -> None:
+    async def _release_after_outage(self, attempt: ActiveAttempt) -> None:
+        """Hand a Run back after a store outage, retrying briefly while the store is down.
+
+        Release is fenced by the claim's attempt count, so trying again is always safe:
+        once another Worker has claimed the Run, a late release changes nothing. When
+        the store stays down for about a lease, the lease expires instead and any
+        Worker may claim the Run then.
+        """
+        pause = _RELEASE_FIRST_PAUSE
+        give_up_at = time.monotonic() + self.lease_seconds
+        while not self._killed:
+            if await self._release_from_log(attempt, fresh=True, quiet=True):
+                return
+            if time.monotonic() + pause >= give_up_at:
+                break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _RELEASE_MAX_PAUSE)
+        log.warning("run %s: store still unavailable; the run is left to its lease", attempt.run_id)
+
+    async def _release_from_log(
+        self, attempt: ActiveAttempt, *, fresh: bool = False, quiet: bool = False
+    ) -> bool:
+        """Release the Run in the state its stored log shows; returns whether it worked.
+
+        Args:
+            attempt: the Attempt whose claim is released.
+            fresh: read the whole log again instead of trusting the Attempt's Journal
+                (after an outage, the Journal cannot know what its last write did).
+            quiet: a store outage is expected (it is being retried): log no traceback.
+        """
         # Decide from what the store holds, never from staged records that may not have
         # been written: a settlement that never landed must not release the Run settled.
         journal = attempt.journal
         try:
-            if journal is None or journal.has_pending:
+            if fresh or journal is None or journal.has_pending:
                 journal = await Journal.open(self.store, attempt.run_id)
             else:
                 try:
                     await journal.refresh()
                 except SeqConflict:
                     journal = await Journal.open(self.store, attempt.run_id)
+        except StoreUnavailable:
+            if not quiet:
+                log.exception("run %s: could not read the log to release it", attempt.run_id)
+            return False
         except Exception:
             log.exception("run %s: could not read the log to release it", attempt.run_id)
-            return
+            return False
         state = journal.state
         runnable_at = None
         if state.settled:
@@ -356,8 +408,12 @@ class Worker:
             target = RunState.SUSPENDED
         else:
             target = RunState.RUNNABLE
-        await self._release(
-            attempt, target, runnable_at=runnable_at, state_deadline=state.effective_deadline_at
+        return await self._release(
+            attempt,
+            target,
+            runnable_at=runnable_at,
+            state_deadline=state.effective_deadline_at,
+            quiet=quiet,
         )
 
     async def _release(
@@ -367,7 +423,8 @@ class Worker:
         *,
         runnable_at: datetime | None = None,
         state_deadline: datetime | None = None,
-    ) -> None:
+        quiet: bool = False,
+    ) -> bool:
         try:
             await self.store.release(
                 attempt.run_id,
@@ -377,8 +434,16 @@ class Worker:
                 deadline_at=state_deadline,
                 attempt_count=attempt.fence.attempt_count,
             )
+        except StoreUnavailable:
+            if not quiet:
+                log.exception(
+                    "run %s: release failed; the lease will expire instead", attempt.run_id
+                )
+            return False
         except Exception:
             log.exception("run %s: release failed; the lease will expire instead", attempt.run_id)
+            return False
+        return True
 
     async def _heartbeat(self, attempt: ActiveAttempt) -> None:
         while True:
