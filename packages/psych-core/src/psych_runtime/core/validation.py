@@ -319,7 +319,11 @@ def _delegation_depth(spec: AgentSpec, memo: dict[int, int], active: frozenset[i
 def collect_issues(
     spec: AgentSpec | WorkflowSpec, context: ValidationContext | None = None
 ) -> tuple[ValidationIssue, ...]:
-    """Every publish-time issue in a constructed Spec, without raising.
+    """Every issue in what a constructed Spec says, without raising.
+
+    These checks hold for every capability, run or not yet run; whether this release
+    can run the Spec at all is ``unsupported_issues``'s question, and ``validate``
+    asks both.
 
     Args:
         spec: the Spec to check.
@@ -327,11 +331,77 @@ def collect_issues(
             outside knowledge.
 
     Returns:
-        The issues in visiting order; empty when the Spec may be published.
+        The issues in visiting order; empty when nothing the Spec says is wrong.
     """
     collector = _Collector(context or ValidationContext())
     collector.visit(spec, "", 0, frozenset())
     return tuple(collector.issues)
+
+
+NOT_RUN_YET: Mapping[str, str] = {
+    "workflow": "workflows",
+    "agent.mcp_servers": "MCP servers",
+    "agent.a2a_peers": "A2A peers",
+    "agent.skills": "skills",
+    "agent.subagents": "subagents",
+    "agent.spawn": "subagents composed at run time",
+    "agent.code_execution": "code execution",
+    "agent.suspension.may_ask_questions": "questions to the user",
+    "agent.tasks_enabled": "task lists",
+    "agent.components_enabled": "UI components",
+}
+"""What this release cannot run yet, keyed by Spec kind or ``kind.field.path``.
+
+A key naming a kind refuses every Spec of that kind; a key naming a field refuses a
+Spec whose field is set to anything but its default. The row goes when the capability
+lands, and its Specs publish from then on with the hash they always had.
+"""
+
+
+def _not_default(spec: AgentSpec | WorkflowSpec, path: str) -> bool:
+    owner: BaseModel = spec
+    *parents, leaf = path.split(".")
+    for part in parents:
+        owner = getattr(owner, part)
+    default = type(owner).model_fields[leaf].get_default(call_default_factory=True)
+    return bool(getattr(owner, leaf) != default)
+
+
+def unsupported_issues(spec: AgentSpec | WorkflowSpec) -> tuple[ValidationIssue, ...]:
+    """What in ``spec`` asks for a capability this release does not run yet.
+
+    A Spec that publishes cleanly but then fails, or is quietly half-run, in front of a
+    customer is worse than one refused at publish. Only the root is examined: a nested
+    Spec is reachable only through a field or kind that is itself refused.
+
+    Args:
+        spec: a constructed Spec.
+
+    Returns:
+        One issue per refused kind or field, in ``NOT_RUN_YET`` order.
+    """
+    issues = []
+    for key, capability in NOT_RUN_YET.items():
+        kind, _, path = key.partition(".")
+        if kind != spec.kind:
+            continue
+        if not path:
+            issues.append(
+                ValidationIssue(
+                    path="kind",
+                    message=f"this release does not run {capability} yet; "
+                    "only agent Specs can be published",
+                )
+            )
+        elif _not_default(spec, path):
+            issues.append(
+                ValidationIssue(
+                    path=path,
+                    message=f"this release does not run {capability} yet; "
+                    "leave this field at its default to publish",
+                )
+            )
+    return tuple(issues)
 
 
 _MISSING = object()
@@ -405,8 +475,10 @@ def validate(
         The validated Spec.
 
     Raises:
-        SpecValidationError: listing every issue with its path. When the mapping cannot
-            even be built into a model, the construction errors are what it lists.
+        SpecValidationError: listing every issue with its path, first whatever asks for
+            a capability this release does not run yet (``NOT_RUN_YET``). When the
+            mapping cannot even be built into a model, the construction errors are
+            what it lists.
     """
     if isinstance(spec_or_dict, AgentSpec | WorkflowSpec):
         spec = spec_or_dict
@@ -415,7 +487,7 @@ def validate(
             spec = SPEC_ADAPTER.validate_python(spec_or_dict)
         except ValidationError as error:
             raise SpecValidationError(_from_pydantic(error, spec_or_dict)) from None
-    issues = collect_issues(spec, context)
+    issues = unsupported_issues(spec) + collect_issues(spec, context)
     if issues:
         raise SpecValidationError(issues)
     return spec
@@ -424,10 +496,12 @@ def validate(
 __all__ = [
     "JSON_SCHEMA_TYPES",
     "MAX_NESTING",
+    "NOT_RUN_YET",
     "SpecValidationError",
     "ValidationContext",
     "ValidationIssue",
     "collect_issues",
     "schema_issues",
+    "unsupported_issues",
     "validate",
 ]

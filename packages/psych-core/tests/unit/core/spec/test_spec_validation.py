@@ -1,10 +1,12 @@
 """Publish-time validation: one test per check, plus how issues are reported."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from psych_runtime.core.spec import (
+    A2APeer,
     AgentSpec,
     AgentStep,
     BranchCase,
@@ -24,6 +26,7 @@ from psych_runtime.core.spec import (
     Skill,
     SpawnEnvelope,
     SubagentRef,
+    SuspensionPolicy,
     ToolStep,
     WorkflowSpec,
     WorkflowStepRef,
@@ -36,8 +39,10 @@ from psych_runtime.core.validation import (
     collect_issues,
     validate,
 )
+from psych_runtime.core.version import Version
 
 DESCRIPTION = "does one careful thing for its parent"
+WHEN = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def agent(name: str = "a", **fields: Any) -> AgentSpec:
@@ -328,13 +333,14 @@ def test_every_issue_is_raised_together_with_its_path() -> None:
     error = excinfo.value
     assert isinstance(error, ValueError)
     assert [i.path for i in error.issues] == [
+        "code_execution",  # not run by this release: reported first
         "model.model",
         "tools.0",
         "instructions",
         "code_execution.profile",
     ]
     text = str(error)
-    assert "4 issues" in text
+    assert "5 issues" in text
     for issue in error.issues:
         assert f"{issue.path}: {issue.message}" in text
 
@@ -344,9 +350,12 @@ def test_validate_returns_the_spec_and_accepts_dicts() -> None:
     assert validate(spec, context=ValidationContext(registered_tools=["lookup"])) is spec
     built = validate(spec.model_dump())
     assert built == spec
-    assert isinstance(
-        validate({"kind": "workflow", "name": "w", "steps": [noop().model_dump()]}), WorkflowSpec
-    )
+    # A workflow dict is built into a WorkflowSpec (no construction errors); the only
+    # issue is that this release does not run workflows yet.
+    with pytest.raises(SpecValidationError) as excinfo:
+        validate({"kind": "workflow", "name": "w", "steps": [noop().model_dump()]})
+    assert [i.path for i in excinfo.value.issues] == ["kind"]
+    assert collect_issues(workflow(noop())) == ()
 
 
 def test_construction_errors_become_one_spec_validation_error() -> None:
@@ -406,3 +415,70 @@ def test_validation_issue_is_plain_data() -> None:
     issue = ValidationIssue(path="tools.0", message="m")
     assert issue.model_dump() == {"path": "tools.0", "message": "m"}
     assert str(SpecValidationError([issue])).startswith("the spec has 1 issue:")
+
+
+# 11. capabilities this release does not run -------------------------------------------
+
+NOT_RUN_YET: list[tuple[str, dict[str, Any]]] = [
+    ("mcp_servers", {"mcp_servers": (McpServer(name="crm", url="https://crm.example.com"),)}),
+    ("a2a_peers", {"a2a_peers": (A2APeer(name="billing", url="https://billing.example.com"),)}),
+    ("skills", {"skills": (Skill(name="tone", description="d", body="Be kind."),)}),
+    (
+        "subagents",
+        {"subagents": (SubagentRef(name="c", description=DESCRIPTION, spec=agent("c")),)},
+    ),
+    ("spawn", {"spawn": SpawnEnvelope()}),
+    ("code_execution", {"code_execution": CodeExecution()}),
+    ("suspension.may_ask_questions", {"suspension": SuspensionPolicy(may_ask_questions=True)}),
+    ("tasks_enabled", {"tasks_enabled": True}),
+    ("components_enabled", {"components_enabled": True}),
+]
+
+
+@pytest.mark.parametrize(("path", "fields"), NOT_RUN_YET, ids=[path for path, _ in NOT_RUN_YET])
+def test_a_capability_not_run_yet_is_refused_at_publish(path: str, fields: dict[str, Any]) -> None:
+    spec = agent(**fields)
+    with pytest.raises(SpecValidationError) as excinfo:
+        validate(spec)
+    assert [issue.path for issue in excinfo.value.issues] == [path]
+    assert "this release does not run" in excinfo.value.issues[0].message
+    with pytest.raises(SpecValidationError) as from_dict:
+        validate(spec.model_dump())
+    assert from_dict.value.issues == excinfo.value.issues
+
+
+def test_every_field_not_run_yet_is_reported_together() -> None:
+    spec = agent(**{key: value for _, fields in NOT_RUN_YET for key, value in fields.items()})
+    with pytest.raises(SpecValidationError) as excinfo:
+        validate(spec)
+    assert [issue.path for issue in excinfo.value.issues] == [path for path, _ in NOT_RUN_YET]
+
+
+def test_those_fields_at_their_defaults_publish_cleanly() -> None:
+    spec = agent(
+        mcp_servers=(),
+        skills=(),
+        spawn=None,
+        code_execution=None,
+        suspension=SuspensionPolicy(),
+        tasks_enabled=False,
+    )
+    assert validate(spec) is spec
+
+
+def test_a_workflow_is_refused_at_publish() -> None:
+    wf = workflow(noop())
+    with pytest.raises(SpecValidationError) as excinfo:
+        validate(wf)
+    [issue] = excinfo.value.issues
+    assert issue.path == "kind"
+    assert "this release does not run workflows" in issue.message
+    with pytest.raises(SpecValidationError) as from_dict:
+        validate(wf.model_dump())
+    assert from_dict.value.issues == (issue,)
+
+
+def test_refused_specs_still_build_and_hash() -> None:
+    # Only publishing refuses: the models build and hash exactly as they always have.
+    for spec in (workflow(noop()), agent(tasks_enabled=True)):
+        assert Version.of(spec, WHEN).verify()
