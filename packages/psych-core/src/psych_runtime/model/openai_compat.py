@@ -21,7 +21,9 @@ from psych_runtime.model.openai_wire import (
     MaxTokensField,
     StreamTally,
     check_limit_field,
+    output_limit_fields,
     read_chunk,
+    refused_limit_field,
     request_body,
 )
 from psych_runtime.model.port import (
@@ -73,6 +75,12 @@ class OpenAICompatibleClient:
               servers of either kind. OpenAI itself refuses a request that sets
               both.
 
+            Under ``"auto"``, a 400 that refuses the field sent (OpenAI's
+            "Unsupported parameter: 'max_tokens'", a strict schema's "Extra inputs
+            are not permitted") is answered by sending the request once more with
+            the other field, which is then used for that model from then on. An
+            explicit choice is never switched.
+
     Raises:
         UnknownLimitField: ``max_tokens_field`` is none of the choices above.
     """
@@ -92,6 +100,8 @@ class OpenAICompatibleClient:
         self._transport = transport
         self._scope = scope
         self._max_tokens_field = check_limit_field(max_tokens_field)
+        # Under "auto": the field each model's server turned out to take instead.
+        self._limit_fields: dict[str, MaxTokensField] = {}
         defaults = {"Accept": "text/event-stream"}
         if api_key:
             defaults["Authorization"] = f"Bearer {api_key}"
@@ -128,35 +138,63 @@ class OpenAICompatibleClient:
             ModelEgressDenied: the egress policy refused the endpoint.
             ModelError: any other refusal (400, 401, 403, 404, 422...).
         """
-        body = request_body(
-            request, max_tokens_field=self._max_tokens_field, base_url=self._base_url
-        )
-        reading = False
-        try:
-            async with self._transport.stream(
-                "POST",
-                f"{self._base_url}/chat/completions",
-                scope=self._scope,
-                headers=self._headers,
-                json=body,
-                timeout=self._timeout(request.idle_timeout_seconds),
-            ) as response:
-                if response.status_code >= 400:
-                    raise error_from_status(
-                        response.status_code, response.headers, await _error_body(response)
-                    )
-                if response.status_code != 200:
-                    raise ModelError(
-                        f"model endpoint answered HTTP {response.status_code}, expected 200",
-                        status_code=response.status_code,
-                    )
-                reading = True
-                async for event in _events(response, request.model):
-                    yield event
-        except (httpx.HTTPError, EgressDenied) as error:
-            raise error_from_exception(
-                error, streaming=reading, idle_seconds=request.idle_timeout_seconds
-            ) from error
+        setting = self._limit_fields.get(request.model, self._max_tokens_field)
+        switched = False
+        while True:
+            body = request_body(request, max_tokens_field=setting, base_url=self._base_url)
+            switch_to: MaxTokensField | None = None
+            reading = False
+            try:
+                async with self._transport.stream(
+                    "POST",
+                    f"{self._base_url}/chat/completions",
+                    scope=self._scope,
+                    headers=self._headers,
+                    json=body,
+                    timeout=self._timeout(request.idle_timeout_seconds),
+                ) as response:
+                    if response.status_code >= 400:
+                        text = await _error_body(response)
+                        if not switched and response.status_code == 400:
+                            switch_to = self._limit_field_instead(request, setting, text)
+                        if switch_to is None:
+                            raise error_from_status(response.status_code, response.headers, text)
+                    elif response.status_code != 200:
+                        raise ModelError(
+                            f"model endpoint answered HTTP {response.status_code}, expected 200",
+                            status_code=response.status_code,
+                        )
+                    else:
+                        reading = True
+                        async for event in _events(response, request.model):
+                            yield event
+            except (httpx.HTTPError, EgressDenied) as error:
+                raise error_from_exception(
+                    error, streaming=reading, idle_seconds=request.idle_timeout_seconds
+                ) from error
+            if switch_to is None:
+                return
+            logger.info(
+                "%s refused the output limit as %s for model %r; sending %s instead",
+                self._base_url,
+                "/".join(
+                    output_limit_fields(setting, model=request.model, base_url=self._base_url)
+                ),
+                request.model,
+                switch_to,
+            )
+            self._limit_fields[request.model] = switch_to
+            setting = switch_to
+            switched = True
+
+    def _limit_field_instead(
+        self, request: ModelRequest, setting: MaxTokensField, error_body: str
+    ) -> MaxTokensField | None:
+        """The field to retry with after a 400, or None when the 400 stands."""
+        if self._max_tokens_field != "auto" or request.max_output_tokens is None:
+            return None
+        sent = output_limit_fields(setting, model=request.model, base_url=self._base_url)
+        return refused_limit_field(sent, error_body)
 
     async def known_models(self) -> frozenset[str]:
         """The model ids ``{base_url}/models`` lists, fetched once and then cached.

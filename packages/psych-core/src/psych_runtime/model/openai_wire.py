@@ -133,6 +133,41 @@ def output_limit_fields(
     return ("max_tokens",)
 
 
+_OTHER_LIMIT_FIELD: dict[str, MaxTokensField] = {
+    "max_tokens": "max_completion_tokens",
+    "max_completion_tokens": "max_tokens",
+}
+# How servers word "I do not take this field": OpenAI's "Unsupported parameter ...
+# Use 'max_completion_tokens' instead", pydantic's "Extra inputs are not permitted"
+# (extra_forbidden) from servers with strict schemas, and the like.
+_FIELD_REFUSALS = (
+    "unsupported parameter",
+    "not supported",
+    "not permitted",
+    "extra_forbidden",
+    "unrecognized",
+    "unknown parameter",
+    "unknown field",
+    "not allowed",
+)
+
+
+def refused_limit_field(sent: tuple[str, ...], error_body: str) -> MaxTokensField | None:
+    """The field to try instead when a 400 refused the one limit field that was sent.
+
+    Only a refusal that names the field and says the server does not take it counts;
+    a complaint about its value ("max_tokens is too large") is the user's to fix and
+    gets no retry. Returns None when there is nothing to switch to.
+    """
+    if len(sent) != 1:
+        return None
+    [field] = sent
+    text = error_body.lower()
+    if field not in text or not any(words in text for words in _FIELD_REFUSALS):
+        return None
+    return _OTHER_LIMIT_FIELD.get(field)
+
+
 def request_body(
     request: ModelRequest,
     *,
@@ -311,6 +346,7 @@ __all__ = [
     "output_limit_fields",
     "provider_cost",
     "read_chunk",
+    "refused_limit_field",
     "request_body",
     "tool_json",
     "usage_from",

@@ -417,3 +417,97 @@ def test_an_unknown_max_tokens_field_is_refused_when_the_client_is_built(
 ) -> None:
     with pytest.raises(UnknownLimitField, match="'max-tokens'"):
         make_client(streamed(), max_tokens_field="max-tokens")
+
+
+def refusing(field: str, message: str) -> Handler:
+    """A server that refuses any body carrying ``field`` with a 400 saying ``message``."""
+    answer = streamed(delta("x", finish="length"))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if field in json.loads(request.content):
+            return httpx.Response(
+                400, json={"error": {"message": message, "type": "invalid_request_error"}}
+            )
+        return answer(request)
+
+    return handler
+
+
+OPENAI_REFUSAL = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead."
+)
+STRICT_REFUSAL = (
+    "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), "
+    "'msg': 'Extra inputs are not permitted', 'input': 24}]"
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "refused", "then"),
+    [
+        # A reasoning model behind a name "auto" cannot recognise (an Azure deployment).
+        ("reasoning-deployment", "max_tokens", "max_completion_tokens"),
+        # A reasoning model's name on a server whose schema forbids the newer field.
+        ("o3-mini", "max_completion_tokens", "max_tokens"),
+    ],
+)
+async def test_auto_switches_field_once_when_the_server_refuses_the_one_it_sent(
+    make_client: Factory, model: str, refused: str, then: str
+) -> None:
+    message = OPENAI_REFUSAL if refused == "max_tokens" else STRICT_REFUSAL
+    client, seen = make_client(refusing(refused, message))
+    request = REQUEST.model_copy(update={"model": model, "max_output_tokens": 24})
+
+    events = await collect(client, request)
+    assert isinstance(events[-1], StreamDone)
+    assert [list(_limits_of(r)) for r in seen] == [[refused], [then]]
+
+    # The answer is remembered for the model: the next call goes straight to it.
+    await collect(client, request)
+    assert list(_limits_of(seen[-1])) == [then]
+    assert len(seen) == 3
+
+
+async def test_an_explicit_field_is_never_switched(make_client: Factory) -> None:
+    client, seen = make_client(
+        refusing("max_tokens", OPENAI_REFUSAL), max_tokens_field="max_tokens"
+    )
+    with pytest.raises(ModelError) as caught:
+        await collect(client, REQUEST.model_copy(update={"max_output_tokens": 24}))
+    assert caught.value.status_code == 400
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "max_tokens is too large: 200000. This model supports at most 16384 tokens.",
+        "Invalid value for 'temperature': unsupported value.",
+        "messages: unknown role 'robot'",
+    ],
+)
+async def test_other_refusals_are_not_retried(make_client: Factory, message: str) -> None:
+    client, seen = make_client(refusing("max_tokens", message))
+    with pytest.raises(ModelError):
+        await collect(client, REQUEST.model_copy(update={"max_output_tokens": 24}))
+    assert len(seen) == 1
+
+
+async def test_a_refusal_of_the_other_field_too_is_raised_not_looped(
+    make_client: Factory,
+) -> None:
+    def refuses_both(request: httpx.Request) -> httpx.Response:
+        [field] = _limits_of(request)
+        other = "max_completion_tokens" if field == "max_tokens" else "max_tokens"
+        message = f"Unsupported parameter: '{field}'. Use '{other}' instead."
+        return httpx.Response(400, json={"error": {"message": message}})
+
+    client, seen = make_client(refuses_both)
+    with pytest.raises(ModelError):
+        await collect(client, REQUEST.model_copy(update={"max_output_tokens": 24}))
+    assert len(seen) == 2
+
+
+def _limits_of(request: httpx.Request) -> dict[str, object]:
+    return _sent_limits([request])
