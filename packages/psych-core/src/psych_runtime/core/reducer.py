@@ -89,9 +89,11 @@ def reduce(
         The folded state.
 
     Raises:
-        CorruptLog: when a record contradicts the log before it.
-        ValueError: when there is nothing to fold from (no records and no prior), or
-            ``run_id`` names a different Run than ``prior``.
+        CorruptLog: when a record contradicts the log before it, or there is nothing
+            to fold from (no records and no prior): every Run's log starts with its
+            ``run_admitted`` record at seq 1, so an empty one is missing that record
+            (``non_consecutive_seq`` at seq 1).
+        ValueError: ``run_id`` names a different Run than ``prior``.
     """
     if prior is not None:
         if run_id is not None and run_id != prior.run_id:
@@ -104,7 +106,12 @@ def reduce(
     iterator = iter(records)
     first = next(iterator, None)
     if first is None:
-        raise ValueError("cannot fold an empty log without a prior state")
+        raise CorruptLog(
+            CorruptionReason.NON_CONSECUTIVE_SEQ,
+            RunId(run_id or ""),
+            1,
+            "the log is empty: it must start with run_admitted at seq 1",
+        )
     state = RunStateView(
         run_id=first.run_id if run_id is None else RunId(run_id),
         scope=first.scope,

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from psych_runtime.core.corruption import CorruptionReason, CorruptLog
 from psych_runtime.core.digest import call_digest, json_digest
 from psych_runtime.core.metering import Cost, CostSource, Usage
 from psych_runtime.core.records import (
@@ -740,9 +741,17 @@ def test_settlement_fields() -> None:
 # --- the entry point ----------------------------------------------------------------------
 
 
-def test_an_empty_log_without_a_prior_is_refused() -> None:
-    with pytest.raises(ValueError, match="empty"):
+def test_an_empty_log_without_a_prior_is_a_corrupt_log() -> None:
+    # A Run's log starts with run_admitted at seq 1; a log without it is missing seq 1.
+    with pytest.raises(CorruptLog) as info:
+        reduce([], run_id="run_test")
+    assert info.value.reason is CorruptionReason.NON_CONSECUTIVE_SEQ
+    assert info.value.run_id == "run_test"
+    assert info.value.seq == 1
+    assert "empty" in info.value.detail
+    with pytest.raises(CorruptLog) as unnamed:
         reduce([])
+    assert unnamed.value.run_id == ""
 
 
 def test_an_empty_tail_returns_an_equal_independent_state() -> None:
