@@ -24,7 +24,7 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_runtime.core.errors import RunNotFound, UnstorableValue
 from psych_runtime.core.ids import EntryId, RunId, VersionHash, WorkerId
-from psych_runtime.core.records import QueueEnqueued, QueueKind, Record, RunAdmitted
+from psych_runtime.core.records import QueueEnqueued, QueueKind, Record
 from psych_runtime.core.storable import MAX_RECORD_DEPTH
 from psych_runtime.store.errors import LeaseLost, SeqConflict
 from psych_runtime.store.notify import WORK, Notifier
@@ -1116,17 +1116,13 @@ class StoreContract:
         cannot be written to an indexed text column everywhere; call ``check_admission``
         first in ``create_run``.
         """
-        candidates: list[tuple[RunHeader, Record]] = []
-        run, admitted = data.admission(idempotency_key="key\x00")
-        candidates.append((run, admitted))
-        run, admitted = data.admission(tenant="tenant\x00")
-        candidates.append((run, admitted))
-        run, admitted = data.admission(data.new_run_id("nul\x00"))
-        candidates.append((run, admitted))
-        run, admitted = data.admission(message="\udfff")
-        candidates.append((run, admitted))
+        candidates = [
+            data.admission(idempotency_key="key\x00"),
+            data.admission(tenant="tenant\x00"),
+            data.admission(data.new_run_id("nul\x00")),
+            data.admission(message="\udfff"),
+        ]
         for run, admitted in candidates:
-            assert isinstance(admitted, RunAdmitted)
             with pytest.raises(UnstorableValue):
                 await store.create_run(run, admitted)
             assert await store.get_run(run.run_id) is None
