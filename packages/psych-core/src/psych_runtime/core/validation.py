@@ -425,11 +425,14 @@ def _clean_path(loc: tuple[int | str, ...], data: object) -> str:
 
     Pydantic puts the chosen member of a tagged union (``agent``, ``code``...) into the
     location; those elements are dropped by following the input alongside, so the path
-    names only keys and indexes the author actually wrote.
+    names only keys and indexes the author actually wrote. Below a plain name written
+    as shorthand (a model id, a code tool's name) the path stops at that name.
     """
     parts: list[str] = []
     node: object = data
     for element in loc:
+        if isinstance(node, str):
+            break
         child = _child(node, element)
         if child is _MISSING and _kind_of(node) == element:
             continue
@@ -460,6 +463,52 @@ def _from_pydantic(error: ValidationError, data: object) -> list[ValidationIssue
     return issues
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unencodable_issues(spec: AgentSpec | WorkflowSpec) -> tuple[ValidationIssue, ...]:
+    """Every string in the Spec holding a lone surrogate, each with its path.
+
+    Such a string has no UTF-8 encoding, so the Spec could be neither hashed into a
+    Version nor stored; an author fixes it like any other invalid value.
+    """
+    issues: list[ValidationIssue] = []
+    try:
+        dumped = spec.model_dump()
+    except (ValueError, RecursionError):
+        # Nesting too deep to dump; ``collect_issues`` reports that on its own.
+        return ()
+    # Walked with an explicit stack: a Spec's free-form JSON may nest deeply.
+    stack: list[tuple[object, str]] = [(dumped, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            found = _SURROGATE.search(node)
+            if found is not None:
+                issues.append(
+                    ValidationIssue(
+                        path=path,
+                        message=(
+                            f"holds a lone surrogate (U+{ord(found.group()):04X}) at "
+                            f"character {found.start()}, which cannot be encoded as UTF-8"
+                        ),
+                    )
+                )
+        elif isinstance(node, Mapping):
+            for key, child in reversed(list(node.items())):
+                key_text = str(key)
+                if _SURROGATE.search(key_text) is not None:
+                    issues.append(
+                        ValidationIssue(path=path, message="has a key holding a lone surrogate")
+                    )
+                    continue
+                stack.append((child, _at(path, key_text)))
+        elif isinstance(node, list | tuple | frozenset | set):
+            for index, child in reversed(list(enumerate(node))):
+                stack.append((child, _at(path, index)))
+    return tuple(issues)
+
+
 def validate(
     spec_or_dict: AgentSpec | WorkflowSpec | Mapping[str, object],
     *,
@@ -487,7 +536,7 @@ def validate(
             spec = SPEC_ADAPTER.validate_python(spec_or_dict)
         except ValidationError as error:
             raise SpecValidationError(_from_pydantic(error, spec_or_dict)) from None
-    issues = unsupported_issues(spec) + collect_issues(spec, context)
+    issues = unsupported_issues(spec) + unencodable_issues(spec) + collect_issues(spec, context)
     if issues:
         raise SpecValidationError(issues)
     return spec
@@ -502,6 +551,7 @@ __all__ = [
     "ValidationIssue",
     "collect_issues",
     "schema_issues",
+    "unencodable_issues",
     "unsupported_issues",
     "validate",
 ]
