@@ -248,7 +248,7 @@ async def bench_dispatch_to_claim(name: str, factory: StoreFactory, quick: bool)
         async with factory() as store:
             counters = Counters()
             counting = CountingStore(store, counters, notifier=notify)
-            version = await psych_runtime.publish(counting, spec())
+            version = await psych_runtime.publish(counting, spec(), scope=SCOPE)
             worker = psych_runtime.Worker(
                 counting, psych_runtime.Runtime(counting, ScriptModel(0), _registry())
             )
@@ -282,7 +282,7 @@ async def bench_drain(name: str, factory: StoreFactory, quick: bool) -> None:
     runs = 30 if quick else 100
     for workers in (1, 2):
         async with factory() as store:
-            version = await psych_runtime.publish(store, spec())
+            version = await psych_runtime.publish(store, spec(), scope=SCOPE)
             ids = [
                 (await psych_runtime.dispatch(store, version, f"q{i}", scope=SCOPE)).run_id
                 for i in range(runs)
@@ -365,7 +365,7 @@ async def bench_processes(name: str, factory: StoreFactory, quick: bool) -> None
     with tempfile.TemporaryDirectory() as folder:
         markers = Path(folder)
         async with factory() as store:
-            version = await psych_runtime.publish(store, _pay_spec())
+            version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
             workers = [_spawn_worker(factory.url, markers, hang=False, turns=3) for _ in range(2)]
             try:
                 # A first burst warms both Worker processes (connections, prepared
@@ -398,7 +398,7 @@ async def bench_processes(name: str, factory: StoreFactory, quick: bool) -> None
         samples = []
         for _ in range(2 if quick else 5):
             async with factory() as store:
-                version = await psych_runtime.publish(store, _pay_spec())
+                version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
                 victim = _spawn_worker(factory.url, markers, hang=True, turns=1)
                 survivor = None
                 try:

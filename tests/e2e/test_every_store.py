@@ -111,7 +111,7 @@ async def test_a_sigkilled_worker_process_is_recovered_by_another(
         model=psych_runtime.ModelRef(model="fake-standard"),
         tools=(psych_runtime.CodeTool(name="charge"),),
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "charge A1", scope=ACME)
     first = _spawn(url, tmp_path, "work", 2.0, hang=True)
     second = None
@@ -169,7 +169,7 @@ async def test_two_processes_claiming_never_both_win_a_run(
 ) -> None:
     url = await store_url_for(kind)
     store = await psych_runtime.open_store(url)
-    version = await psych_runtime.publish(store, _spec())
+    version = await psych_runtime.publish(store, _spec(), scope=ACME)
     ids = {
         (await psych_runtime.dispatch(store, version, f"q{i}", scope=ACME)).run_id
         for i in range(80)

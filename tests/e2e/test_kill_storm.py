@@ -71,7 +71,7 @@ async def test_random_kills_during_a_drain_lose_nothing_and_repeat_no_call(
         tools=(psych_runtime.CodeTool(name="charge"),),
         limits=psych_runtime.Limits(max_turns=16),
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=SCOPE)
     ids = [
         (await psych_runtime.dispatch(store, version, f"order {i}", scope=SCOPE)).run_id
         for i in range(RUNS.get(kind, DEFAULT_RUNS))

@@ -437,23 +437,97 @@ class StoreContract:
         ``export_json()`` of both).
         """
         version = data.version("round-trip")
-        await store.put_version(version)
-        got = await store.get_version(version.hash)
-        assert got is not None
-        assert got.hash == version.hash
-        assert got.spec == version.spec
-        assert got.published_at == version.published_at
+        stored = await store.put_version(version, tenant="tenant-a")
+        assert stored == version
+        for got in (
+            await store.get_version(version.hash),
+            await store.get_version(version.hash, tenant="tenant-a"),
+        ):
+            assert got is not None
+            assert got.hash == version.hash
+            assert got.spec == version.spec
+            assert got.published_at == version.published_at
 
     async def test_put_version_twice_is_a_no_op(self, store: Store) -> None:
-        """Storing a hash again neither fails nor replaces the first publication time."""
+        """Storing a hash again neither fails nor replaces the first publication time.
+
+        ``put_version`` returns what the grantee now holds: the first publication.
+        """
         first = data.version("twice")
         again = data.version("twice", published_s=3600)
         assert again.hash == first.hash
-        await store.put_version(first)
-        await store.put_version(again)
-        got = await store.get_version(first.hash)
-        assert got is not None
-        assert got.published_at == first.published_at
+        await store.put_version(first, tenant="tenant-a")
+        returned = await store.put_version(again, tenant="tenant-a")
+        assert returned.published_at == first.published_at
+        for tenant in (None, "tenant-a"):
+            got = await store.get_version(first.hash, tenant=tenant)
+            assert got is not None
+            assert got.published_at == first.published_at
+
+    async def test_a_tenants_version_is_invisible_to_other_tenants(self, store: Store) -> None:
+        """A Version published for one tenant is None for every other tenant.
+
+        The lookup must compare tenants byte for byte: names that differ only in case
+        or trailing spaces are different tenants (watch for padded or case-insensitive
+        collations). Without a tenant the lookup is unfiltered, for the Worker that
+        runs an already admitted Run.
+        """
+        version = data.version("owned")
+        await store.put_version(version, tenant="tenant-a")
+        assert await store.get_version(version.hash, tenant="tenant-a") is not None
+        for other in ("tenant-b", "Tenant-A", "tenant-a ", "tenant-"):
+            assert await store.get_version(version.hash, tenant=other) is None, other
+        assert await store.get_version(version.hash) is not None
+
+    async def test_a_shared_version_is_visible_to_every_tenant(self, store: Store) -> None:
+        """``tenant=None`` at put shares the Version with every tenant, at its own time."""
+        version = data.version("shared", published_s=60)
+        stored = await store.put_version(version, tenant=None)
+        assert stored.published_at == version.published_at
+        for tenant in ("tenant-a", "tenant-b", None):
+            got = await store.get_version(version.hash, tenant=tenant)
+            assert got is not None, tenant
+            assert got.spec == version.spec
+            assert got.published_at == version.published_at
+
+    async def test_two_tenants_own_the_same_hash_independently(self, store: Store) -> None:
+        """Equal Specs share a hash, but each tenant holds its own grant and time.
+
+        Tenant b must see its own publication time, not tenant a's: an earlier time
+        would tell b that someone else published the same Spec first.
+        """
+        first = data.version("same-spec", published_s=10)
+        second = data.version("same-spec", published_s=20)
+        assert first.hash == second.hash
+        await store.put_version(first, tenant="tenant-a")
+        assert await store.get_version(first.hash, tenant="tenant-b") is None
+        returned = await store.put_version(second, tenant="tenant-b")
+        assert returned.published_at == second.published_at
+        got_a = await store.get_version(first.hash, tenant="tenant-a")
+        got_b = await store.get_version(first.hash, tenant="tenant-b")
+        assert got_a is not None and got_a.published_at == first.published_at
+        assert got_b is not None and got_b.published_at == second.published_at
+        assert await store.get_version(first.hash, tenant="tenant-c") is None
+
+    async def test_sharing_an_owned_version_later_makes_it_visible(self, store: Store) -> None:
+        """A shared grant added after a tenant's own one opens it to everyone.
+
+        The owner keeps seeing its own publication time; other tenants see the share's.
+        """
+        owned = data.version("owned-then-shared", published_s=5)
+        shared = data.version("owned-then-shared", published_s=50)
+        await store.put_version(owned, tenant="tenant-a")
+        assert await store.get_version(owned.hash, tenant="tenant-b") is None
+        await store.put_version(shared, tenant=None)
+        got_a = await store.get_version(owned.hash, tenant="tenant-a")
+        got_b = await store.get_version(owned.hash, tenant="tenant-b")
+        assert got_a is not None and got_a.published_at == owned.published_at
+        assert got_b is not None and got_b.published_at == shared.published_at
+
+    async def test_get_unknown_version_returns_none_for_every_tenant(self, store: Store) -> None:
+        """An unknown hash reads as None, with or without a tenant."""
+        unknown = VersionHash("sha256:" + "0" * 64)
+        assert await store.get_version(unknown, tenant="tenant-a") is None
 
     async def test_get_unknown_version_returns_none(self, store: Store) -> None:
         """An unknown hash reads as None, not as an error."""

@@ -576,6 +576,9 @@ if TYPE_CHECKING:
         RunAlreadySettled as RunAlreadySettled,
     )
     from psych_runtime.runtime.dispatch import (
+        SharedVersionScope as SharedVersionScope,
+    )
+    from psych_runtime.runtime.dispatch import (
         dispatch as dispatch,
     )
     from psych_runtime.runtime.dispatch import (
@@ -958,6 +961,7 @@ _EXPORTS: dict[str, str] = {
     "Dispatched": "psych_runtime.runtime.dispatch",
     "RunAlreadySettled": "psych_runtime.runtime.dispatch",
     "InvalidDispatch": "psych_runtime.runtime.dispatch",
+    "SharedVersionScope": "psych_runtime.runtime.dispatch",
     "publish": "psych_runtime.runtime.dispatch",
     "dispatch": "psych_runtime.runtime.dispatch",
     "interrupt": "psych_runtime.runtime.dispatch",
@@ -1125,6 +1129,7 @@ __all__ = [
     "SeqConflict",
     "Session",
     "SetStateStep",
+    "SharedVersionScope",
     "Skill",
     "SleepStep",
     "SpawnEnvelope",

@@ -39,7 +39,7 @@ def _spec(*tools: str, **limits: int) -> AgentSpec:
 async def _run(spec: AgentSpec, model: FakeModel, *tools, message: str = "hi"):  # type: ignore[no-untyped-def]
     store = InMemoryStore()
     registry = registry_of(*tools)
-    version = await publish(store, spec)
+    version = await publish(store, spec, scope=ACME)
     async with running_worker(store, model, registry):
         run = await dispatch(store, version, message, scope=ACME)
         log = await settled_log(store, run.run_id)
@@ -96,7 +96,7 @@ async def test_a_turn_costs_two_appends_and_a_final_answer_one() -> None:
     for i in range(k):
         model.turn(tool_calls=[("lookup", {"order_id": f"O{i}"})])
     model.turn(text="done")
-    version = await publish(store, _spec("lookup"))
+    version = await publish(store, _spec("lookup"), scope=ACME)
     async with running_worker(store, model, registry_of(lookup)):
         run = await dispatch(store, version, "go", scope=ACME)
         await settled_log(store, run.run_id)
@@ -230,8 +230,8 @@ async def test_the_same_spec_from_a_dict_hashes_and_runs_the_same() -> None:
     built = _spec("lookup")
     from_dict = AgentSpec.model_validate(json.loads(built.model_dump_json()))
     store = InMemoryStore()
-    v1 = await publish(store, built)
-    v2 = await publish(store, from_dict)
+    v1 = await publish(store, built, scope=ACME)
+    v2 = await publish(store, from_dict, scope=ACME)
     assert v1.hash == v2.hash
 
     def script() -> FakeModel:
@@ -255,7 +255,7 @@ async def test_interrupt_stops_the_run_after_the_call_in_progress() -> None:
 
     model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
     store = InMemoryStore()
-    version = await publish(store, _spec("slow"))
+    version = await publish(store, _spec("slow"), scope=ACME)
     async with running_worker(store, model, registry_of(slow)):
         run = await dispatch(store, version, "go", scope=ACME)
         await started.wait()

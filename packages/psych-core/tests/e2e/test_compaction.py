@@ -46,7 +46,7 @@ async def _run_with_report(
     spec: AgentSpec, model: FakeModel
 ) -> tuple[list[psych_runtime.Record], psych_runtime.RunReport]:
     store = InMemoryStore()
-    version = await publish(store, spec)
+    version = await publish(store, spec, scope=ACME)
     async with running_worker(store, model, registry_of(lookup), prices=PRICES):
         run = await dispatch(store, version, "track A1, B2 and C3", scope=ACME)
         log = await settled_log(store, run.run_id)

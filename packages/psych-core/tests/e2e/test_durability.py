@@ -38,7 +38,7 @@ async def test_a_killed_worker_is_reclaimed_and_its_dangling_call_closed_unknown
         .turn(tool_calls=[("charge", {"order_id": "A1"})])
         .turn(text="I could not confirm the charge.")
     )
-    version = await publish(store, _spec(CodeTool(name="charge")))
+    version = await publish(store, _spec(CodeTool(name="charge")), scope=ACME)
     registry = registry_of(charge)
     async with running_worker(store, model, registry) as first:
         run = await dispatch(store, version, "charge A1", scope=ACME)
@@ -80,7 +80,7 @@ async def test_an_idempotent_tool_is_re_executed_once_with_the_same_key() -> Non
 
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A1"})]).turn(text="Refunded.")
-    version = await publish(store, _spec(CodeTool(name="refund")))
+    version = await publish(store, _spec(CodeTool(name="refund")), scope=ACME)
     registry = registry_of(refund, idempotent=("refund",))
     async with running_worker(store, model, registry) as first:
         run = await dispatch(store, version, "refund A1", scope=ACME)
@@ -113,7 +113,7 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
     registry.register(lookup)
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Shipped.")
-    version = await publish(store, _spec(CodeTool(name="lookup")))
+    version = await publish(store, _spec(CodeTool(name="lookup")), scope=ACME)
     recovery = await crash_and_recover(
         store,
         model,
@@ -152,7 +152,9 @@ async def test_a_crash_before_the_second_of_two_calls_leaves_a_well_formed_reque
         .turn(tool_calls=[("charge", {"amount": 5}), ("email", {"to": "bob"})])
         .turn(text="Charged; I will email Bob next time.")
     )
-    version = await publish(store, _spec(CodeTool(name="charge"), CodeTool(name="email")))
+    version = await publish(
+        store, _spec(CodeTool(name="charge"), CodeTool(name="email")), scope=ACME
+    )
     recovery = await crash_and_recover(
         store,
         model,
@@ -186,7 +188,7 @@ async def test_a_reconnecting_stream_misses_no_record_across_an_interrupt() -> N
 
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
-    version = await publish(store, _spec(CodeTool(name="slow")))
+    version = await publish(store, _spec(CodeTool(name="slow")), scope=ACME)
     async with running_worker(store, model, registry_of(slow)):
         run = await dispatch(store, version, "go", scope=ACME)
         seen: list[int] = []
@@ -213,7 +215,7 @@ async def test_a_deadline_aborts_a_hung_tool() -> None:
 
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("hang", {"order_id": "A1"})])
-    version = await publish(store, _spec(CodeTool(name="hang")))
+    version = await publish(store, _spec(CodeTool(name="hang")), scope=ACME)
     async with running_worker(store, model, registry_of(hang)):
         run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.3)
         log = await settled_log(store, run.run_id)
@@ -233,7 +235,9 @@ async def test_the_supervisor_force_settles_an_uninterruptible_hang_after_grace(
 
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("transfer", {"order_id": "A1"})])
-    version = await publish(store, _spec(CodeTool(name="transfer", interruptible=False)))
+    version = await publish(
+        store, _spec(CodeTool(name="transfer", interruptible=False)), scope=ACME
+    )
     async with running_worker(store, model, registry_of(transfer), grace_seconds=0.3):
         run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.3)
         log = await settled_log(store, run.run_id)
@@ -258,7 +262,7 @@ async def test_an_uninterruptible_call_finishes_before_the_deadline_abort() -> N
 
     store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A1"})])
-    version = await publish(store, _spec(CodeTool(name="refund", interruptible=False)))
+    version = await publish(store, _spec(CodeTool(name="refund", interruptible=False)), scope=ACME)
     async with running_worker(store, model, registry_of(refund), grace_seconds=5.0):
         run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.2)
         log = await settled_log(store, run.run_id)
@@ -278,7 +282,7 @@ async def test_two_workers_racing_never_both_hold_a_run() -> None:
     runs = 60
     # A shared script would interleave across concurrent Runs, so each Worker gets a
     # model that answers any request the same way.
-    version = await publish(store, _spec(CodeTool(name="lookup")))
+    version = await publish(store, _spec(CodeTool(name="lookup")), scope=ACME)
     registry = registry_of(lookup)
     ids = [(await dispatch(store, version, f"q{i}", scope=ACME)).run_id for i in range(runs)]
     echo_a, echo_b = _EchoModel(), _EchoModel()

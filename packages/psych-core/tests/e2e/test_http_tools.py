@@ -98,7 +98,7 @@ async def _run(
     secrets: SecretResolver | None = None,
 ) -> tuple[RunId, list[Record]]:
     store = InMemoryStore()
-    version = await publish(store, spec)
+    version = await publish(store, spec, scope=ACME)
     async with _worker(store, model, http=http, secrets=secrets):
         run = await dispatch(store, version, "hi", scope=ACME)
         log = await settled_log(store, run.run_id)
@@ -413,7 +413,7 @@ async def test_a_failing_http_tool_is_withheld_like_any_other_tool() -> None:
 async def _crash_mid_call(tool: HttpTool, http: HttpTransport) -> tuple[list[Record], list[Record]]:
     """Kill the Attempt just before the call's result is written, then recover it."""
     store = InMemoryStore()
-    version = await publish(store, _spec(tool))
+    version = await publish(store, _spec(tool), scope=ACME)
     model = FakeModel().turn(tool_calls=[(tool.name, {"order_id": "A1"})]).turn(text="Done.")
     run = await dispatch(store, version, "go", scope=ACME)
     crashing = CrashingStore(store, before="tool_call_finished")

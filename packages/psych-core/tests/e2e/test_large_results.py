@@ -103,7 +103,7 @@ async def _run(
     **runtime: Any,
 ) -> tuple[InMemoryStore, RunId, list[Record]]:
     store = store if store is not None else InMemoryStore()
-    version = await publish(store, spec)
+    version = await publish(store, spec, scope=ACME)
     async with _worker(store, model, *tools, **runtime):
         run = await dispatch(store, version, "go", scope=ACME)
         log = await settled_log(store, run.run_id, timeout=timeout)
@@ -530,7 +530,7 @@ async def test_a_read_interrupted_by_a_crash_is_simply_read_again() -> None:
     model = FakeModel().turn(tool_calls=[_call("numbered_lines", "big", count=500)])
     model.turn(tool_calls=[_call(READ, "read", handle="res_big", offset=7, limit=2)])
     model.turn(text="done")
-    version = await publish(store, _spec("numbered_lines", large_result_bytes=1000))
+    version = await publish(store, _spec("numbered_lines", large_result_bytes=1000), scope=ACME)
     recovery = await crash_and_recover(
         store,
         model,

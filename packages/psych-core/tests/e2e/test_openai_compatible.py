@@ -126,7 +126,7 @@ async def run(
     message: str = "Where is A1?",
 ) -> tuple[InMemoryStore, list[Record]]:
     store = InMemoryStore()
-    version = await publish(store, agent)
+    version = await publish(store, agent, scope=ACME)
     async with worker_for(store, client, prices=prices, cost_policy=cost_policy):
         admitted = await dispatch(store, version, message, scope=ACME)
         log = await settled_log(store, admitted.run_id)

@@ -60,7 +60,7 @@ async def test_report_totals_are_exact_and_honest_about_what_is_unpriced() -> No
         )
     )
     store = InMemoryStore()
-    version = await publish(store, spec)
+    version = await publish(store, spec, scope=ACME)
     async with running_worker(store, model, registry_of(lookup), prices=PRICES):
         run = await dispatch(store, version, "A1 and B2?", scope=ACME)
         log = await settled_log(store, run.run_id)

@@ -136,7 +136,7 @@ async def test_a_continuation_carries_the_thread_and_stays_in_its_tenant() -> No
         with pytest.raises(psych_runtime.AccessDenied):
             await psych_runtime.dispatch(
                 s.store,
-                await s.publish(CHAT),
+                await psych_runtime.publish(s.store, CHAT, shared=True),
                 "x",
                 scope=psych_runtime.Scope(tenant="globex"),
                 continues=first.run_id,
@@ -170,7 +170,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         model=psych_runtime.ModelRef(model="gpt-4.1"),
         tools=(psych_runtime.CodeTool(name="slow"),),
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     async with running_worker(store, model, registry_of(slow)):
         run = await psych_runtime.dispatch(store, version, "start", scope=ACME)
         await asyncio.sleep(0.05)
@@ -193,7 +193,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
 
 async def test_a_run_that_keeps_killing_workers_is_failed_after_max_attempts() -> None:
     store = InMemoryStore()
-    version = await psych_runtime.publish(store, CHAT)
+    version = await psych_runtime.publish(store, CHAT, scope=ACME)
     crashing = CrashingStore(store, before="turn_started")
     async with running_worker(crashing, FakeModel(), registry_of()) as first:
         run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)

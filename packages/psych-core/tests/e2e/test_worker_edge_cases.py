@@ -119,7 +119,7 @@ async def test_shutdown_during_an_uninterruptible_call_starts_no_further_call() 
         poll_interval=0.05,
         grace_seconds=5,
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
     task = asyncio.create_task(worker.run())
     await asyncio.sleep(0.1)
@@ -147,7 +147,7 @@ async def test_stop_waits_and_a_hung_uninterruptible_call_does_not_block_it_for_
     worker = Worker(
         store, Runtime(store, model, registry_of(slow)), poll_interval=0.05, grace_seconds=0.2
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
     task = asyncio.create_task(worker.run())
     await asyncio.sleep(0.1)
@@ -184,7 +184,7 @@ async def test_a_call_that_finished_before_the_deadline_keeps_its_real_outcome()
         supervisor_interval=0.02,
         grace_seconds=5,
     )
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "go", scope=ACME, deadline_seconds=0.75)
     task = asyncio.create_task(worker.run())
     log = await settled_log(store, run.run_id)
@@ -208,7 +208,9 @@ async def test_a_run_claimed_after_its_deadline_is_aborted_without_running() -> 
         return "paid"
 
     store = InMemoryStore()
-    version = await psych_runtime.publish(store, _spec(psych_runtime.CodeTool(name="pay")))
+    version = await psych_runtime.publish(
+        store, _spec(psych_runtime.CodeTool(name="pay")), scope=ACME
+    )
     run = await psych_runtime.dispatch(store, version, "pay A1", scope=ACME, deadline_seconds=0.05)
     await asyncio.sleep(0.1)  # overdue before any Worker exists
     model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"})])
@@ -265,7 +267,7 @@ async def test_a_killed_worker_writes_nothing_more() -> None:
     spec = _spec(psych_runtime.CodeTool(name="pay", interruptible=False))
     model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"})]).turn(text="done")
     worker = Worker(store, Runtime(store, model, registry_of(pay)), poll_interval=0.05)
-    version = await psych_runtime.publish(store, spec)
+    version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "pay", scope=ACME)
     task = asyncio.create_task(worker.run())
     await started.wait()
@@ -287,7 +289,7 @@ async def test_an_interrupt_cuts_a_long_retry_backoff_short() -> None:
         Runtime(store, model, registry_of(), retry_base_seconds=30.0),
         poll_interval=0.05,
     )
-    version = await psych_runtime.publish(store, CHAT)
+    version = await psych_runtime.publish(store, CHAT, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "hi", scope=ACME)
     task = asyncio.create_task(worker.run())
     async with asyncio.timeout(5):
@@ -324,7 +326,9 @@ async def test_renewals_and_the_release_name_the_claim_they_belong_to() -> None:
         return "packed"
 
     store = Recording()
-    version = await psych_runtime.publish(store, _spec(psych_runtime.CodeTool(name="pack")))
+    version = await psych_runtime.publish(
+        store, _spec(psych_runtime.CodeTool(name="pack")), scope=ACME
+    )
     run = await psych_runtime.dispatch(store, version, "pack", scope=ACME)
     # Another Worker claimed it first and vanished, so ours holds the second claim.
     ghost = await store.claim(psych_runtime.WorkerId("ghost"), utcnow(), 0.01)

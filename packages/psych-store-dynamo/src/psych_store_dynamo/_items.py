@@ -10,6 +10,8 @@ pk                           sk      what
 ``r#<run id>``               seq     one record, as compact JSON in ``rec``
 ``k#<tenant>#<key>``         0       an idempotency key, naming the Run it admitted
 ``v#<version hash>``         0       a published Version (its canonical export)
+``g#<version hash>#<tenant>``  0     a tenant's grant of a Version (its publication time)
+``g#<version hash>``         0       the grant sharing a Version with every tenant
 ``meta#schema``              0       the schema version ``migrate`` applied
 ===========================  ======  ===================================================
 
@@ -61,6 +63,9 @@ CONTINUES_RUN_ID = "continues_run_id"
 HEAD_SEQ = "head_seq"
 KEY_RUN_ID = "run_id"
 VERSION_DOCUMENT = "doc"
+VERSION_GRANTED = "granted"
+"""Set on Versions stored with grants; one without it predates them and is shared."""
+PUBLISHED_AT = "published_at"
 SCHEMA_VERSION_ATTRIBUTE = "version"
 
 CLAIM_Q = "claim_q"
@@ -170,6 +175,16 @@ def idempotency_key(tenant: str, key: str) -> Item:
 def version_key(version_hash: str) -> Item:
     """The key of a Version's item."""
     return {PK: s("v#" + version_hash), SK: n(0)}
+
+
+def grant_key(version_hash: str, tenant: str | None) -> Item:
+    """The key of a tenant's grant of a Version, or (None) of the grant sharing it.
+
+    A hash has a fixed form without ``#`` and the tenant is percent-encoded, so no
+    tenant's key can equal another's or the shared one.
+    """
+    suffix = "" if tenant is None else "#" + quote(tenant, safe="")
+    return {PK: s(f"g#{version_hash}{suffix}"), SK: n(0)}
 
 
 META_KEY: Item = {PK: s(META_PK), SK: n(0)}
@@ -437,6 +452,7 @@ __all__ = [
     "PARENT_RUN_ID",
     "PARKED",
     "PK",
+    "PUBLISHED_AT",
     "READY",
     "RECORD",
     "RUNNABLE_AT",
@@ -445,11 +461,13 @@ __all__ = [
     "SK",
     "STATE",
     "VERSION_DOCUMENT",
+    "VERSION_GRANTED",
     "VERSION_HASH",
     "Attribute",
     "Item",
     "before",
     "claim_entry",
+    "grant_key",
     "header_item",
     "header_of",
     "header_scope",

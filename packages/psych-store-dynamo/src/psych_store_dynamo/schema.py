@@ -95,7 +95,21 @@ async def _ensure_table(table: Table, wait_seconds: float) -> None:
     await _wait_active(table, wait_seconds)
 
 
-MIGRATIONS: tuple[Callable[[Table, float], Awaitable[None]], ...] = (_ensure_table,)
+async def _version_grants(table: Table, wait_seconds: float) -> None:
+    """Version 2: Versions are granted to tenants, by ``g#`` items beside them.
+
+    Nothing to create: the grants are new items in the same table, and a Version
+    written before them carries no ``granted`` mark, which readers take as shared.
+    Recording the version makes older releases refuse the table instead of reading
+    every tenant's Versions without looking at the grants.
+    """
+    del table, wait_seconds
+
+
+MIGRATIONS: tuple[Callable[[Table, float], Awaitable[None]], ...] = (
+    _ensure_table,
+    _version_grants,
+)
 """``MIGRATIONS[n - 1]`` brings a table to schema version n; each step is idempotent."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,7 +19,7 @@ Nothing on a hot path scans the table.
 
 import asyncio
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from datetime import datetime, timedelta
 
 from psych_runtime import (
@@ -64,6 +64,15 @@ _READ_MODIFY_WRITE_TRIES = 16
 """Tries of ``set_runnable_at`` when the Run's state keeps moving under it."""
 _CREATED_AT_CACHE = 4096
 """Runs whose (immutable) created_at is remembered, to spare ``release`` a read."""
+
+
+def _unmatchable(text: str) -> bool:
+    """Whether no stored hash or tenant can equal ``text`` (it has no UTF-8 encoding)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class DynamoStore:
@@ -387,22 +396,63 @@ class DynamoStore:
 
     # --- versions ----------------------------------------------------------------------
 
-    async def put_version(self, version: Version) -> None:
-        """See ``Store.put_version``: the first stored copy wins."""
-        table = await self._ready()
-        item = {**it.version_key(version.hash), it.VERSION_DOCUMENT: it.s(version.export_json())}
-        try:
-            await table.put(item, condition="attribute_not_exists(#pk)")
-        except ConditionFailed:
-            return
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """See ``Store.put_version``: the first stored copy and each first grant win.
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
-        """See ``Store.get_version``; the stored Spec is rehashed on the way out."""
+        The Version item and the grant item are two conditional puts; a crash between
+        them leaves a Version granted to nobody yet, which the next publish completes.
+        """
+        if tenant == "":
+            raise ValueError("a tenant name is never empty; pass None for a shared Version")
         table = await self._ready()
-        item = await table.get(it.version_key(version_hash))
-        if item is None:
+        item = {
+            **it.version_key(version.hash),
+            it.VERSION_DOCUMENT: it.s(version.export_json()),
+            it.VERSION_GRANTED: it.n(1),
+        }
+        with suppress(ConditionFailed):
+            await table.put(item, condition="attribute_not_exists(#pk)")
+        key = it.grant_key(version.hash, tenant)
+        grant = {**key, it.PUBLISHED_AT: it.time_value(version.published_at)}
+        try:
+            await table.put(grant, condition="attribute_not_exists(#pk)")
+        except ConditionFailed:
+            held = await table.get(key)
+            if held is not None:
+                granted = it.instant(it.number(held, it.PUBLISHED_AT))
+                return version.model_copy(update={"published_at": granted})
+        return version
+
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
+        """See ``Store.get_version``; the stored Spec is rehashed on the way out.
+
+        A Version stored before grants existed carries no ``granted`` mark and is
+        shared, as it effectively was.
+        """
+        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
             return None
-        return Version.import_json(it.text(item, it.VERSION_DOCUMENT))
+        table = await self._ready()
+        if tenant is None:
+            item = await table.get(it.version_key(version_hash))
+            return None if item is None else Version.import_json(it.text(item, it.VERSION_DOCUMENT))
+        keys = {
+            "version": it.version_key(version_hash),
+            "own": it.grant_key(version_hash, tenant),
+            "shared": it.grant_key(version_hash, None),
+        }
+        found = {it.text(item, it.PK): item for item in await table.batch_get(list(keys.values()))}
+        items = {name: found.get(it.text(key, it.PK)) for name, key in keys.items()}
+        stored = items["version"]
+        if stored is None:
+            return None
+        version = Version.import_json(it.text(stored, it.VERSION_DOCUMENT))
+        grant = items["own"] or items["shared"]
+        if grant is not None:
+            granted = it.instant(it.number(grant, it.PUBLISHED_AT))
+            return version.model_copy(update={"published_at": granted})
+        return version if it.VERSION_GRANTED not in stored else None
 
     # --- admission and headers ---------------------------------------------------------
 

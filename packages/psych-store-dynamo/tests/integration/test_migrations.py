@@ -24,12 +24,16 @@ async def _describe(endpoint: str, table: str) -> dict[str, object]:
     return described
 
 
+_EVERY_VERSION = list(range(1, schema.SCHEMA_VERSION + 1))
+"""What migrating a brand-new table records."""
+
+
 async def test_migrate_creates_the_table_then_is_a_no_op(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
     assert await store.schema_version() == 0
-    assert await store.migrate() == [schema.SCHEMA_VERSION]
+    assert await store.migrate() == _EVERY_VERSION
     assert await store.migrate() == []
     assert await store.schema_version() == schema.SCHEMA_VERSION
     described = await _describe(moto_endpoint, store.table_name)
@@ -43,8 +47,8 @@ async def test_two_stores_migrating_at_once_converge(make_store: StoreFactory) -
     first = await make_store(migrate=False)
     second = await make_store(migrate=False)
     applied = await asyncio.gather(first.migrate(), second.migrate())
-    # Exactly one of them recorded the version; both end up with a usable table.
-    assert sorted(applied) == [[], [schema.SCHEMA_VERSION]]
+    # Each version was recorded by exactly one of them; both end up with a usable table.
+    assert sorted(version for versions in applied for version in versions) == _EVERY_VERSION
     run, admitted = data.admission()
     assert (await first.create_run(run, admitted)).created
     assert await second.head(run.run_id) == 1
@@ -69,7 +73,7 @@ async def test_a_table_without_the_schema_record_says_to_migrate(
     fresh = await make_store(migrate=False)
     with pytest.raises(StoreUnavailable, match="has no Psych schema yet"):
         await fresh.connect()
-    assert await fresh.migrate() == [schema.SCHEMA_VERSION]
+    assert await fresh.migrate() == _EVERY_VERSION
     await fresh.connect()
 
 
@@ -106,7 +110,7 @@ async def test_migrate_adds_missing_indexes_to_a_hand_made_table(
             ],
             ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
         )
-    assert await store.migrate() == [schema.SCHEMA_VERSION]
+    assert await store.migrate() == _EVERY_VERSION
     described = await _describe(moto_endpoint, store.table_name)
     indexes = described["GlobalSecondaryIndexes"]
     assert isinstance(indexes, list)
@@ -137,7 +141,7 @@ async def test_a_table_with_another_key_schema_is_refused(
 
 
 async def test_create_table_and_drop_table_helpers(table_url: str) -> None:
-    assert await create_table(table_url) == [schema.SCHEMA_VERSION]
+    assert await create_table(table_url) == _EVERY_VERSION
     assert await create_table(table_url) == []
     store = DynamoStore(table_url)
     try:
@@ -146,3 +150,24 @@ async def test_create_table_and_drop_table_helpers(table_url: str) -> None:
         await store.close()
     assert await drop_table(table_url) is True
     assert await drop_table(table_url) is False
+
+
+async def test_versions_stored_before_grants_existed_stay_shared(
+    make_store: StoreFactory,
+) -> None:
+    store = await make_store()
+    table = await store._open()  # what an older release wrote: a Version, no grant
+    legacy = data.version("legacy", published_s=7)
+    await table.put(
+        {**it.version_key(legacy.hash), it.VERSION_DOCUMENT: it.s(legacy.export_json())}
+    )
+    for tenant in ("tenant-a", "tenant-b", None):
+        got = await store.get_version(legacy.hash, tenant=tenant)
+        assert got is not None, tenant
+        assert got.published_at == legacy.published_at
+    # A tenant publishing it too does not take it away from the others.
+    await store.put_version(legacy, tenant="tenant-a")
+    assert await store.get_version(legacy.hash, tenant="tenant-b") is not None
+    fresh = data.version("fresh")
+    await store.put_version(fresh, tenant="tenant-a")
+    assert await store.get_version(fresh.hash, tenant="tenant-b") is None

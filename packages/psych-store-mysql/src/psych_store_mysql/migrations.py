@@ -12,6 +12,7 @@ from psych_store_mysql.batch import Batch
 from psych_store_mysql.rows import integer, text
 from psych_store_mysql.schema import (
     LATEST_VERSION,
+    Backfill,
     CreateTable,
     Tables,
     migrations,
@@ -80,7 +81,10 @@ async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str)
             if migration.version <= version:
                 continue
             for step in migration.steps:
-                await _create(batch, step, existing)
+                if isinstance(step, Backfill):
+                    await batch.run((step.sql, ()))
+                else:
+                    await _create(batch, step, existing)
             await batch.run(
                 (
                     f"INSERT INTO `{tables.schema_version}` (version, description, applied_at) "

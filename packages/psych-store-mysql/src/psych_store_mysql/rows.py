@@ -165,6 +165,11 @@ def _time_or_none(value: object) -> datetime | None:
     return None if value is None else _time(value)
 
 
+def instant_or_none(value: object) -> datetime | None:
+    """An aware UTC datetime from a nullable ``DATETIME(6)`` column."""
+    return _time_or_none(value)
+
+
 __all__ = [
     "HEADER_COLUMNS",
     "HEADER_SELECT",
@@ -172,6 +177,7 @@ __all__ = [
     "checked_id",
     "header_from_row",
     "header_values",
+    "instant_or_none",
     "integer",
     "text",
     "to_db_time",

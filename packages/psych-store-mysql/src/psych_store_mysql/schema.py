@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Tables:
-    """The four table names for one ``table_prefix``."""
+    """The table names for one ``table_prefix``."""
 
     prefix: str
 
@@ -47,9 +47,20 @@ class Tables:
         return f"{self.prefix}psych_versions"
 
     @property
+    def version_grants(self) -> str:
+        """Who may see each Version: its owning tenants, ``''`` for a shared one."""
+        return f"{self.prefix}psych_version_grants"
+
+    @property
     def all(self) -> tuple[str, ...]:
         """Every table this store owns, in creation order."""
-        return (self.schema_version, self.versions, self.runs, self.records)
+        return (
+            self.schema_version,
+            self.versions,
+            self.runs,
+            self.records,
+            self.version_grants,
+        )
 
     @property
     def migrate_lock(self) -> str:
@@ -71,12 +82,22 @@ class CreateTable:
 
 
 @dataclass(frozen=True, slots=True)
+class Backfill:
+    """A data statement a migration runs after its tables exist.
+
+    It runs again when an interrupted migration is resumed, so it must be idempotent.
+    """
+
+    sql: str
+
+
+@dataclass(frozen=True, slots=True)
 class Migration:
     """One schema step; ``version`` values are 1, 2, 3... with no gaps."""
 
     version: int
     description: str
-    steps: tuple[CreateTable, ...]
+    steps: tuple[CreateTable | Backfill, ...]
 
 
 _TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC"
@@ -149,17 +170,38 @@ def _initial(tables: Tables) -> Migration:
     return Migration(1, "runs, records and versions", (versions, runs, records))
 
 
+def _version_grants(tables: Tables) -> Migration:
+    grants = CreateTable(
+        tables.version_grants,
+        f"""CREATE TABLE `{tables.version_grants}` (
+  hash VARBINARY(255) NOT NULL,
+  grantee VARBINARY(1024) NOT NULL,
+  published_at DATETIME(6) NULL,
+  PRIMARY KEY (hash, grantee)
+) {_TABLE_OPTIONS}""",
+    )
+    # Versions stored before grants existed belonged to nobody in particular: share
+    # them (grantee ''), as they effectively were. NULL keeps the document's own time.
+    share_older = Backfill(
+        f"INSERT INTO `{tables.version_grants}` (hash, grantee, published_at) "
+        f"SELECT hash, '', NULL FROM `{tables.versions}` "
+        "ON DUPLICATE KEY UPDATE grantee = grantee"
+    )
+    return Migration(2, "versions granted to tenants", (grants, share_older))
+
+
 def migrations(tables: Tables) -> tuple[Migration, ...]:
     """Every migration this release knows, oldest first."""
-    return (_initial(tables),)
+    return (_initial(tables), _version_grants(tables))
 
 
-LATEST_VERSION = 1
+LATEST_VERSION = 2
 """The schema version this release writes and expects."""
 
 
 __all__ = [
     "LATEST_VERSION",
+    "Backfill",
     "CreateTable",
     "Migration",
     "Tables",

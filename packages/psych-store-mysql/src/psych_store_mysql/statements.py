@@ -122,10 +122,35 @@ class Statements:
         )
 
     def get_version(self, version_hash: str) -> Statement:
-        """A stored Version's export document."""
+        """A stored Version's export document (and no grant time: the document's own)."""
         return (
-            f"SELECT document FROM `{self.tables.versions}` WHERE hash = %s",
+            f"SELECT document, NULL FROM `{self.tables.versions}` WHERE hash = %s",
             (version_hash,),
+        )
+
+    def put_grant(self, version_hash: str, grantee: str, published_at: datetime) -> Statement:
+        """Grant a Version to a tenant (``''``: every tenant); the first grant is kept."""
+        return (
+            f"INSERT INTO `{self.tables.version_grants}` (hash, grantee, published_at) "
+            "VALUES (%s, %s, %s) ON DUPLICATE KEY UPDATE hash = hash",
+            (version_hash, grantee, published_at),
+        )
+
+    def get_grant(self, version_hash: str, grantee: str) -> Statement:
+        """The grantee's grant time (NULL for a share carried over from before grants)."""
+        return (
+            f"SELECT published_at FROM `{self.tables.version_grants}` "
+            "WHERE hash = %s AND grantee = %s",
+            (version_hash, grantee),
+        )
+
+    def get_granted_version(self, version_hash: str, grantee: str) -> Statement:
+        """The document and grant time a tenant sees: its own grant first, else the share."""
+        return (
+            f"SELECT v.document, g.published_at FROM `{self.tables.versions}` AS v "
+            f"JOIN `{self.tables.version_grants}` AS g ON g.hash = v.hash "
+            "WHERE v.hash = %s AND g.grantee IN (%s, '') ORDER BY g.grantee = '' LIMIT 1",
+            (version_hash, grantee),
         )
 
     # --- admission and headers ---------------------------------------------------------

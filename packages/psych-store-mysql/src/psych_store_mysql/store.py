@@ -30,6 +30,7 @@ from psych_store_mysql.rows import (
     checked_id,
     header_from_row,
     header_values,
+    instant_or_none,
     integer,
     text,
     to_db_time,
@@ -41,6 +42,25 @@ from psych_store_mysql.statements import BEGIN, COMMIT, ROLLBACK, Statements
 
 _ADMISSION_ATTEMPTS = 5
 """How often create_run retries after a deadlock between racing duplicate admissions."""
+
+
+_SHARED = ""
+"""The grantee of a Version shared with every tenant; no tenant is the empty string."""
+
+
+def _grantee(tenant: str | None) -> str:
+    if tenant == _SHARED:
+        raise ValueError("a tenant name is never empty; pass None for a shared Version")
+    return _SHARED if tenant is None else tenant
+
+
+def _unmatchable(text: str) -> bool:
+    """Whether no stored hash or tenant can equal ``text`` (it has no UTF-8 encoding)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class MySQLStore:
@@ -244,20 +264,43 @@ class MySQLStore:
 
     # --- versions ----------------------------------------------------------------------
 
-    async def put_version(self, version: psych_runtime.Version) -> None:
-        """See ``Store.put_version``; the first stored document wins."""
+    async def put_version(
+        self, version: psych_runtime.Version, *, tenant: str | None
+    ) -> psych_runtime.Version:
+        """See ``Store.put_version``; the first stored document and grant win.
+
+        The document, the grant and the read of the grant go in one round trip.
+        """
+        grantee = _grantee(tenant)
+        published_at = to_db_time(version.published_at)
         async with self._connection("storing a version") as batch:
-            await batch.run(self._sql.put_version(version.hash, version.export_json()))
+            *_, granted = await batch.run(
+                self._sql.put_version(version.hash, version.export_json()),
+                self._sql.put_grant(version.hash, grantee, published_at),
+                self._sql.get_grant(version.hash, grantee),
+            )
+        held = instant_or_none(granted.rows[0][0]) if granted.rows else None
+        return version.model_copy(update={"published_at": held or version.published_at})
 
     async def get_version(
-        self, version_hash: psych_runtime.VersionHash
+        self, version_hash: psych_runtime.VersionHash, *, tenant: str | None = None
     ) -> psych_runtime.Version | None:
         """See ``Store.get_version``; the stored Spec is rehashed as it is read."""
+        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+            return None
+        statement = (
+            self._sql.get_version(version_hash)
+            if tenant is None
+            else self._sql.get_granted_version(version_hash, _grantee(tenant))
+        )
         async with self._connection("reading a version") as batch:
-            (result,) = await batch.run(self._sql.get_version(version_hash))
+            (result,) = await batch.run(statement)
         if not result.rows:
             return None
-        return psych_runtime.Version.import_json(text(result.rows[0][0]))
+        document, granted_at = result.rows[0]
+        version = psych_runtime.Version.import_json(text(document))
+        held = instant_or_none(granted_at)
+        return version if held is None else version.model_copy(update={"published_at": held})
 
     # --- admission and headers ---------------------------------------------------------
 

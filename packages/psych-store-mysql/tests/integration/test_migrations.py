@@ -5,6 +5,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from psych_contract import _data as data
 from psych_runtime import RunId, SchemaTooNew, StoreError
 from psych_store_mysql import MySQLStore, SchemaOutdated
 from psych_store_mysql.schema import LATEST_VERSION, Tables
@@ -148,3 +149,34 @@ async def test_migrate_gives_up_when_another_process_holds_the_lock(
         assert await tables_of(prefix) == []
     finally:
         await holder.ensure_closed()
+
+
+async def test_versions_stored_before_grants_existed_become_shared(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql
+) -> None:
+    """A schema at version 1 with an unowned Version: after migrating, it is shared."""
+    cleanup.append(prefix)
+    legacy = data.version("legacy", published_s=7)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        await store.migrate()
+        # Back to what version 1 left behind: no grants table, one stored Version.
+        await sql(
+            f"DROP TABLE `{prefix}psych_version_grants`",
+            f"DELETE FROM `{prefix}psych_schema_version` WHERE version > 1",
+        )
+        document = legacy.export_json().replace("\\", "\\\\").replace("'", "''")
+        await sql(
+            f"INSERT INTO `{prefix}psych_versions` (hash, document) "
+            f"VALUES ('{legacy.hash}', '{document}')"
+        )
+        assert await store.migrate() == LATEST_VERSION
+        for tenant in ("tenant-a", "tenant-b", None):
+            got = await store.get_version(legacy.hash, tenant=tenant)
+            assert got is not None, tenant
+            assert got.published_at == legacy.published_at
+        fresh = data.version("fresh")
+        await store.put_version(fresh, tenant="tenant-a")
+        assert await store.get_version(fresh.hash, tenant="tenant-b") is None
+    finally:
+        await store.close()

@@ -298,9 +298,29 @@ END
 $fn$;
 """
 
+_VERSION_GRANTS = """
+CREATE TABLE {s}.psych_version_grants (
+    hash text NOT NULL,
+    grantee text NOT NULL,
+    published_at timestamptz NOT NULL,
+    CONSTRAINT psych_version_grants_pkey PRIMARY KEY (hash, grantee)
+);
+
+COMMENT ON TABLE {s}.psych_version_grants IS
+    'Who may see each Version: its owning tenants, and the empty grantee for a Version '
+    'shared with every tenant. published_at is that grantee''s first publication.';
+
+-- Versions published before grants existed belonged to nobody in particular: share
+-- them, as they effectively were, so older Runs and dispatches keep working.
+INSERT INTO {s}.psych_version_grants (hash, grantee, published_at)
+    SELECT hash, '', published_at FROM {s}.psych_versions
+    ON CONFLICT DO NOTHING;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _INITIAL),
     Migration(2, "release fenced by attempt count", _RELEASE_BY_ATTEMPT),
+    Migration(3, "versions granted to tenants", _VERSION_GRANTS),
 )
 """Every migration this release knows, in order."""
 

@@ -34,7 +34,10 @@ class Queries:
     expired_leases: str
     overdue_deadlines: str
     put_version: str
+    put_grant: str
+    get_grant: str
     get_version: str
+    get_granted_version: str
     schema_version: str
 
     @classmethod
@@ -109,7 +112,28 @@ class Queries:
                 f"INSERT INTO {s}.psych_versions (hash, published_at, document) "
                 "VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING"
             ),
-            get_version=f"SELECT document FROM {s}.psych_versions WHERE hash = $1",
+            # The grantee's existing grant when the insert found one; a row inserted
+            # by this statement comes back through RETURNING.
+            put_grant=(
+                f"WITH added AS (INSERT INTO {s}.psych_version_grants "
+                "(hash, grantee, published_at) VALUES ($1, $2, $3) "
+                "ON CONFLICT DO NOTHING RETURNING published_at) "
+                "SELECT published_at FROM added UNION ALL "
+                f"SELECT published_at FROM {s}.psych_version_grants "
+                "WHERE hash = $1 AND grantee = $2 LIMIT 1"
+            ),
+            get_grant=(
+                f"SELECT published_at FROM {s}.psych_version_grants "
+                "WHERE hash = $1 AND grantee = $2"
+            ),
+            get_version=f"SELECT document, published_at FROM {s}.psych_versions WHERE hash = $1",
+            # The tenant's own grant first (false sorts before true), else the share.
+            get_granted_version=(
+                f"SELECT v.document, g.published_at FROM {s}.psych_versions AS v "
+                f"JOIN {s}.psych_version_grants AS g ON g.hash = v.hash "
+                "WHERE v.hash = $1 AND g.grantee IN ($2, '') "
+                "ORDER BY g.grantee = '' LIMIT 1"
+            ),
             schema_version=f"SELECT coalesce(max(version), 0) FROM {s}.{VERSION_TABLE}",
         )
 

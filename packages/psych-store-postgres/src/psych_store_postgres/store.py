@@ -107,6 +107,27 @@ def notify_channel(schema: str) -> str:
     return "psych_" + hashlib.sha256(schema.encode()).hexdigest()[:32]
 
 
+_SHARED = ""
+"""The grantee of a Version shared with every tenant; no tenant is the empty string."""
+
+
+def _grantee(tenant: str | None) -> str:
+    if tenant == _SHARED:
+        raise ValueError("a tenant name is never empty; pass None for a shared Version")
+    return _SHARED if tenant is None else tenant
+
+
+def _unmatchable(text: str) -> bool:
+    """Whether no stored hash or tenant can equal ``text`` (PostgreSQL text holds no NUL)."""
+    if "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class PostgresStore:
     """A durable Store on PostgreSQL.
 
@@ -465,23 +486,47 @@ class PostgresStore:
 
     # --- versions ----------------------------------------------------------------------
 
-    async def put_version(self, version: Version) -> None:
-        """See ``Store.put_version``; stored as ``Version.export_json()``, first copy wins."""
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """See ``Store.put_version``; stored as ``Version.export_json()``, first copy wins.
+
+        The document and the grant are two idempotent inserts; a crash between them
+        leaves a Version nobody is granted yet, which the next publish completes.
+        """
+        grantee = _grantee(tenant)
         pool = await self._ready()
+        published_at = aware(version.published_at)
         await self._call(
             pool.execute(
-                self._queries.put_version,
-                version.hash,
-                aware(version.published_at),
-                version.export_json(),
+                self._queries.put_version, version.hash, published_at, version.export_json()
             )
         )
+        granted = await self._call(
+            pool.fetchval(self._queries.put_grant, version.hash, grantee, published_at)
+        )
+        if granted is None:
+            # Another publisher's grant committed after this statement's snapshot.
+            granted = await self._call(
+                pool.fetchval(self._queries.get_grant, version.hash, grantee)
+            )
+        return version.model_copy(update={"published_at": granted or published_at})
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
         """See ``Store.get_version``; the Spec is rehashed on the way out."""
+        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+            return None
         pool = await self._ready()
-        document = await self._call(pool.fetchval(self._queries.get_version, version_hash))
-        return None if document is None else Version.import_json(document)
+        if tenant is None:
+            row = await self._call(pool.fetchrow(self._queries.get_version, version_hash))
+        else:
+            row = await self._call(
+                pool.fetchrow(self._queries.get_granted_version, version_hash, _grantee(tenant))
+            )
+        if row is None:
+            return None
+        version = Version.import_json(row[0])
+        return version.model_copy(update={"published_at": row[1]})
 
     # --- admission and headers ---------------------------------------------------------
 

@@ -142,3 +142,39 @@ async def test_two_schemas_in_one_database_are_independent(
     assert await first.get_run(run.run_id) == run
     assert await second.get_run(run.run_id) is None
     assert await second.head(run.run_id) == 0
+
+
+async def test_versions_stored_before_grants_existed_become_shared(
+    make_store: Factory, server: str, schema: str
+) -> None:
+    legacy = data.version("legacy", published_s=7)
+    conn = await asyncpg.connect(server)
+    try:
+        async with conn.transaction():
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+            await conn.execute(version_table_sql(schema))
+            for migration in MIGRATIONS[:2]:
+                await conn.execute(migration.render(schema))
+                await conn.execute(
+                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                    migration.version,
+                    migration.name,
+                )
+            await conn.execute(
+                f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
+                "VALUES ($1, $2, $3)",
+                legacy.hash,
+                legacy.published_at,
+                legacy.export_json(),
+            )
+    finally:
+        await conn.close()
+    store = await make_store(migrate=False)
+    assert await store.migrate() == LATEST_VERSION - 2
+    for tenant in ("tenant-a", "tenant-b", None):
+        got = await store.get_version(legacy.hash, tenant=tenant)
+        assert got is not None, tenant
+        assert got.published_at == legacy.published_at
+    fresh = data.version("fresh")
+    await store.put_version(fresh, tenant="tenant-a")
+    assert await store.get_version(fresh.hash, tenant="tenant-b") is None

@@ -33,6 +33,7 @@ from psych_store_sqlite._rows import (
     HEADER_COLUMNS,
     SELECT_HEADER,
     SqlValue,
+    from_micros,
     header_from_row,
     header_values,
     optional_micros,
@@ -145,20 +146,68 @@ def head(conn: sqlite3.Connection, run_id: RunId) -> int:
 # --- versions --------------------------------------------------------------------------
 
 
-def put_version(conn: sqlite3.Connection, version: Version) -> None:
-    """Insert unless the hash is already stored; the first publication is kept."""
+SHARED = ""
+"""The grantee of a shared Version; a tenant is never the empty string."""
+
+_GRANTED = (
+    "SELECT v.body, g.published_at FROM psych_versions AS v "
+    "JOIN psych_version_grants AS g ON g.hash = v.hash "
+    "WHERE v.hash = ? AND g.grantee IN (?, ?) "
+    # The tenant's own grant before the share, so it sees its own publication time.
+    "ORDER BY g.grantee = ? LIMIT 1"
+)
+
+
+def _grantee(tenant: str | None) -> str:
+    if tenant == SHARED:
+        raise ValueError("a tenant name is never empty; pass None for a shared Version")
+    return SHARED if tenant is None else tenant
+
+
+def put_version(conn: sqlite3.Connection, version: Version, tenant: str | None) -> Version:
+    """Keep the first copy of the hash and the grantee's first grant; return its view."""
+    grantee = _grantee(tenant)
     conn.execute(
         "INSERT INTO psych_versions (hash, body) VALUES (?, ?) ON CONFLICT DO NOTHING",
         (version.hash, version.export_json()),
     )
-
-
-def get_version(conn: sqlite3.Connection, version_hash: VersionHash) -> Version | None:
-    """The stored Version; ``import_json`` re-hashes it, so a tampered row is caught."""
+    conn.execute(
+        "INSERT INTO psych_version_grants (hash, grantee, published_at) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        (version.hash, grantee, to_micros(version.published_at)),
+    )
     rows = conn.execute(
-        "SELECT body FROM psych_versions WHERE hash = ?", (version_hash,)
+        "SELECT v.body, g.published_at FROM psych_versions AS v "
+        "JOIN psych_version_grants AS g ON g.hash = v.hash "
+        "WHERE v.hash = ? AND g.grantee = ?",
+        (version.hash, grantee),
     ).fetchall()
-    return Version.import_json(rows[0][0]) if rows else None
+    return _as_seen(rows[0][0], rows[0][1])
+
+
+def get_version(
+    conn: sqlite3.Connection, version_hash: VersionHash, tenant: str | None
+) -> Version | None:
+    """The stored Version when ``tenant`` (None: anyone) may see it.
+
+    ``import_json`` re-hashes it, so a tampered row is caught.
+    """
+    if tenant is None:
+        rows = conn.execute(
+            "SELECT body, NULL FROM psych_versions WHERE hash = ?", (version_hash,)
+        ).fetchall()
+    else:
+        grantee = _grantee(tenant)
+        rows = conn.execute(_GRANTED, (version_hash, grantee, SHARED, SHARED)).fetchall()
+    return _as_seen(rows[0][0], rows[0][1]) if rows else None
+
+
+def _as_seen(body: str, published_at: int | None) -> Version:
+    """The stored Version, carrying the grant's publication time when it has one."""
+    version = Version.import_json(body)
+    if published_at is None:
+        return version
+    return version.model_copy(update={"published_at": from_micros(published_at)})
 
 
 # --- admission and headers -------------------------------------------------------------

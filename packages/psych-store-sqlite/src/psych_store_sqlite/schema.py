@@ -17,6 +17,15 @@ Tables (version 1):
     instead of twice (table plus index).
 ``psych_versions``
     Published Versions by hash, as their JSON export.
+
+Version 2 adds:
+
+``psych_version_grants``
+    Who may see each Version: one row per (hash, grantee), where the grantee is the
+    owning tenant or ``''`` for a Version shared with every tenant (no tenant is
+    empty). ``published_at`` is that grantee's first publication, in microseconds;
+    NULL means the Version's own. Every Version stored before version 2 gets a shared
+    row, so Runs and dispatches of older deployments keep working.
 """
 
 import sqlite3
@@ -82,7 +91,22 @@ _V1 = (
     """,
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+_V2 = (
+    """
+    CREATE TABLE psych_version_grants (
+        hash TEXT NOT NULL,
+        grantee TEXT NOT NULL,
+        published_at INTEGER,
+        PRIMARY KEY (hash, grantee)
+    ) WITHOUT ROWID
+    """,
+    # Versions published before grants existed belonged to nobody in particular:
+    # share them, as they effectively were.
+    "INSERT INTO psych_version_grants (hash, grantee, published_at) "
+    "SELECT hash, '', NULL FROM psych_versions",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 """Statements per schema version; ``MIGRATIONS[n - 1]`` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

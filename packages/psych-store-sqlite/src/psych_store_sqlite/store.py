@@ -180,13 +180,15 @@ class SqliteStore:
 
     # --- versions ----------------------------------------------------------------------
 
-    async def put_version(self, version: Version) -> None:
-        """See ``Store.put_version``; the first stored copy wins."""
-        await self._lanes.write(lambda conn: ops.put_version(conn, version))
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """See ``Store.put_version``; the first stored copy and each first grant win."""
+        return await self._lanes.write(lambda conn: ops.put_version(conn, version, tenant))
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
         """See ``Store.get_version``."""
-        return await self._lanes.read(lambda conn: ops.get_version(conn, version_hash))
+        return await self._lanes.read(lambda conn: ops.get_version(conn, version_hash, tenant))
 
     # --- admission and headers ---------------------------------------------------------
 

@@ -132,7 +132,7 @@ async def test_an_older_schema_is_refused_until_migrated(
     monkeypatch.setattr(schema, "SCHEMA_VERSION", len(schema.MIGRATIONS))
     store = SqliteStore(_url(db))
     try:
-        with pytest.raises(StoreUnavailable, match="schema version 1"):
+        with pytest.raises(StoreUnavailable, match=f"schema version {schema.SCHEMA_VERSION - 1}"):
             await store.head(data.new_run_id())
         assert await store.migrate() == [schema.SCHEMA_VERSION]
         assert await store.head(data.new_run_id()) == 0
@@ -157,3 +157,33 @@ async def test_a_failing_migration_leaves_no_trace(
     finally:
         await store.close()
     assert _tables(db) & {"psych_runs", "psych_extra"} == set()
+
+
+async def test_versions_stored_before_grants_existed_become_shared(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file an older release wrote: schema version 1, a Version with no owner.
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+        patched.setattr(schema, "SCHEMA_VERSION", 1)
+        old = SqliteStore(_url(db))
+        assert await old.migrate() == [1]
+        await old.close()
+    legacy = data.version("legacy", published_s=7)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO psych_versions (hash, body) VALUES (?, ?)",
+            (legacy.hash, legacy.export_json()),
+        )
+    store = SqliteStore(_url(db))
+    try:
+        assert await store.migrate() == [2]
+        for tenant in ("tenant-a", "tenant-b", None):
+            got = await store.get_version(legacy.hash, tenant=tenant)
+            assert got is not None, tenant
+            assert got.published_at == legacy.published_at
+        fresh = data.version("fresh")
+        await store.put_version(fresh, tenant="tenant-a")
+        assert await store.get_version(fresh.hash, tenant="tenant-b") is None
+    finally:
+        await store.close()

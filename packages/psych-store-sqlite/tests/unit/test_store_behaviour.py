@@ -108,13 +108,13 @@ async def test_everything_survives_closing_and_reopening(db: Path) -> None:
     batch = data.batch(run, 2, 3)
     await first.append(run.run_id, 2, batch, fence=Fence(W, 1))
     version = data.version("reopen")
-    await first.put_version(version)
+    await first.put_version(version, tenant="tenant-a")
     await first.close()
     second = SqliteStore(f"sqlite:///{db}")
     try:
         assert await second.get_run(run.run_id) == claimed
         assert await second.read(run.run_id) == [admitted, *batch]
-        got = await second.get_version(version.hash)
+        got = await second.get_version(version.hash, tenant="tenant-a")
         assert got is not None
         assert got.hash == version.hash
     finally:

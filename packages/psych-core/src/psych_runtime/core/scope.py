@@ -29,3 +29,11 @@ class Scope(BaseModel):
 
     def __hash__(self) -> int:
         return hash((self.tenant, self.principal, tuple(sorted(self.labels.items()))))
+
+
+DEFAULT_SCOPE = Scope(tenant="default")
+"""The Scope of a program that names none: ``session()`` and ``publish()`` use it.
+
+A single-tenant program never has to think about tenancy; its Versions and Runs all
+belong to the tenant ``"default"``.
+"""

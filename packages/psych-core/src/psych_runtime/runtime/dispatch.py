@@ -1,6 +1,7 @@
 """Publishing Specs, admitting Runs, and the control calls a consumer makes on them."""
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -16,12 +17,12 @@ from psych_runtime.core.records import (
     RunAdmitted,
 )
 from psych_runtime.core.reducer import fold_into
-from psych_runtime.core.scope import Scope
+from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.validation import ValidationContext, validate
-from psych_runtime.core.version import Version
+from psych_runtime.core.version import HASH_PATTERN, Version
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_entry_id, new_run_id
 from psych_runtime.runtime.reads import FOLDS, checked_header
@@ -30,6 +31,7 @@ from psych_runtime.store.errors import SeqConflict
 from psych_runtime.store.port import RunHeader, RunState, Store
 
 _APPEND_RETRIES = 16
+_HASH = re.compile(HASH_PATTERN)
 
 MAX_DEADLINE_SECONDS = 86_400.0
 """The longest deadline a dispatch may set: a day, the bound a Spec's limits have too."""
@@ -95,27 +97,56 @@ class Dispatched:
     created: bool
 
 
+class SharedVersionScope(PsychError, ValueError):
+    """``publish`` was given both a tenant's Scope and ``shared=True``.
+
+    A shared Version belongs to no tenant, so the two say opposite things.
+    """
+
+    def __init__(self, tenant: str) -> None:
+        super().__init__(
+            f"publish(shared=True) makes a Version every tenant may use; it takes no "
+            f"scope (got tenant {tenant!r}). Pass one or the other."
+        )
+        self.tenant = tenant
+
+
 async def publish(
     store: Store,
     spec: AgentSpec | WorkflowSpec | JsonObject,
     *,
+    scope: Scope | None = None,
+    shared: bool = False,
     context: ValidationContext | None = None,
 ) -> Version:
-    """Validate a Spec, hash it into a Version, and store it.
+    """Validate a Spec, hash it into a Version, and store it for a tenant.
 
-    Publishing the same Spec again returns the Version already stored, with its
-    original ``published_at``.
+    A Version belongs to the tenant that published it: only that tenant can dispatch
+    it or read it back. The hash depends on the Spec alone, so two tenants publishing
+    the same Spec get the same hash, each with a grant of its own that the other never
+    sees. Publishing the same Spec again for the same tenant returns the Version it
+    already holds, with its original ``published_at``.
+
+    Args:
+        store: where the Version is kept.
+        spec: the Spec, as a model or as plain data.
+        scope: the tenant the Version belongs to. Left out, it is the default Scope
+            (tenant ``"default"``), the same one ``session()`` uses, so a
+            single-tenant program needs no scope anywhere.
+        shared: publish for every tenant instead (a platform's catalogue agent, say):
+            any tenant may dispatch it and read its Runs' reports. Only for Specs
+            whose instructions every tenant may see.
+        context: what validation checks tool names and models against.
 
     Raises:
         SpecValidationError: every problem found, each with its path.
+        SharedVersionScope: ``shared=True`` was given together with a ``scope``.
     """
+    if shared and scope is not None:
+        raise SharedVersionScope(scope.tenant)
     checked = validate(spec, context=context)
-    version = Version.of(checked, utcnow())
-    existing = await store.get_version(version.hash)
-    if existing is not None:
-        return existing
-    await store.put_version(version)
-    return version
+    owner = None if shared else (scope or DEFAULT_SCOPE).tenant
+    return await store.put_version(Version.of(checked, utcnow()), tenant=owner)
 
 
 def _input(message: str | None, input: JsonObject | None) -> JsonObject:
@@ -143,7 +174,7 @@ async def dispatch(
 
     Args:
         store: where the Run is admitted.
-        version: a published Version, or its hash (then read from the store).
+        version: a Version published for ``scope``'s tenant or shared, or its hash.
         message: the user's message; becomes ``input["message"]``.
         input: structured input for the Run.
         scope: the tenant (and principal) the Run acts for.
@@ -153,7 +184,8 @@ async def dispatch(
         deadline_seconds: overrides the Spec's ``limits.deadline_seconds``.
 
     Raises:
-        VersionNotFound: a hash that is not published.
+        VersionNotFound: the Version is not published for ``scope``'s tenant and not
+            shared (the same error whether or not another tenant holds it).
         AccessDenied: ``continues`` names another tenant's Run.
         RunNotFound: ``continues`` names no Run.
         InvalidDispatch: ``deadline_seconds`` is not finite, not positive, or longer
@@ -175,13 +207,16 @@ async def dispatch(
         raise RunNotFound(continues)
     if isinstance(version, str) and key_problem(version) is not None:
         raise VersionNotFound(version)
-    if isinstance(version, Version):
-        pinned = version
-    else:
-        found = await store.get_version(version)
-        if found is None:
-            raise VersionNotFound(version)
-        pinned = found
+    # Even a Version object is looked up: holding one (built or imported locally)
+    # proves nothing about whether this tenant published it or it was shared.
+    version_hash = version.hash if isinstance(version, Version) else version
+    # A string that is not a hash names no Version; it never reaches the store.
+    if not isinstance(version_hash, str) or _HASH.fullmatch(version_hash) is None:
+        raise VersionNotFound(str(version_hash))
+    found = await store.get_version(version_hash, tenant=scope.tenant)
+    if found is None:
+        raise VersionNotFound(version_hash)
+    pinned = found
     if continues is not None:
         await checked_header(store, continues, scope)
     now = utcnow()

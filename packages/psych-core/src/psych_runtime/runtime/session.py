@@ -16,7 +16,7 @@ from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView
 from psych_runtime.core.records import JsonObject, Record
-from psych_runtime.core.scope import Scope
+from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
@@ -31,8 +31,6 @@ from psych_runtime.store.port import Store
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
-
-DEFAULT_SCOPE = Scope(tenant="default")
 
 
 @dataclass
@@ -60,6 +58,8 @@ class Session:
     async def publish(self, spec: AgentSpec | WorkflowSpec | JsonObject) -> Version:
         """Validate against the registered tools and known models, then publish.
 
+        The Version belongs to this Session's tenant.
+
         Raises:
             SpecValidationError: the Spec names an unregistered tool, an unknown model,
                 or breaks any other publish-time rule.
@@ -69,7 +69,7 @@ class Session:
             registry_is_complete=True,
             known_models=await self.runtime.model.known_models(),
         )
-        return await publish(self.store, spec, context=context)
+        return await publish(self.store, spec, scope=self.scope, context=context)
 
     async def _version(self, spec: AgentSpec | WorkflowSpec | Version) -> Version:
         if isinstance(spec, Version):

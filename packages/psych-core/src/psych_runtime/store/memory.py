@@ -69,6 +69,8 @@ class InMemoryStore:
         self._logs: dict[RunId, list[Record]] = {}
         self._by_key: dict[tuple[str, str], RunId] = {}
         self._versions: dict[VersionHash, Version] = {}
+        # Who may see each Version: tenant (None for the share) -> its first publication.
+        self._grants: dict[VersionHash, dict[str | None, datetime]] = {}
         self._candidates: set[RunId] = set()
         self._unsettled: set[RunId] = set()
         self._notifier = LocalNotifier()
@@ -124,13 +126,25 @@ class InMemoryStore:
 
     # --- versions ----------------------------------------------------------------------
 
-    async def put_version(self, version: Version) -> None:
-        """See ``Store.put_version``; the first stored copy wins."""
-        self._versions.setdefault(version.hash, version)
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """See ``Store.put_version``; the first stored copy and first grant win."""
+        stored = self._versions.setdefault(version.hash, version)
+        granted = self._grants.setdefault(version.hash, {})
+        published_at = granted.setdefault(tenant, version.published_at)
+        return stored.model_copy(update={"published_at": published_at})
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
         """See ``Store.get_version``."""
-        return self._versions.get(version_hash)
+        stored = self._versions.get(version_hash)
+        if stored is None or tenant is None:
+            return stored
+        granted = self._grants.get(version_hash, {})
+        published_at = granted.get(tenant, granted.get(None))
+        if published_at is None:
+            return None
+        return stored.model_copy(update={"published_at": published_at})
 
     # --- admission and headers ---------------------------------------------------------
 

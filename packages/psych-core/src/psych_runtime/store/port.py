@@ -139,12 +139,35 @@ class Store(Protocol):
         """The highest written seq, or 0 for an unknown Run."""
         ...
 
-    async def put_version(self, version: Version) -> None:
-        """Store a Version; storing the same hash again is a no-op."""
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """Store a Version and grant it to ``tenant``, or (None) share it with every tenant.
+
+        A Version's hash is its content, so equal Specs published by two tenants are one
+        stored Version with two grants. Each grant remembers the ``published_at`` of its
+        own first publication; storing the same hash for the same grantee again changes
+        nothing. Nobody but the grantee can see a tenant's grant, not even its time.
+
+        Args:
+            version: the Version to keep; the first stored copy of a hash is kept.
+            tenant: the owning tenant (a non-empty name, compared exactly), or None
+                for a shared Version every tenant may read and dispatch.
+
+        Returns:
+            The Version as the grantee now sees it: ``published_at`` is that grant's
+            first publication, which may be earlier than ``version.published_at``.
+        """
         ...
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
-        """The stored Version, or None."""
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
+        """The stored Version when ``tenant`` may see it, else None.
+
+        With a tenant, a Version is visible when that tenant owns it or it is shared;
+        ``published_at`` is the tenant's own grant's time, else the share's. Without a
+        tenant the lookup is unfiltered (the Worker loading an admitted Run's Version)
+        and ``published_at`` is the first publication of any grantee.
+        """
         ...
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:

@@ -76,13 +76,15 @@ class CrashingStore:
         """Pass through."""
         return await self.inner.head(run_id)
 
-    async def put_version(self, version: Version) -> None:
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
         """Pass through."""
-        await self.inner.put_version(version)
+        return await self.inner.put_version(version, tenant=tenant)
 
-    async def get_version(self, version_hash: VersionHash) -> Version | None:
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
         """Pass through."""
-        return await self.inner.get_version(version_hash)
+        return await self.inner.get_version(version_hash, tenant=tenant)
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """Pass through."""
@@ -211,7 +213,7 @@ async def crash_and_recover(
         TimeoutError: the crash point was never reached, or recovery did not settle
             the Run, within ``timeout`` seconds.
     """
-    await store.put_version(version)
+    await store.put_version(version, tenant=scope.tenant)
     dispatched = await dispatch(store, version, message, input=input, scope=scope)
     run_id = dispatched.run_id
     crashing = CrashingStore(store, before=crash_before, occurrence=occurrence)
