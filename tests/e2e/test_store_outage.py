@@ -144,7 +144,7 @@ async def _drain(
         tools=(psych_runtime.CodeTool(name="charge"),),
         limits=psych_runtime.Limits(max_turns=16),
     )
-    version = await psych_runtime.publish(observer, spec)
+    version = await psych_runtime.publish(observer, spec, scope=SCOPE)
     ids = [
         (await psych_runtime.dispatch(observer, version, f"order {i}", scope=SCOPE)).run_id
         for i in range(RUNS)
