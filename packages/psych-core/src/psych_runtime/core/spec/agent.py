@@ -7,7 +7,7 @@ and editing a child can never change a parent's published behaviour behind its b
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Literal, Required, Self, TypedDict, Unpack
 
 from pydantic import Field, field_validator, model_validator
 
@@ -15,7 +15,7 @@ from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
 from psych_runtime.core.spec.code_execution import CodeExecution
 from psych_runtime.core.spec.connections import A2APeer, McpServer
 from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
-from psych_runtime.core.spec.models import ModelId, ModelRef
+from psych_runtime.core.spec.models import ModelId, ModelRef, model_name_as_ref
 from psych_runtime.core.spec.names import (
     BINDABLE_BUILTINS,
     OWNER_SEPARATOR,
@@ -23,7 +23,7 @@ from psych_runtime.core.spec.names import (
     Name,
     Text,
 )
-from psych_runtime.core.spec.tools import StaticTool
+from psych_runtime.core.spec.tools import CodeTool, HttpTool, StaticTool, tool_names_as_code_tools
 
 ToolPattern = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -113,8 +113,40 @@ class SpawnRequest(SpecModel):
         return sorted_set(values)
 
 
+class AgentSettings(TypedDict, total=False):
+    """``AgentSpec``'s keyword arguments, spelled out for type checkers.
+
+    They follow the fields one for one, except that ``model`` also takes a plain model
+    id and ``tools`` plain code tool names.
+    """
+
+    kind: Literal["agent"]
+    name: Required[str]
+    model: Required[ModelRef | str]
+    tools: tuple[CodeTool | HttpTool | str, ...]
+    description: str
+    instructions: str
+    mcp_servers: tuple[McpServer, ...]
+    a2a_peers: tuple[A2APeer, ...]
+    skills: tuple[Skill, ...]
+    subagents: tuple[SubagentRef, ...]
+    spawn: SpawnEnvelope | None
+    compaction: CompactionPolicy | None
+    code_execution: CodeExecution | None
+    limits: Limits
+    suspension: SuspensionPolicy
+    tasks_enabled: bool
+    components_enabled: bool
+    answer_style: Literal["concise"] | None
+
+
 class AgentSpec(SpecModel):
     """An agent: a model, its instructions, and everything it may reach, as data.
+
+    The model may be given as a plain model id and a code tool as a plain name
+    (``AgentSpec(name="courier", model="gpt-4o-mini", tools=("track_parcel",))``);
+    both are stored as the full ``ModelRef`` and ``CodeTool``, so the shorthand and the
+    long form are the same Version.
 
     Attributes:
         kind: always ``"agent"``.
@@ -155,6 +187,21 @@ class AgentSpec(SpecModel):
     tasks_enabled: bool = False
     components_enabled: bool = False
     answer_style: Literal["concise"] | None = None
+
+    if TYPE_CHECKING:
+        # Only type checkers see this signature, so the shorthand type-checks; at run
+        # time pydantic's own __init__ validates, unchanged.
+        def __init__(self, **settings: Unpack[AgentSettings]) -> None: ...
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_name(cls, value: object) -> object:
+        return model_name_as_ref(value)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: object) -> object:
+        return tool_names_as_code_tools(value)
 
     @field_validator("tools")
     @classmethod
@@ -249,6 +296,7 @@ def check_owner_names(
 SubagentRef.model_rebuild()
 
 __all__ = [
+    "AgentSettings",
     "AgentSpec",
     "Skill",
     "SpawnEnvelope",

@@ -1,12 +1,24 @@
 """Which model a Spec talks to, and with what sampling settings."""
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import Annotated, Literal, TypedDict, Unpack
 
 from pydantic import Field
 
 from psych_runtime.core.spec.base import SpecModel
 
 ModelId = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class ModelSettings(TypedDict, total=False):
+    """``ModelRef``'s keyword arguments, spelled out for type checkers."""
+
+    model: str
+    temperature: float | None
+    top_p: float | None
+    max_output_tokens: int | None
+    reasoning_effort: Literal["low", "medium", "high"] | None
+    fallbacks: Sequence[str]
 
 
 class ModelRef(SpecModel):
@@ -31,5 +43,26 @@ class ModelRef(SpecModel):
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     fallbacks: tuple[ModelId, ...] = ()
 
+    def __init__(self, model: str | None = None, /, **settings: Unpack[ModelSettings]) -> None:
+        """Take the model id positionally (``ModelRef("gpt-4o")``) or as ``model=``.
 
-__all__ = ["ModelId", "ModelRef"]
+        Raises:
+            TypeError: the model id was given both ways.
+        """
+        if model is not None:
+            if "model" in settings:
+                raise TypeError("ModelRef takes the model id once: positionally or as model=")
+            settings["model"] = model
+        super().__init__(**dict(settings))
+
+
+def model_name_as_ref(value: object) -> object:
+    """Read a plain model name where a ``ModelRef`` is expected as that model's ref.
+
+    Anything else passes through untouched for pydantic to validate as usual, so the
+    stored and hashed form is always the full ``ModelRef``.
+    """
+    return {"model": value} if isinstance(value, str) else value
+
+
+__all__ = ["ModelId", "ModelRef", "ModelSettings", "model_name_as_ref"]

@@ -106,4 +106,19 @@ class HttpTool(SpecModel):
 StaticTool = Annotated[CodeTool | HttpTool, Field(discriminator="kind")]
 """Either static tool kind, told apart by ``kind``."""
 
-__all__ = ["SECRET_HEADERS", "CodeTool", "HttpTool", "StaticTool"]
+
+def tool_names_as_code_tools(value: object) -> object:
+    """Read each plain name in a Spec's ``tools`` as the code tool of that name.
+
+    A code tool is nothing but a name, so ``"lookup"`` says all ``CodeTool(name=
+    "lookup")`` does; the long form is what is stored and hashed. Anything that is not
+    a list or tuple passes through for pydantic to refuse in its own words.
+    """
+    if isinstance(value, list | tuple):
+        return tuple(
+            {"kind": "code", "name": item} if isinstance(item, str) else item for item in value
+        )
+    return value
+
+
+__all__ = ["SECRET_HEADERS", "CodeTool", "HttpTool", "StaticTool", "tool_names_as_code_tools"]

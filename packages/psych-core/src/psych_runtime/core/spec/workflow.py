@@ -22,7 +22,7 @@ from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
 from psych_runtime.core.spec.connections import McpServer
 from psych_runtime.core.spec.limits import Limits, SuspensionPolicy
 from psych_runtime.core.spec.names import Description, Name, Text
-from psych_runtime.core.spec.tools import StaticTool
+from psych_runtime.core.spec.tools import StaticTool, tool_names_as_code_tools
 
 STEP_KINDS: tuple[str, ...] = (
     "agent",
@@ -512,6 +512,11 @@ class WorkflowSpec(SpecModel):
     initial_state: dict[str, JsonValue] = Field(default_factory=dict)
     output: dict[str, ValueRef] | None = None
     retry: RetryPolicy = RetryPolicy()
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: object) -> object:
+        return tool_names_as_code_tools(value)
 
     @field_validator("tools")
     @classmethod
