@@ -125,3 +125,18 @@ async def test_publishing_without_a_scope_is_for_the_default_tenant(
         await _refused(store, version, ACME)
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_publishing_for_a_tenant_no_store_can_hold_is_refused(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    store = await psych_runtime.open_store(await store_url_for(kind))
+    try:
+        for tenant in ("acme\x00", "\x00"):
+            with pytest.raises(psych_runtime.UnstorableValue):
+                await psych_runtime.publish(
+                    store, _spec("x", "y"), scope=psych_runtime.Scope(tenant=tenant)
+                )
+    finally:
+        await store.close()

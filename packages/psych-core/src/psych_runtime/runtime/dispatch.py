@@ -141,11 +141,16 @@ async def publish(
     Raises:
         SpecValidationError: every problem found, each with its path.
         SharedVersionScope: ``shared=True`` was given together with a ``scope``.
+        UnstorableValue: the tenant holds a character no store can keep (NUL, a lone
+            surrogate).
     """
     if shared and scope is not None:
         raise SharedVersionScope(scope.tenant)
-    checked = validate(spec, context=context)
     owner = None if shared else (scope or DEFAULT_SCOPE).tenant
+    # Refused before anything is stored, as dispatch refuses it, so no store's driver
+    # ever meets a tenant it cannot keep.
+    check_key(owner, "tenant")
+    checked = validate(spec, context=context)
     return await store.put_version(Version.of(checked, utcnow()), tenant=owner)
 
 
