@@ -159,7 +159,7 @@ async def test_three_failures_withhold_the_tool_and_six_fail_the_run() -> None:
     assert log[-1].state is TerminalState.FAILED
     assert log[-1].failure is not None and log[-1].failure.kind == "failure_streak"
     kinds = [r.failure.kind for r in log if r.type == "tool_call_finished" and r.failure]
-    assert kinds == ["RuntimeError"] * 3 + ["unknown_tool"] * 3
+    assert kinds == ["RuntimeError"] * 3 + ["withheld_tool"] * 3
 
 
 async def test_max_tool_calls_per_turn_is_enforced() -> None:

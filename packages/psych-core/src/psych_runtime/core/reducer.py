@@ -44,6 +44,7 @@ from psych_runtime.core.records import (
     TaskListUpdated,
     ToolCallFinished,
     ToolCallStarted,
+    ToolFailure,
     ToolOutcome,
     TurnStarted,
 )
@@ -504,8 +505,44 @@ def _tool_call_finished(state: RunStateView, record: ToolCallFinished) -> None:
         tally = state.repeat_counts.get(key)
         count = tally.count + 1 if tally is not None and tally.result_digest == answer else 1
         state.repeat_counts[key] = RepeatTally(result_digest=answer, count=count)
-    elif outcome is ToolOutcome.ERROR or outcome is ToolOutcome.UNKNOWN:
+    elif counts_toward_streak(outcome, record.failure):
         state.failure_streaks[call.tool] = state.failure_streaks.get(call.tool, 0) + 1
+
+
+REFUSED_CALL_KINDS = frozenset({"not_executed", "unknown_tool", "repeated_call", "unknown_handle"})
+"""Failure kinds of calls the runtime refused to run, which say nothing about the tool."""
+
+
+def counts_toward_streak(outcome: ToolOutcome, failure: ToolFailure | None) -> bool:
+    """Whether a finished call lengthens its tool's failure streak.
+
+    The streak measures how often a tool fails when it is used, so that a tool which
+    keeps failing is withheld and, past the hard stop, ends the Run. A call the runtime
+    refused to run never reached the tool and cannot count against it: one closed
+    ``not_executed`` (over the per-turn cap, or stopped by an abort), one naming a tool
+    that was not offered (``unknown_tool``), a refused repeat (``repeated_call``) and a
+    read of a handle that does not exist (``unknown_handle``). Arguments that are not
+    JSON, too large, unstorable or do not fit the tool's parameters are the model
+    misusing that tool, and so is calling it after it was withheld for failing: those
+    keep counting, like every real failure and every call left in doubt (``unknown``).
+    A cancelled call (``aborted``) never counts.
+    """
+    if outcome is ToolOutcome.UNKNOWN:
+        return True
+    return outcome is ToolOutcome.ERROR and not was_refused(outcome, failure)
+
+
+def was_refused(outcome: ToolOutcome, failure: ToolFailure | None) -> bool:
+    """Whether a finished call is one the runtime refused to run (``REFUSED_CALL_KINDS``).
+
+    Such a call did no work, so it neither feeds a failure streak nor uses up the
+    agent's ``max_steps``.
+    """
+    return (
+        outcome is ToolOutcome.ERROR
+        and failure is not None
+        and (failure.kind in REFUSED_CALL_KINDS)
+    )
 
 
 # --- workflow steps --------------------------------------------------------------------
@@ -832,4 +869,12 @@ def _subagent_finished(state: RunStateView, record: SubagentFinished) -> None:
     )
 
 
-__all__ = ["READ_TOOL_OUTPUT", "SET_STATE_STEP_KIND", "fold_into", "reduce"]
+__all__ = [
+    "READ_TOOL_OUTPUT",
+    "REFUSED_CALL_KINDS",
+    "SET_STATE_STEP_KIND",
+    "counts_toward_streak",
+    "fold_into",
+    "reduce",
+    "was_refused",
+]

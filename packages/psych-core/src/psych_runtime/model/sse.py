@@ -3,7 +3,11 @@
 Bytes arrive in whatever pieces the network delivers: a chunk can end in the middle of
 a line, of a UTF-8 character, or between the CR and LF of one line ending. The parser
 keeps the unfinished tail and only emits an event once the blank line that ends it
-has arrived, so a connection cut mid-event produces no half event.
+has arrived, so a connection cut mid-event produces no half event. A CR ends its line
+at once; a LF right after it, even in the next piece, is the rest of that CRLF.
+
+Parsing is linear in the size of the stream however it is cut: the unfinished line is
+kept as a list of pieces and joined once, never grown by repeated concatenation.
 
 It implements the parts of the WHATWG event-stream format that model APIs use:
 ``data`` (several lines join with newlines), ``event``, ``id``, comments (lines
@@ -12,8 +16,11 @@ read and ignored: reconnecting is the caller's decision, not the stream's.
 """
 
 import codecs
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
+
+_LINE_ENDING = re.compile("\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +48,11 @@ class SseParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        # The unfinished line, in the pieces it arrived in: joined once, when its line
+        # ending arrives, so a long line costs time in proportion to its length however
+        # finely the network cut it.
+        self._pending: list[str] = []
+        self._after_cr = False
         self._data: list[str] = []
         self._event = ""
         self._last_id: str | None = None
@@ -55,32 +66,29 @@ class SseParser:
             # A byte-order mark may open the stream; it is not part of the first field.
             text = text.removeprefix("\ufeff")
             self._first = False
-        self._buffer += text
+        start = 0
+        if self._after_cr and text:
+            # The CR that ended the last piece was the first half of a CRLF.
+            self._after_cr = False
+            if text.startswith("\n"):
+                start = 1
         events: list[SseEvent] = []
-        while True:
-            line, found = self._next_line()
-            if not found:
-                break
-            event = self._line(line)
+        for ending in _LINE_ENDING.finditer(text, start):
+            piece = text[start : ending.start()]
+            if self._pending:
+                self._pending.append(piece)
+                piece = "".join(self._pending)
+                self._pending = []
+            start = ending.end()
+            event = self._line(piece)
             if event is not None:
                 events.append(event)
+        if start < len(text):
+            self._pending.append(text[start:])
+        elif text.endswith("\r"):
+            # Maybe the first half of CRLF: a LF opening the next piece is skipped.
+            self._after_cr = True
         return events
-
-    def _next_line(self) -> tuple[str, bool]:
-        buffer = self._buffer
-        cr = buffer.find("\r")
-        lf = buffer.find("\n")
-        if cr == -1 and lf == -1:
-            return "", False
-        if cr != -1 and (lf == -1 or cr < lf):
-            if cr == len(buffer) - 1:
-                # Maybe the first half of CRLF: wait until the next byte says.
-                return "", False
-            end = cr + 2 if buffer[cr + 1] == "\n" else cr + 1
-            self._buffer = buffer[end:]
-            return buffer[:cr], True
-        self._buffer = buffer[lf + 1 :]
-        return buffer[:lf], True
 
     def _line(self, line: str) -> SseEvent | None:
         if not line:
@@ -106,20 +114,16 @@ class SseParser:
         return SseEvent(data="\n".join(data), event=event or "message", id=self._last_id)
 
     def close(self) -> list[SseEvent]:
-        """Mark the end of the stream and return any event a final CR completed.
+        """Mark the end of the stream and return any event its last bytes completed.
 
         An event is only complete once its blank line arrives, so whatever is still
         pending after that was cut off: it is discarded rather than guessed at, and
         ``truncated`` says it happened.
         """
-        self._buffer += self._decoder.decode(b"", final=True)
-        events: list[SseEvent] = []
-        if self._buffer.endswith("\r"):
-            # Nothing can follow any more, so a trailing CR is a whole line ending.
-            self._buffer += "\n"
-            events = self.feed("")
-        self.truncated = bool(self._data) or bool(self._buffer)
-        self._buffer, self._data, self._event = "", [], ""
+        events = self.feed(self._decoder.decode(b"", final=True))
+        self.truncated = bool(self._data) or any(self._pending)
+        self._pending, self._data, self._event = [], [], ""
+        self._after_cr = False
         return events
 
 

@@ -32,7 +32,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -59,8 +59,9 @@ from psych_runtime.core.records import (
     ToolOutcome,
     TurnStarted,
 )
-from psych_runtime.core.reducer import READ_TOOL_OUTPUT
+from psych_runtime.core.reducer import READ_TOOL_OUTPUT, was_refused
 from psych_runtime.core.spec import AgentSpec, HttpTool
+from psych_runtime.core.storable import MAX_JSON_DEPTH, unstorable
 from psych_runtime.model.port import ContextOverflow, ModelError, ModelRequest
 from psych_runtime.model.pricing import resolve_cost
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
@@ -69,7 +70,12 @@ from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.http_executor import call_http_tool
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.model_call import AssembledCall, ModelAnswer, call_model
+from psych_runtime.runtime.model_call import (
+    AssembledCall,
+    ModelAnswer,
+    call_model,
+    replace_lone_surrogates,
+)
 from psych_runtime.runtime.offload import ResultNotKept, keep_result
 from psych_runtime.runtime.output_reader import (
     OutputReader,
@@ -78,7 +84,7 @@ from psych_runtime.runtime.output_reader import (
 )
 from psych_runtime.runtime.prompt import system_prompt, withheld_advisory
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http_request import HttpToolFailed, http_tool_definition
 from psych_runtime.tools.narrowing import narrow
 from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
@@ -114,7 +120,13 @@ class _Executed:
 
 
 def _failure(kind: str, message: str, *, tb: str | None = None) -> ToolFailure:
-    return ToolFailure(kind=kind, message=message, traceback=tb)
+    # A message quotes whatever a tool or provider said, which may hold a lone
+    # surrogate; the record must stay storable whatever the text.
+    return ToolFailure(
+        kind=kind,
+        message=replace_lone_surrogates(message),
+        traceback=replace_lone_surrogates(tb) if tb is not None else None,
+    )
 
 
 class AgentLoop:
@@ -198,7 +210,10 @@ class AgentLoop:
                 TerminalState.FAILED,
                 failure=_failure("budget_exhausted", f"reached max_turns={limits.max_turns}"),
             )
-        if len(state.tool_results) >= limits.max_steps:
+        # A call the runtime refused to run did no work and is no step (see
+        # ``was_refused``): 300 calls in one answer spend 16 steps, not 300.
+        steps = sum(1 for r in state.tool_results if not was_refused(r.outcome, r.failure))
+        if steps >= limits.max_steps:
             return self._settle(
                 TerminalState.FAILED,
                 failure=_failure("budget_exhausted", f"reached max_steps={limits.max_steps}"),
@@ -410,7 +425,11 @@ class AgentLoop:
         # over from, but never worth retrying as it is.
         failover = error.status_code == 404 and self._has_fallback_after(model_id)
         will_retry = within_budget and (error.transient or rescuable or failover)
-        failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
+        failure = ToolFailure(
+            kind=error.kind,
+            message=replace_lone_surrogates(str(error)),
+            transient=error.transient,
+        )
         self._journal.stage(
             ModelCallFailed, turn=turn, model=model_id, failure=failure, will_retry=will_retry
         )
@@ -516,12 +535,13 @@ class AgentLoop:
 
     # --- tool calls -----------------------------------------------------------------
 
-    def _close_unexecuted(
+    async def _close_unexecuted(
         self, turn: int, calls: Sequence[AssembledCall], ids: Sequence[ToolCallId], why: str
     ) -> None:
         for call, call_id in zip(calls, ids, strict=True):
             name = call.name or "unnamed"
-            arguments, _ = self._recorded_arguments(name, _parse_arguments(call.arguments)[0] or {})
+            parsed = (await _read_arguments(call.arguments))[0] if call.refusal is None else None
+            arguments, _ = self._recorded_arguments(name, parsed or {})
             self._journal.stage(
                 ToolCallStarted,
                 call_id=call_id,
@@ -574,7 +594,7 @@ class AgentLoop:
         cap = limits.max_tool_calls_per_turn
         for index, (call, call_id) in enumerate(zip(calls, ids, strict=True)):
             if index >= cap:
-                self._close_unexecuted(
+                await self._close_unexecuted(
                     turn,
                     calls[index:],
                     ids[index:],
@@ -582,7 +602,10 @@ class AgentLoop:
                 )
                 break
             name = call.name or "unnamed"
-            arguments, parse_error = _parse_arguments(call.arguments)
+            arguments: JsonObject | None = None
+            parse_error: str | None = call.refusal
+            if parse_error is None:
+                arguments, parse_error = await _read_arguments(call.arguments)
             recorded, unissued = self._recorded_arguments(name, arguments or {})
             journal.stage(
                 ToolCallStarted,
@@ -597,12 +620,7 @@ class AgentLoop:
                 self._reject(call_id, "malformed_arguments", parse_error or "bad arguments")
                 continue
             if name not in offered:
-                available = ", ".join(sorted(offered)) or "none"
-                self._reject(
-                    call_id,
-                    "unknown_tool",
-                    f"there is no tool named {name!r} this turn. Available tools: {available}.",
-                )
+                self._reject_unoffered(call_id, name, offered)
                 continue
             if unissued is not None:
                 self._reject(call_id, "unknown_handle", unknown_handle_message(unissued))
@@ -616,7 +634,7 @@ class AgentLoop:
                     "use that result instead of asking again",
                 )
                 if repeats >= limits.repeat_call_hard_stop:
-                    self._close_unexecuted(
+                    await self._close_unexecuted(
                         turn,
                         calls[index + 1 :],
                         ids[index + 1 :],
@@ -627,7 +645,7 @@ class AgentLoop:
             await journal.flush()
             if self._aborted():
                 self._reject(call_id, "not_executed", "the run was asked to stop")
-                self._close_unexecuted(
+                await self._close_unexecuted(
                     turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
                 )
                 break
@@ -635,11 +653,37 @@ class AgentLoop:
             await self._finish(call_id, name, executed)
             await journal.refresh()
             if self._aborted():
-                self._close_unexecuted(
+                await self._close_unexecuted(
                     turn, calls[index + 1 :], ids[index + 1 :], "the run was asked to stop"
                 )
                 break
         return _Next.CONTINUE
+
+    def _reject_unoffered(self, call_id: ToolCallId, name: str, offered: set[str]) -> None:
+        """Refuse a call to a tool this turn did not offer.
+
+        A tool withheld for failing is told apart from a name that is simply unknown:
+        calling it after the model was told it is gone is misuse of that tool and
+        lengthens its streak towards the hard stop, while an unknown name says nothing
+        about any tool (see ``counts_toward_streak``).
+        """
+        available = ", ".join(sorted(offered)) or "none"
+        streak = self._journal.state.failure_streaks.get(name, 0)
+        if streak >= self._spec.limits.failure_streak_threshold and (
+            name in self._granted or name == READ_TOOL_OUTPUT
+        ):
+            self._reject(
+                call_id,
+                "withheld_tool",
+                f"the tool {name!r} failed {streak} times in a row and is no longer "
+                f"available in this run. Available tools: {available}.",
+            )
+            return
+        self._reject(
+            call_id,
+            "unknown_tool",
+            f"there is no tool named {name!r} this turn. Available tools: {available}.",
+        )
 
     def _safe_to_retry(self, name: str) -> bool:
         """Whether a call left in doubt by a crash may simply be executed again.
@@ -662,6 +706,8 @@ class AgentLoop:
         return (tally.count if tally is not None else 0) + 1
 
     async def _finish(self, call_id: ToolCallId, name: str, executed: _Executed) -> None:
+        if executed.outcome is ToolOutcome.OK:
+            executed = await _storable_outcome(executed)
         # A page of read_tool_output is capped by construction; eliding it would only
         # hand the model another handle to read.
         if executed.outcome is not ToolOutcome.OK or name == READ_TOOL_OUTPUT:
@@ -721,7 +767,7 @@ class AgentLoop:
             attempt_id=journal.attempt_id,
         )
         started = time.perf_counter()
-        invocation = asyncio.ensure_future(self._invoke(name, arguments, context))
+        invocation = asyncio.ensure_future(_captured(self._invoke(name, arguments, context)))
         if not self._interruptible.get(name, True):
             # An uninterruptible call (a refund, say) is never abandoned half way: it
             # runs to its end even through cancellation, its outcome is recorded, and
@@ -786,6 +832,38 @@ async def _wait_through_cancellation(task: "asyncio.Future[JsonValue]") -> bool:
     return cancelled
 
 
+class _ToolRaised(Exception):
+    """Carries a ``BaseException`` a tool raised out of its task as an ordinary failure.
+
+    Attributes:
+        raised: what the tool raised (``SystemExit``, ``KeyboardInterrupt``...).
+    """
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(str(raised))
+        self.raised = raised
+
+
+async def _captured(invocation: Coroutine[object, object, JsonValue]) -> JsonValue:
+    """Run a tool so that nothing it raises can end more than its own call.
+
+    A tool is code the runtime does not control: ``sys.exit()`` deep in a library, a
+    ``KeyboardInterrupt`` re-raised by a helper. Left alone, such an exception ends the
+    task and asyncio hands ``SystemExit`` and ``KeyboardInterrupt`` on to the event
+    loop itself, which stops the Worker and every Run it holds. Caught here, inside the
+    task, it becomes that call's failure like any other exception. Only a cancellation
+    passes through: it is how the Worker stops a call, not something the tool did. A
+    signal sent to the process does not arrive this way (the Worker's own handling of
+    signals stops it), so stopping the process still works.
+    """
+    try:
+        return await invocation
+    except (asyncio.CancelledError, Exception):
+        raise
+    except BaseException as raised:
+        raise _ToolRaised(raised) from None
+
+
 def _outcome_of(task: "asyncio.Future[JsonValue]", started: float) -> _Executed:
     """What a finished tool invocation amounts to, as data for the log and the model."""
     duration = _elapsed(started)
@@ -793,13 +871,12 @@ def _outcome_of(task: "asyncio.Future[JsonValue]", started: float) -> _Executed:
         return _Executed(
             ToolOutcome.ABORTED, None, _failure("cancelled", "the call was cancelled"), duration
         )
-    error = task.exception()
-    if error is None:
+    caught = task.exception()
+    if caught is None:
         return _Executed(ToolOutcome.OK, task.result(), None, duration)
-    if isinstance(error, ToolArgumentsInvalid):
-        return _Executed(
-            ToolOutcome.ERROR, None, _failure("invalid_arguments", str(error)), duration
-        )
+    error: BaseException = caught.raised if isinstance(caught, _ToolRaised) else caught
+    if isinstance(error, ToolArgumentsInvalid | ToolResultInvalid):
+        return _Executed(ToolOutcome.ERROR, None, _failure(error.kind, str(error)), duration)
     if isinstance(error, HttpToolFailed):
         failure = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
         return _Executed(ToolOutcome.ERROR, None, failure, duration)
@@ -819,12 +896,64 @@ def _elapsed(started: float) -> float:
     return round(time.perf_counter() - started, 6)
 
 
+_INLINE_ARGUMENT_CHARS = 16 * 1024
+"""Argument text up to this size is parsed and checked on the event loop; longer text
+in a worker thread, so a large argument never holds up the heartbeat or other Runs."""
+
+
+async def _read_arguments(raw: str) -> tuple[JsonObject | None, str | None]:
+    """``_parse_arguments``, moved off the event loop for large argument text."""
+    if len(raw) <= _INLINE_ARGUMENT_CHARS:
+        return _parse_arguments(raw)
+    return await asyncio.to_thread(_parse_arguments, raw)
+
+
 def _parse_arguments(raw: str) -> tuple[JsonObject | None, str | None]:
+    """The arguments as an object, or why they cannot be used (said to the model).
+
+    Arguments must be a JSON object every store can keep as it is: no lone surrogate
+    (raw, or written as the JSON escape for U+D800), no non-finite number, no nesting deeper than
+    ``MAX_JSON_DEPTH``. Anything else is the model's malformed request, refused as
+    data, never a reason for the Run to fail.
+    """
     text = raw.strip() or "{}"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         return None, f"the arguments are not valid JSON ({error.msg} at position {error.pos})"
+    except RecursionError:
+        return None, f"the arguments nest deeper than the {MAX_JSON_DEPTH} levels allowed"
     if not isinstance(value, dict):
         return None, "the arguments must be a JSON object"
+    problem = unstorable(value)
+    if problem is not None:
+        return None, f"the arguments cannot be used: {problem.replace('$', 'arguments', 1)}"
     return value, None
+
+
+_INLINE_RESULT_ITEMS = 64
+"""A result container with at most this many entries at its top level is checked on
+the event loop; a bigger one in a worker thread (its size below that is unknown)."""
+
+
+async def _storable_outcome(executed: _Executed) -> _Executed:
+    """A successful outcome whose result every store can keep, or a failure saying why.
+
+    The tool did run, so the failure says so: what it returned cannot be recorded
+    (a lone surrogate, a non-finite number, nesting too deep) and the model is asked
+    for something that avoids it.
+    """
+    result = executed.result
+    if isinstance(result, dict | list) and len(result) > _INLINE_RESULT_ITEMS:
+        problem = await asyncio.to_thread(unstorable, result)
+    else:
+        problem = unstorable(result)
+    if problem is None:
+        return executed
+    where = problem.replace("$", "the result", 1)
+    failure = _failure(
+        "unstorable_result",
+        f"The tool ran, but what it returned cannot be recorded: {where}. "
+        "Its result is not available.",
+    )
+    return _Executed(ToolOutcome.ERROR, None, failure, executed.duration)

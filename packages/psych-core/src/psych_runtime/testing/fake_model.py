@@ -15,7 +15,7 @@ Example:
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
@@ -99,10 +99,16 @@ class ToolCallScript:
         raw_arguments: the exact argument text to send; use it for malformed calls.
         call_id: the call's id; minted as ``call_<n>`` when omitted.
         fragments: how the argument text is cut into deltas; must join back into it.
+        fragment_chars: cut the argument text into deltas of this many characters
+            instead (``DEFAULT_FRAGMENT_CHARS`` when neither is given). Deltas are
+            made as the stream is read, so a large argument in tiny deltas costs no
+            memory up front: the way to script a provider that trickles megabytes.
 
     Raises:
         ValueError: not exactly one of ``arguments`` and ``raw_arguments`` was given,
-            or ``fragments`` is empty or does not join into the argument text.
+            ``fragments`` is empty or does not join into the argument text, both
+            ``fragments`` and ``fragment_chars`` were given, or ``fragment_chars`` is
+            not positive.
     """
 
     name: str
@@ -110,10 +116,16 @@ class ToolCallScript:
     raw_arguments: str | None = None
     call_id: str | None = None
     fragments: Sequence[str] | None = None
+    fragment_chars: int | None = None
 
     def __post_init__(self) -> None:
         if (self.arguments is None) == (self.raw_arguments is None):
             raise ValueError("give exactly one of arguments= and raw_arguments=")
+        if self.fragment_chars is not None:
+            if self.fragments is not None:
+                raise ValueError("give at most one of fragments= and fragment_chars=")
+            if self.fragment_chars < 1:
+                raise ValueError(f"fragment_chars must be positive, got {self.fragment_chars}")
         if self.fragments is None:
             return
         if isinstance(self.fragments, str):
@@ -136,16 +148,43 @@ class ToolCallScript:
 
     def pieces(self) -> tuple[str, ...]:
         """The argument text cut into the fragments the stream will carry."""
-        if self.fragments is not None:
-            return tuple(self.fragments)
-        wire = self.wire_arguments
-        step = DEFAULT_FRAGMENT_CHARS
-        return tuple(wire[start : start + step] for start in range(0, len(wire), step)) or ("",)
+        return tuple(_cut(self))
+
+
+def _cut(script: ToolCallScript) -> Iterator[str]:
+    """A call's argument fragments one at a time, without holding them all."""
+    if script.fragments is not None:
+        yield from script.fragments
+        return
+    wire = script.wire_arguments
+    step = script.fragment_chars or DEFAULT_FRAGMENT_CHARS
+    if not wire:
+        yield ""
+    for start in range(0, len(wire), step):
+        yield wire[start : start + step]
+
+
+@dataclass(frozen=True, slots=True)
+class _CallStream:
+    """One scripted tool call, cut into its deltas only while the stream is read."""
+
+    index: int
+    call_id: str
+    script: ToolCallScript
+
+    def deltas(self) -> Iterator[ToolCallDelta]:
+        pieces = _cut(self.script)
+        first = next(pieces, "")
+        yield ToolCallDelta(
+            index=self.index, id=self.call_id, name=self.script.name, arguments=first
+        )
+        for piece in pieces:
+            yield ToolCallDelta(index=self.index, arguments=piece)
 
 
 @dataclass(frozen=True, slots=True)
 class _Reply:
-    deltas: tuple[Delta, ...]
+    deltas: tuple[Delta | _CallStream, ...]
     delay: float
     complete: bool
     finish_reason: str = "stop"
@@ -229,11 +268,14 @@ class FakeModel:
             finish_reason: defaults to ``tool_calls`` when there are calls, else ``stop``.
             chunk_delay_seconds: pause before every delta.
         """
-        deltas: list[Delta] = [ReasoningDelta(text=chunk) for chunk in _chunks(reasoning or "")]
+        deltas: list[Delta | _CallStream] = [
+            ReasoningDelta(text=chunk) for chunk in _chunks(reasoning or "")
+        ]
         deltas.extend(TextDelta(text=chunk) for chunk in _chunks(text))
         scripts = [self._as_script(call) for call in tool_calls]
         for index, script in enumerate(scripts):
-            deltas.extend(self._call_deltas(index, script))
+            call_id = script.call_id if script.call_id is not None else self._mint_id()
+            deltas.append(_CallStream(index, call_id, script))
         reported = Usage.model_validate(usage) if isinstance(usage, Mapping) else usage
         self._script.append(
             _Reply(
@@ -346,7 +388,7 @@ class FakeModel:
             await asyncio.sleep(_stall_seconds(step, request))
             yield StreamDone(model=request.model)
             return
-        for delta in step.deltas:
+        for delta in _flattened(step.deltas):
             if step.delay:
                 await asyncio.sleep(step.delay)
             yield delta
@@ -379,12 +421,13 @@ class FakeModel:
             if candidate not in self._given_ids:
                 return candidate
 
-    def _call_deltas(self, index: int, script: ToolCallScript) -> list[ToolCallDelta]:
-        call_id = script.call_id if script.call_id is not None else self._mint_id()
-        first, *rest = script.pieces()
-        deltas = [ToolCallDelta(index=index, id=call_id, name=script.name, arguments=first)]
-        deltas.extend(ToolCallDelta(index=index, arguments=piece) for piece in rest)
-        return deltas
+
+def _flattened(deltas: Iterable[Delta | _CallStream]) -> Iterator[Delta]:
+    for delta in deltas:
+        if isinstance(delta, _CallStream):
+            yield from delta.deltas()
+        else:
+            yield delta
 
 
 def _stall_seconds(step: _Stall, request: ModelRequest) -> float:

@@ -91,8 +91,10 @@ class RegisteredTool:
         """Validate ``arguments``, run the function and return its result as JSON data.
 
         Synchronous functions run in a worker thread so a slow one cannot stall the
-        event loop that other Runs share. Exceptions raised by the function propagate
-        unchanged; the caller records them.
+        event loop that other Runs share, and their result is converted to JSON data in
+        that thread too, since a large result takes real time to convert. Exceptions
+        raised by the function propagate unchanged, ``SystemExit`` and
+        ``KeyboardInterrupt`` included; the caller records them as the call's failure.
 
         Raises:
             ToolArgumentsInvalid: the arguments do not fit the parameters.
@@ -111,16 +113,28 @@ class RegisteredTool:
                 positional.append(value)
             else:
                 keywords[param.name] = value
-        if signature.is_async:
-            coroutine_function = cast(Callable[..., Awaitable[object]], self.function)
-            result = await coroutine_function(*positional, **keywords)
-        else:
-            result = await asyncio.to_thread(self.function, *positional, **keywords)
-        if signature.returns is None:
+        if not signature.is_async:
+            return await asyncio.to_thread(self._call_and_convert, positional, keywords)
+        coroutine_function = cast(Callable[..., Awaitable[object]], self.function)
+        return self._converted(await coroutine_function(*positional, **keywords))
+
+    def _call_and_convert(self, positional: list[object], keywords: dict[str, object]) -> JsonValue:
+        """Call a synchronous function and convert its result, both in the calling thread."""
+        return self._converted(self.function(*positional, **keywords))
+
+    def _converted(self, result: object) -> JsonValue:
+        """The function's result as JSON data.
+
+        Raises:
+            ToolResultInvalid: the result is not JSON data, or nests deeper than the
+                serialiser goes (it refuses such values with a ``ValueError``).
+        """
+        returns = self._signature.returns
+        if returns is None:
             return None
         try:
-            data = signature.returns.dump_python(result, mode="json", warnings=False)
-        except PydanticSerializationError as exc:
+            data = returns.dump_python(result, mode="json", warnings=False)
+        except (PydanticSerializationError, ValueError, RecursionError) as exc:
             raise ToolResultInvalid(self.name, str(exc)) from exc
         return cast(JsonValue, data)
 

@@ -36,6 +36,7 @@ from psych_runtime.core.records import (
     ToolOutcome,
     TurnStarted,
 )
+from psych_runtime.core.reducer import counts_toward_streak
 
 
 def model_call_reports(records: Sequence[Record]) -> tuple[ModelCallReport, ...]:
@@ -173,8 +174,9 @@ def failure_streak_trips(
 ) -> tuple[FailureStreakTrip, ...]:
     """Replay the per-tool failure streaks and note each time one reaches the threshold.
 
-    The counting matches the reducer's: a success ends a tool's streak, an error or an
-    unknown outcome lengthens it, and a cancelled call leaves it as it was.
+    The counting is the reducer's own (``counts_toward_streak``): a success ends a
+    tool's streak, a failure of the tool or a call left in doubt lengthens it, and a
+    cancelled call or one the runtime refused to run leaves it as it was.
     """
     tools: dict[ToolCallId, str] = {}
     streaks: dict[str, int] = {}
@@ -187,7 +189,7 @@ def failure_streak_trips(
                 tool = tools[record.call_id]
                 if record.outcome is ToolOutcome.OK:
                     streaks.pop(tool, None)
-                elif record.outcome in (ToolOutcome.ERROR, ToolOutcome.UNKNOWN):
+                elif counts_toward_streak(record.outcome, record.failure):
                     streak = streaks.get(tool, 0) + 1
                     streaks[tool] = streak
                     if streak == threshold:

@@ -19,8 +19,9 @@ class Limits(SpecModel):
     """Every bound a Run is held to; all have defaults.
 
     Attributes:
-        max_steps: for an agent, how many settled tool results end the Run; for a
-            workflow, how many step starts (retries and iterations included).
+        max_steps: for an agent, how many settled tool results end the Run (calls
+            the runtime refused to run do not count); for a workflow, how many step
+            starts (retries and iterations included).
         max_turns: model turns before the Run stops.
         max_tool_calls_per_turn: tool calls one model answer may make.
         deadline_seconds: wall-clock budget from dispatch.
