@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 _ERROR_BODY_BYTES = 64 * 1024
 _DONE = "[DONE]"
+_INLINE_CHUNK_CHARS = 256 * 1024
+"""A chunk larger than this is decoded in a worker thread, off the event loop, so one
+huge event cannot hold up the Worker's heartbeat or the other Runs."""
 
 
 class OpenAICompatibleClient:
@@ -291,7 +294,10 @@ async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamE
     marker = False
     async with aclosing(_server_events(response, parser)) as sses:
         async for sse in sses:
-            events = _interpret(sse, tally, model)
+            if len(sse.data) > _INLINE_CHUNK_CHARS:
+                events = await asyncio.to_thread(_interpret, sse, tally, model)
+            else:
+                events = _interpret(sse, tally, model)
             if events is None:
                 marker = True
                 break

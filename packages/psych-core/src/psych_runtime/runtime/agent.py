@@ -852,9 +852,11 @@ async def _captured(invocation: Coroutine[object, object, JsonValue]) -> JsonVal
     task and asyncio hands ``SystemExit`` and ``KeyboardInterrupt`` on to the event
     loop itself, which stops the Worker and every Run it holds. Caught here, inside the
     task, it becomes that call's failure like any other exception. Only a cancellation
-    passes through: it is how the Worker stops a call, not something the tool did. A
-    signal sent to the process does not arrive this way (the Worker's own handling of
-    signals stops it), so stopping the process still works.
+    passes through: it is how the Worker stops a call, not something the tool did.
+    Stopping the process still works: under ``asyncio.run`` a SIGINT cancels the main
+    task, which reaches every call as a cancellation. Only when a default SIGINT
+    handler happens to interrupt a tool's own code in the loop's thread is the
+    resulting ``KeyboardInterrupt`` taken for the tool's, failing that call.
     """
     try:
         return await invocation
