@@ -456,7 +456,12 @@ async def bench_large_result(name: str, factory: StoreFactory, quick: bool) -> N
         blob = psych_runtime.FileBlobStore(Path(folder))
         async with (
             factory() as store,
-            psych_runtime.session(BigModel(), tools=[export_big], store=store, blob=blob) as s,
+            psych_runtime.session(
+                BigModel(),
+                tools=[export_big],
+                store=store,
+                runtime=psych_runtime.RuntimeSettings(blob=blob),
+            ) as s,
         ):
             version = await s.publish(spec_big)
 

@@ -16,30 +16,28 @@ async def track_parcel(tracking_id: str) -> dict[str, str]:
     return {"tracking_id": tracking_id, "state": "out for delivery"}
 
 
-spec = psych_runtime.AgentSpec(
+spec = psych_runtime.AgentSpec(  # an agent is data: a model, tools by name, limits
     name="courier",
     instructions="Answer questions about parcel deliveries.",
-    model=psych_runtime.ModelRef(model="gpt-4o-mini"),
-    tools=(psych_runtime.CodeTool(name="track_parcel"),),  # named here, registered below
+    model="gpt-4o-mini",
+    tools=("track_parcel",),  # named here, registered with session() below
     limits=psych_runtime.Limits(max_turns=8, deadline_seconds=120),
+)
+model = (  # a scripted model, so no API key is needed
+    FakeModel()
+    .turn(tool_calls=[("track_parcel", {"tracking_id": "P-100"})])
+    .turn(text="Parcel P-100 is out for delivery.")
 )
 
 
 async def main() -> None:
-    store = await psych_runtime.open_store("sqlite:///courier.db", migrate=True)
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("track_parcel", {"tracking_id": "P-100"})])
-        .turn(text="Parcel P-100 is out for delivery.")
-    )
-    async with psych_runtime.session(model, tools=[track_parcel], store=store) as s:
+    async with psych_runtime.session(
+        model, tools=[track_parcel], store="sqlite:///courier.db"
+    ) as s:
         answer = await s.ask(spec, "Has parcel P-100 left the depot?")
         print(answer.text)
-
-        summary = await psych_runtime.report(s.store, answer.run_id)
+        summary = await s.report(answer.run_id)
         print(summary.terminal_state, summary.totals.tool_calls, summary.totals.cost)
-    await store.close()
 
 
-if __name__ == "__main__":
-    asyncio.run(main())
+asyncio.run(main())

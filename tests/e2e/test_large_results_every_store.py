@@ -46,7 +46,11 @@ async def test_a_5mb_result_is_offloaded_and_read_back_exactly(
     )
     try:
         async with psych_runtime.session(
-            model, tools=[export_ledger], store=store, scope=ACME, blob=blob
+            model,
+            tools=[export_ledger],
+            store=store,
+            scope=ACME,
+            runtime=psych_runtime.RuntimeSettings(blob=blob),
         ) as s:
             reply = await s.ask(spec, "export the ledger", timeout=300)
             log = await psych_runtime.records(store, reply.run_id, scope=ACME)

@@ -627,7 +627,13 @@ if TYPE_CHECKING:
         Runtime as Runtime,
     )
     from psych_runtime.runtime.session import (
+        RuntimeSettings as RuntimeSettings,
+    )
+    from psych_runtime.runtime.session import (
         Session as Session,
+    )
+    from psych_runtime.runtime.session import (
+        WorkerSettings as WorkerSettings,
     )
     from psych_runtime.runtime.session import (
         session as session,
@@ -953,9 +959,11 @@ _EXPORTS: dict[str, str] = {
     "import_check": "psych_runtime.plugins.doctor",
     "Runtime": "psych_runtime.runtime.runtime",
     "Worker": "psych_runtime.runtime.worker",
+    "WorkerSettings": "psych_runtime.runtime.session",
     "AttemptRunner": "psych_runtime.runtime.worker",
     "AbortReason": "psych_runtime.runtime.abort",
     "Journal": "psych_runtime.runtime.journal",
+    "RuntimeSettings": "psych_runtime.runtime.session",
     "Session": "psych_runtime.runtime.session",
     "session": "psych_runtime.runtime.session",
     "Dispatched": "psych_runtime.runtime.dispatch",
@@ -1123,6 +1131,7 @@ __all__ = [
     "RunStateView",
     "RunStatus",
     "Runtime",
+    "RuntimeSettings",
     "SchemaTooNew",
     "Scope",
     "SecretResolver",
@@ -1198,6 +1207,7 @@ __all__ = [
     "WorkTurn",
     "Worker",
     "WorkerId",
+    "WorkerSettings",
     "WorkflowSpec",
     "WorkflowStepRef",
     "WorkspaceMode",

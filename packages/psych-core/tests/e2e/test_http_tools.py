@@ -233,7 +233,9 @@ async def test_session_passes_the_transport_and_secrets_to_its_runtime() -> None
         )
         model = FakeModel().turn(tool_calls=[("whoami", {})]).turn(text="Done.")
         secrets = StaticSecretResolver({"helpdesk": SECRET})
-        async with session(model, http=http, secrets=secrets) as s:
+        async with session(
+            model, runtime=psych_runtime.RuntimeSettings(http=http, secrets=secrets)
+        ) as s:
             view = await s.ask(_spec(tool), "who am I?", timeout=10)
             log = await psych_runtime.records(s.store, view.run_id, scope=s.scope)
     assert view.finished

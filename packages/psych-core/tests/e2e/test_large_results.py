@@ -508,7 +508,10 @@ async def test_session_wires_the_blob_store_through() -> None:
     spec = _spec("make_text")
     model = FakeModel().turn(tool_calls=[_call("make_text", "big", size=3_000)]).turn(text="ok")
     async with psych_runtime.session(
-        model, tools=[make_text], scope=ACME, blob=blob, blob_offload_bytes=1_000
+        model,
+        tools=[make_text],
+        scope=ACME,
+        runtime=psych_runtime.RuntimeSettings(blob=blob, blob_offload_bytes=1_000),
     ) as s:
         reply = await s.ask(spec, "go", timeout=10)
         report = await psych_runtime.report(s.store, reply.run_id, scope=s.scope)

@@ -48,7 +48,9 @@ async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> No
         )
         .turn(text="A1 has shipped.", usage=Usage(input=200, output=20, cache_read=2000))
     )
-    async with psych_runtime.session(model, tools=[lookup_order], prices=prices) as s:
+    async with psych_runtime.session(
+        model, tools=[lookup_order], runtime=psych_runtime.RuntimeSettings(prices=prices)
+    ) as s:
         reply = await s.ask(SPEC, "status of A1 please")
         report = await psych_runtime.report(s.store, reply.run_id, scope=s.scope)
     assert reply.text == "A1 has shipped." and reply.finished

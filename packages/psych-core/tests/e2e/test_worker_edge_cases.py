@@ -246,7 +246,12 @@ async def test_a_cost_in_a_second_currency_is_recorded_as_unpriced_not_corrupt()
     )
     store = InMemoryStore()
     spec = _spec(psych_runtime.CodeTool(name="lookup"))
-    async with psych_runtime.session(model, store=store, tools=[lookup], prices=prices) as s:
+    async with psych_runtime.session(
+        model,
+        store=store,
+        tools=[lookup],
+        runtime=psych_runtime.RuntimeSettings(prices=prices),
+    ) as s:
         reply = await s.ask(spec, "hi", timeout=5)
         report = await psych_runtime.report(store, reply.run_id)
     assert reply.finished

@@ -14,9 +14,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.errors import AccessDenied, PsychError, RunNotFound
+from psych_runtime.core.errors import AccessDenied, PsychError, RunNotFound, VersionNotFound
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView, project_answer
+from psych_runtime.core.projections.report import build_report
+from psych_runtime.core.projections.report_types import RunReport
 from psych_runtime.core.projections.status import RunStatus, project_status
 from psych_runtime.core.projections.thread import ThreadView, combine_thread, project_thread
 from psych_runtime.core.records import Record, TerminalState, ToolFailure
@@ -327,3 +329,31 @@ async def stream_text(
             if record.state is TerminalState.FAILED:
                 raise RunFailed(run_id, record.state, record.failure)
             raise RunAborted(run_id, record.state, record.failure)
+
+
+async def report(store: Store, run_id: RunId, *, scope: Scope | None = None) -> RunReport:
+    """What a Run did, used, cost and spent its time on, recomputed from its log.
+
+    Raises:
+        RunNotFound: no such Run.
+        AccessDenied: the Run belongs to another tenant.
+        VersionNotFound: the Version the Run pinned is missing from the store, or is
+            neither the Run's tenant's own nor shared.
+        CorruptLog: the log contradicts itself.
+    """
+    header = await checked_header(store, run_id, scope)
+    fold = await FOLDS.fold(store, run_id)
+    pinned = fold.state.version_hash
+    # The Version is read as the Run's own tenant sees it, so a Run can never be used
+    # to read a Version its tenant was not allowed to dispatch.
+    version = (
+        await store.get_version(pinned, tenant=header.scope.tenant) if pinned is not None else None
+    )
+    if version is None:
+        raise VersionNotFound(str(pinned))
+    spec = version.spec
+    return build_report(
+        fold.records,
+        spec_name=spec.name,
+        failure_streak_threshold=spec.limits.failure_streak_threshold,
+    )

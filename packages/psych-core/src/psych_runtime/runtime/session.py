@@ -13,18 +13,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from psych_runtime.blob.port import BlobStore
-from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import EntryId, RunId, WorkerId
 from psych_runtime.core.projections.answer import AnswerView
-from psych_runtime.core.records import JsonObject, Record
+from psych_runtime.core.projections.report_types import RunReport
+from psych_runtime.core.projections.status import RunStatus
+from psych_runtime.core.projections.thread import ThreadView
+from psych_runtime.core.records import JsonObject, QueueKind, Record
 from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
+from psych_runtime.plugins.store_urls import open_store
 from psych_runtime.runtime import reads
-from psych_runtime.runtime.dispatch import Dispatched, dispatch, publish
+from psych_runtime.runtime.dispatch import Dispatched, dispatch, interrupt, publish, send
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
@@ -146,9 +151,108 @@ class Session:
         await self.wait(dispatched.run_id, timeout=timeout)
         return await reads.answer(self.store, dispatched.run_id, scope=self.scope)
 
+    # The reads and controls below are the module-level functions of the same names,
+    # with this Session's store and tenant filled in.
+
+    async def status(self, run_id: RunId) -> RunStatus:
+        """Where the Run stands; see ``psych_runtime.status``."""
+        return await reads.status(self.store, run_id, scope=self.scope)
+
+    async def answer(self, run_id: RunId) -> AnswerView:
+        """The Run's answer so far; see ``psych_runtime.answer``."""
+        return await reads.answer(self.store, run_id, scope=self.scope)
+
+    async def thread(self, run_id: RunId, *, limit: int | None = None) -> ThreadView:
+        """The conversation up to this Run; see ``psych_runtime.thread``."""
+        return await reads.thread(self.store, run_id, scope=self.scope, limit=limit)
+
+    async def report(self, run_id: RunId) -> RunReport:
+        """What the Run did, used and cost; see ``psych_runtime.report``."""
+        return await reads.report(self.store, run_id, scope=self.scope)
+
+    async def records(
+        self, run_id: RunId, *, after: int = 0, limit: int | None = None
+    ) -> list[Record]:
+        """The Run's records after ``after``; see ``psych_runtime.records``."""
+        return await reads.records(self.store, run_id, after=after, limit=limit, scope=self.scope)
+
+    async def state(self, run_id: RunId) -> RunStateView:
+        """The folded state of the Run; see ``psych_runtime.state``."""
+        return await reads.state(self.store, run_id, scope=self.scope)
+
     def stream(self, run_id: RunId, *, after: int = 0) -> AsyncIterator[Record]:
         """The Run's records from ``after`` on, tailing until it settles."""
         return reads.stream(self.store, run_id, after=after, scope=self.scope)
+
+    def stream_text(self, run_id: RunId, *, after: int = 0) -> AsyncIterator[str]:
+        """The assistant's words as they are recorded; see ``psych_runtime.stream_text``."""
+        return reads.stream_text(self.store, run_id, after=after, scope=self.scope)
+
+    async def interrupt(self, run_id: RunId, *, reason: str = "", by: str | None = None) -> bool:
+        """Ask the Run to stop; see ``psych_runtime.interrupt``."""
+        return await interrupt(self.store, run_id, reason=reason, by=by, scope=self.scope)
+
+    async def send(
+        self,
+        run_id: RunId,
+        message: str | JsonObject,
+        *,
+        queue: QueueKind = QueueKind.STEER,
+    ) -> EntryId:
+        """Queue a message for the Run; see ``psych_runtime.send``."""
+        return await send(self.store, run_id, message, queue=queue, scope=self.scope)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuntimeSettings:
+    """How the session's ``Runtime`` executes Runs; each field is that keyword of ``Runtime``.
+
+    Attributes:
+        prices: a price table; without one every cost is recorded as unknown.
+        cost_policy: which figure wins when a provider reports its own cost.
+        retry_base_seconds: the first backoff after a transient model failure.
+        retry_max_seconds: the longest backoff.
+        blob: where tool results too large for a log record are kept (for example
+            ``InMemoryBlobStore()`` or ``await open_blob_store("file:///...")``).
+        blob_offload_bytes: results above this many bytes go to ``blob``.
+        http: the transport HTTP tools are sent through (its ``EgressPolicy`` decides
+            where they may go); not closed by the session.
+        secrets: resolves the credential names HTTP tools declare.
+    """
+
+    prices: PriceResolver | None = None
+    cost_policy: CostPolicy = "prefer_provider"
+    retry_base_seconds: float = 0.5
+    retry_max_seconds: float = 30.0
+    blob: BlobStore | None = None
+    blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES
+    http: HttpTransport | None = None
+    secrets: SecretResolver | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSettings:
+    """How the session's background ``Worker`` claims Runs; each field is that keyword.
+
+    Attributes:
+        worker_id: the Worker's id in leases and Attempts; a fresh one by default.
+        lease_seconds: how long a claim holds without a heartbeat.
+        heartbeat_seconds: how often the lease is renewed; shorter than the lease.
+        grace_seconds: how long a stopping Attempt may take to unwind.
+        supervisor_interval: how often overdue and abandoned Runs are looked for.
+        poll_interval: how often the store is polled when no notifier wakes the Worker.
+        concurrency: Runs executed at once.
+        max_attempts: Attempts after which a Run that keeps failing is failed.
+    """
+
+    worker_id: WorkerId | None = None
+    lease_seconds: float = 30.0
+    heartbeat_seconds: float = 10.0
+    grace_seconds: float = 60.0
+    supervisor_interval: float = 5.0
+    poll_interval: float = 0.5
+    concurrency: int = 4
+    max_attempts: int = 10
 
 
 @contextlib.asynccontextmanager
@@ -156,18 +260,11 @@ async def session(
     model: ModelClient,
     *,
     tools: Iterable[Callable[..., Any]] = (),
-    store: Store | None = None,
+    store: Store | str | None = None,
     registry: ToolRegistry | None = None,
     scope: Scope | None = None,
-    prices: PriceResolver | None = None,
-    cost_policy: CostPolicy = "prefer_provider",
-    concurrency: int = 4,
-    lease_seconds: float = 30.0,
-    heartbeat_seconds: float = 10.0,
-    blob: BlobStore | None = None,
-    blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
-    http: HttpTransport | None = None,
-    secrets: SecretResolver | None = None,
+    runtime: RuntimeSettings | None = None,
+    worker: WorkerSettings | None = None,
 ) -> AsyncIterator[Session]:
     """Build what a program needs to run agents, start a Worker, and stop it on exit.
 
@@ -175,46 +272,69 @@ async def session(
         model: the model client (``FakeModel`` in tests, ``OpenAICompatibleClient``
             in production).
         tools: Python functions to register as code tools.
-        store: defaults to a fresh ``InMemoryStore``.
+        store: a store URL (``"sqlite:///runs.db"``), which the session opens, migrates
+            and closes when the block ends; or a ``Store`` you opened, which stays
+            yours to close; or None for a fresh ``InMemoryStore``.
         registry: an existing registry to add ``tools`` to.
         scope: the tenant the session acts for; defaults to tenant ``default``.
-        prices: a price table; without one every cost is recorded as unknown.
-        cost_policy: which figure wins when a provider reports its own cost.
-        concurrency: Runs the Worker executes at once.
-        lease_seconds: the Worker's lease.
-        heartbeat_seconds: how often the Worker renews it.
-        blob: where tool results too large for a log record are kept (for example
-            ``InMemoryBlobStore()`` or ``await open_blob_store("file:///...")``).
-        blob_offload_bytes: results above this many bytes go to ``blob``; see
-            ``Runtime``.
-        http: the transport HTTP tools are sent through (its ``EgressPolicy``
-            decides where they may go); not closed on exit.
-        secrets: resolves the credential names HTTP tools declare.
+        runtime: how Runs are executed (prices, blob offload, HTTP egress...).
+        worker: how the background Worker claims Runs (concurrency, lease...).
     """
+    if isinstance(store, str):
+        opened = await open_store(store, migrate=True)
+        try:
+            async with _session(model, tools, opened, registry, scope, runtime, worker) as s:
+                yield s
+        finally:
+            await opened.close()
+        return
     if store is None:
         from psych_runtime.store.memory import InMemoryStore
 
         store = InMemoryStore()
+    async with _session(model, tools, store, registry, scope, runtime, worker) as s:
+        yield s
+
+
+@contextlib.asynccontextmanager
+async def _session(
+    model: ModelClient,
+    tools: Iterable[Callable[..., Any]],
+    store: Store,
+    registry: ToolRegistry | None,
+    scope: Scope | None,
+    runtime_settings: RuntimeSettings | None,
+    worker_settings: WorkerSettings | None,
+) -> AsyncIterator[Session]:
     registry = registry if registry is not None else ToolRegistry()
     for function in tools:
         registry.register(function)
+    rs = runtime_settings or RuntimeSettings()
     runtime = Runtime(
         store,
         model,
         registry,
-        prices=prices,
-        cost_policy=cost_policy,
-        blob=blob,
-        blob_offload_bytes=blob_offload_bytes,
-        http=http,
-        secrets=secrets,
+        prices=rs.prices,
+        cost_policy=rs.cost_policy,
+        retry_base_seconds=rs.retry_base_seconds,
+        retry_max_seconds=rs.retry_max_seconds,
+        blob=rs.blob,
+        blob_offload_bytes=rs.blob_offload_bytes,
+        http=rs.http,
+        secrets=rs.secrets,
     )
+    ws = worker_settings or WorkerSettings()
     worker = Worker(
         store,
         runtime,
-        concurrency=concurrency,
-        lease_seconds=lease_seconds,
-        heartbeat_seconds=heartbeat_seconds,
+        worker_id=ws.worker_id,
+        lease_seconds=ws.lease_seconds,
+        heartbeat_seconds=ws.heartbeat_seconds,
+        grace_seconds=ws.grace_seconds,
+        supervisor_interval=ws.supervisor_interval,
+        poll_interval=ws.poll_interval,
+        concurrency=ws.concurrency,
+        max_attempts=ws.max_attempts,
     )
     task = asyncio.create_task(worker.run(), name="psych-session-worker")
     try:
