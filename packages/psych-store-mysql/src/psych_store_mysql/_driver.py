@@ -29,7 +29,9 @@ _UNAVAILABLE = frozenset(
         1049,  # unknown database
         1053,  # server shutting down
         1129,  # host blocked
+        1317,  # statement interrupted (KILL QUERY, a server timeout): nothing took effect
         1927,  # connection killed (MariaDB)
+        4031,  # the server closed an idle session (MySQL 8)
         PACKET_TOO_LARGE,  # the server drops the connection after this one
     }
 )
@@ -216,9 +218,17 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """Whether the connection can no longer be trusted after ``exc``."""
+    """Whether the connection can no longer be trusted after ``exc``.
+
+    Besides the client's and the server's connection error numbers, this covers the
+    driver's own protocol errors that carry no number ("Packet sequence number
+    wrong"): the reply stream is out of step, so the connection is as good as lost.
+    """
     driver = _aiomysql()
     if isinstance(exc, OSError | driver.InterfaceError):
+        return True
+    internal: type[Exception] = importlib.import_module("pymysql.err").InternalError
+    if isinstance(exc, internal) and error_code(exc) is None:
         return True
     code = error_code(exc)
     return code is not None and (2000 <= code < 3000 or code in _UNAVAILABLE)

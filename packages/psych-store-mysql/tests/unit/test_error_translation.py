@@ -1,0 +1,46 @@
+"""Which driver errors are outages: they become StoreUnavailable, everything else StoreError."""
+
+import pymysql.err
+import pytest
+
+from psych_runtime import StoreError, StoreUnavailable
+from psych_store_mysql import _driver
+from psych_store_mysql.settings import parse_url
+
+SETTINGS = parse_url("mysql://app:hunter2@db.example:3306/app")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query"),
+        pymysql.err.OperationalError(2006, "MySQL server has gone away"),
+        pymysql.err.OperationalError(1927, "Connection was killed"),
+        pymysql.err.OperationalError(1317, "Query execution was interrupted"),
+        pymysql.err.OperationalError(4031, "The client was disconnected by the server"),
+        # The reply stream fell out of step: the driver's own error carries no number.
+        pymysql.err.InternalError("Packet sequence number wrong - got 1 expected 2"),
+        pymysql.err.InterfaceError(0, "Not connected"),
+        ConnectionResetError("reset by peer"),
+    ],
+)
+def test_a_lost_or_interrupted_connection_is_store_unavailable(error: Exception) -> None:
+    assert _driver.connection_lost(error)
+    translated = _driver.translate(error, SETTINGS, "appending")
+    assert isinstance(translated, StoreUnavailable)
+    assert "hunter2" not in str(translated)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pymysql.err.ProgrammingError(1064, "You have an error in your SQL syntax"),
+        pymysql.err.IntegrityError(1062, "Duplicate entry"),
+        pymysql.err.InternalError(1205, "Lock wait timeout exceeded"),
+    ],
+)
+def test_a_refused_statement_is_a_plain_store_error(error: Exception) -> None:
+    assert not _driver.connection_lost(error)
+    translated = _driver.translate(error, SETTINGS, "appending")
+    assert isinstance(translated, StoreError)
+    assert not isinstance(translated, StoreUnavailable)
