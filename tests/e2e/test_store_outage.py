@@ -265,11 +265,10 @@ def _restart_postgres() -> None:
         [
             "pg_ctlcluster",
             "--skip-systemctl-redirect",
+            "--mode=fast",  # end every session now rather than wait for them
             versions[-1],
             "main",
             "restart",
-            "-m",
-            "fast",
         ],
         check=True,
         capture_output=True,

@@ -493,7 +493,16 @@ class Worker:
             if mono - attempt.abort_fired_at < self.grace_seconds:
                 continue
             if attempt.abort.reason is AbortReason.DEADLINE:
-                await self._force_settle(attempt)
+                try:
+                    await self._force_settle(attempt)
+                except StoreUnavailable as error:
+                    # The Attempt stays listed, so the next pass tries again from a
+                    # fresh read of the log (which shows whether this settle landed).
+                    log.warning(
+                        "run %s: store unavailable while force-settling; retrying: %s",
+                        attempt.run_id,
+                        error,
+                    )
             else:
                 self._abandon(attempt)
 
