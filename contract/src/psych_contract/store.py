@@ -26,9 +26,9 @@ from psych_runtime.core.errors import RunNotFound, UnstorableValue
 from psych_runtime.core.ids import EntryId, RunId, VersionHash, WorkerId
 from psych_runtime.core.records import QueueEnqueued, QueueKind, Record
 from psych_runtime.core.storable import MAX_RECORD_DEPTH
-from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.errors import LeaseLost, SchemaNotMigrated, SeqConflict
 from psych_runtime.store.notify import WORK, Notifier
-from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+from psych_runtime.store.port import Fence, Migratable, RunHeader, RunState, Store
 
 W1 = WorkerId("contract-worker-1")
 W2 = WorkerId("contract-worker-2")
@@ -109,6 +109,10 @@ class StoreContract:
         cross_process_notifier: signals reach another store instance on the same
             backend (LISTEN/NOTIFY and the like). When True, also override the
             ``peer_store`` fixture to yield a second instance on the same database.
+        has_schema: the store keeps a schema that ``migrate()`` creates and upgrades
+            (it implements ``psych_runtime.store.port.Migratable``). When True, also
+            override the ``unmigrated_store`` fixture to yield a store on an empty
+            database that nobody has migrated.
         concurrency: how many concurrent callers the contention cases start.
     """
 
@@ -117,6 +121,7 @@ class StoreContract:
 
     supports_notifier: ClassVar[bool] = True
     cross_process_notifier: ClassVar[bool] = False
+    has_schema: ClassVar[bool] = False
     concurrency: ClassVar[int] = 12
 
     def __init_subclass__(cls) -> None:
@@ -140,6 +145,17 @@ class StoreContract:
             pytest.skip("the adapter declares cross_process_notifier = False")
         yield _must_override("cross_process_notifier is True: override `peer_store` too")
 
+    @pytest_asyncio.fixture
+    async def unmigrated_store(self) -> AsyncIterator[Store]:
+        """Override when ``has_schema`` is True: a store on an empty, never-migrated database.
+
+        Nothing may have called ``migrate()`` on that database; close the store (and
+        drop what the case created) afterwards.
+        """
+        if not self.has_schema:
+            pytest.skip("the adapter declares has_schema = False")
+        yield _must_override("has_schema is True: override `unmigrated_store` too")
+
     # --- the suite itself --------------------------------------------------------------
 
     async def test_overridden_cases_are_marked_xfail(self) -> None:
@@ -159,6 +175,40 @@ class StoreContract:
         ``notifier`` property or ``close`` method is the usual culprit).
         """
         assert isinstance(store, Store)
+
+    # --- schema ------------------------------------------------------------------------
+
+    async def test_an_unmigrated_store_raises_schema_not_migrated(
+        self, unmigrated_store: Store
+    ) -> None:
+        """Using a store nobody migrated raises ``SchemaNotMigrated``, on every call.
+
+        Check the schema version on first use and raise
+        ``psych_runtime.SchemaNotMigrated`` (not ``StoreUnavailable``: waiting does not
+        fix it) when it is missing or older; a driver's "no such table" must not
+        escape. The check must not mark the store as checked when it fails.
+        """
+        run, admitted = data.admission()
+        with pytest.raises(SchemaNotMigrated):
+            await unmigrated_store.head(run.run_id)
+        with pytest.raises(SchemaNotMigrated):
+            await unmigrated_store.create_run(run, admitted)
+
+    async def test_migrate_returns_the_versions_it_applied(self, unmigrated_store: Store) -> None:
+        """``migrate()`` returns the versions it applied, oldest first, then ``[]``.
+
+        A fresh database gets every version; a second call applies nothing. Afterwards
+        the same store instance works without being reopened.
+        """
+        assert isinstance(unmigrated_store, Migratable), "has_schema is True but no migrate()"
+        applied = await unmigrated_store.migrate()
+        assert isinstance(applied, list), f"migrate() returned {type(applied).__name__}"
+        assert applied, "migrate() applied nothing to an empty database"
+        assert all(type(version) is int for version in applied)
+        assert applied == sorted(set(applied))
+        assert await unmigrated_store.migrate() == []
+        run = await _admit(unmigrated_store)
+        assert await unmigrated_store.head(run.run_id) == 1
 
     # --- append and read ---------------------------------------------------------------
 

@@ -551,14 +551,14 @@ if TYPE_CHECKING:
     from psych_runtime.plugins import (
         register_plugin as register_plugin,
     )
-    from psych_runtime.plugins.blob_urls import (
-        open_blob_store as open_blob_store,
-    )
-    from psych_runtime.plugins.doctor import (
+    from psych_runtime.plugins.backends import (
         import_check as import_check,
     )
     from psych_runtime.plugins.errors import (
         UnknownBlobStoreScheme as UnknownBlobStoreScheme,
+    )
+    from psych_runtime.plugins.urls import (
+        open_blob_store as open_blob_store,
     )
     from psych_runtime.reporting import (
         report as report,
@@ -666,6 +666,9 @@ if TYPE_CHECKING:
         RecordTooLarge as RecordTooLarge,
     )
     from psych_runtime.store.errors import (
+        SchemaNotMigrated as SchemaNotMigrated,
+    )
+    from psych_runtime.store.errors import (
         SchemaTooNew as SchemaTooNew,
     )
     from psych_runtime.store.errors import (
@@ -694,6 +697,9 @@ if TYPE_CHECKING:
     )
     from psych_runtime.store.port import (
         Fence as Fence,
+    )
+    from psych_runtime.store.port import (
+        Migratable as Migratable,
     )
     from psych_runtime.store.port import (
         RunHeader as RunHeader,
@@ -879,6 +885,7 @@ _EXPORTS: dict[str, str] = {
     "RunHeader": "psych_runtime.store.port",
     "RunState": "psych_runtime.store.port",
     "Fence": "psych_runtime.store.port",
+    "Migratable": "psych_runtime.store.port",
     "Admission": "psych_runtime.store.port",
     "Notifier": "psych_runtime.store.notify",
     "LocalNotifier": "psych_runtime.store.notify",
@@ -888,6 +895,7 @@ _EXPORTS: dict[str, str] = {
     "LeaseLost": "psych_runtime.store.errors",
     "StoreUnavailable": "psych_runtime.store.errors",
     "SchemaTooNew": "psych_runtime.store.errors",
+    "SchemaNotMigrated": "psych_runtime.store.errors",
     "InvalidStoreUrl": "psych_runtime.store.errors",
     "RecordTooLarge": "psych_runtime.store.errors",
     "InMemoryStore": "psych_runtime.store.memory",
@@ -902,7 +910,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidBlobKey": "psych_runtime.blob.port",
     "InMemoryBlobStore": "psych_runtime.blob.memory",
     "FileBlobStore": "psych_runtime.blob.filesystem",
-    "open_blob_store": "psych_runtime.plugins.blob_urls",
+    "open_blob_store": "psych_runtime.plugins.urls",
     "UnknownBlobStoreScheme": "psych_runtime.plugins.errors",
     "DEFAULT_OFFLOAD_BYTES": "psych_runtime.tools.large_results",
     "EgressPolicy": "psych_runtime.model.egress",
@@ -956,7 +964,7 @@ _EXPORTS: dict[str, str] = {
     "PLUGIN_API_VERSION": "psych_runtime.plugins",
     "hookimpl": "psych_runtime.plugins",
     "register_plugin": "psych_runtime.plugins",
-    "import_check": "psych_runtime.plugins.doctor",
+    "import_check": "psych_runtime.plugins.backends",
     "Runtime": "psych_runtime.runtime.runtime",
     "Worker": "psych_runtime.runtime.worker",
     "WorkerSettings": "psych_runtime.runtime.session",
@@ -1081,6 +1089,7 @@ __all__ = [
     "McpOAuth",
     "McpServer",
     "MessageView",
+    "Migratable",
     "ModelCallFailed",
     "ModelCallFinished",
     "ModelCallReport",
@@ -1132,6 +1141,7 @@ __all__ = [
     "RunStatus",
     "Runtime",
     "RuntimeSettings",
+    "SchemaNotMigrated",
     "SchemaTooNew",
     "Scope",
     "SecretResolver",

@@ -20,13 +20,18 @@ SPEC = psych_runtime.AgentSpec(name="chat", model="gpt-4o")
 
 
 class ClosableStore(InMemoryStore):
-    """An in-memory store that remembers how it was opened and whether it was closed."""
+    """An in-memory store that remembers how it was opened, migrated and closed."""
 
     def __init__(self, url: str, options: dict[str, object]) -> None:
         super().__init__()
         self.url = url
         self.options = options
+        self.migrated = False
         self.closed = False
+
+    async def migrate(self) -> list[int]:
+        self.migrated = True
+        return []
 
     async def close(self) -> None:
         self.closed = True
@@ -63,7 +68,8 @@ async def test_a_store_url_is_opened_migrated_and_closed_with_the_session() -> N
     async with psych_runtime.session(model, store="closable://runs") as s:
         [opened] = OPENED
         assert s.store is opened
-        assert opened.url == "closable://runs" and opened.options == {"migrate": True}
+        assert opened.url == "closable://runs" and opened.options == {}
+        assert opened.migrated
         assert (await s.ask(SPEC, "hi")).text == "hello"
         assert not opened.closed
     assert opened.closed

@@ -19,17 +19,16 @@ PSYCH_PLUGIN_API = 1
 _PACKAGE = "psych-store-dynamo"
 
 
-async def open_dynamo_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
+async def open_dynamo_store(url: str, **options: object) -> "Store":
     """Open a ``dynamodb://`` store, as ``psych_runtime.open_store`` does for this scheme.
 
-    No request is sent unless ``migrate=True``: the table is checked on first use. The
-    table is created only when asked: pass ``migrate=True`` (handy in development and
-    tests, where it creates the table and waits until it is ACTIVE), or run
-    ``await store.migrate()`` once from a deploy step.
+    No request is sent here: the table is checked on first use. It is created only when
+    asked: ``open_store(url, migrate=True)`` (handy in development and tests, where it
+    creates the table and waits until it is ACTIVE), or ``await store.migrate()`` once
+    from a deploy step.
 
     Args:
         url: ``dynamodb://TABLE?region=...&endpoint_url=...``.
-        migrate: create or upgrade the table before returning.
         **options: ``region``, ``endpoint_url``, ``connect_timeout``, ``read_timeout``,
             ``max_attempts``, ``wait_seconds`` (see ``DynamoStore``); they override the
             same names in the URL's query.
@@ -37,22 +36,11 @@ async def open_dynamo_store(url: str, *, migrate: bool = False, **options: objec
     Raises:
         InvalidStoreUrl: the URL is malformed.
         TypeError: an unknown option, or a value of the wrong type.
-        StoreUnavailable: ``migrate=True`` and DynamoDB cannot be reached.
-        SchemaTooNew: ``migrate=True`` and a newer release migrated the table.
     """
-    if not isinstance(migrate, bool):
-        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     from psych_store_dynamo.settings import dynamo_settings  # deferred: keep loading cheap
     from psych_store_dynamo.store import DynamoStore
 
-    store = DynamoStore.from_settings(dynamo_settings(url, options))
-    if migrate:
-        try:
-            await store.migrate()
-        except BaseException:
-            await store.close()
-            raise
-    return store
+    return DynamoStore.from_settings(dynamo_settings(url, options))
 
 
 async def open_s3_blob_store(url: str, **options: object) -> "S3BlobStore":

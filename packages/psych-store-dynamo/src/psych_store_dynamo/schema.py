@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
-from psych_runtime import SchemaTooNew, StoreError, StoreUnavailable
+from psych_runtime import SchemaNotMigrated, SchemaTooNew, StoreError, StoreUnavailable
 from psych_store_dynamo import _items as it
 from psych_store_dynamo._table import ConditionFailed, Table, TableMissing
 from psych_store_dynamo._version import __version__
@@ -134,11 +134,12 @@ async def verify(table: Table) -> None:
 
     Raises:
         SchemaTooNew: a newer release migrated the table.
-        StoreUnavailable: the table is missing, never migrated, or at an older version.
+        SchemaNotMigrated: the table is missing, never migrated, or at an older version.
+        StoreUnavailable: DynamoDB cannot be reached.
     """
     try:
         item = await table.get(it.META_KEY)
-    except StoreUnavailable:
+    except (StoreUnavailable, SchemaNotMigrated):
         raise
     except StoreError:
         # Most likely a table of someone else's with other keys: say so plainly.
@@ -151,7 +152,7 @@ async def verify(table: Table) -> None:
         raise _too_new(table, version)
     if version < SCHEMA_VERSION:
         state = "has no Psych schema yet" if version == 0 else f"is at schema version {version}"
-        raise StoreUnavailable(
+        raise SchemaNotMigrated(
             f"DynamoDB table {table.name!r} at {table.aws.where()} {state}; this release "
             f"needs version {SCHEMA_VERSION}: {_HINT}"
         )

@@ -193,8 +193,8 @@ class DynamoStore:
         """Check now that the table is reachable and at this release's schema.
 
         Raises:
-            StoreUnavailable: DynamoDB cannot be reached, or the table is missing or
-                not migrated.
+            StoreUnavailable: DynamoDB cannot be reached.
+            SchemaNotMigrated: the table is missing or not migrated.
             SchemaTooNew: a newer release migrated the table.
         """
         await self._ready()

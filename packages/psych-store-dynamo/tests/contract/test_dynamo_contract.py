@@ -17,6 +17,7 @@ from ..conftest import dynamo_url, new_table_name
 class TestDynamoStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False
+    has_schema = True
 
     @pytest.fixture(autouse=True)
     def _server(self, moto_endpoint: str) -> None:
@@ -28,6 +29,16 @@ class TestDynamoStore(StoreContract):
     async def store(self) -> AsyncIterator[DynamoStore]:
         store = DynamoStore(dynamo_url(self.endpoint, new_table_name()))
         await store.migrate()
+        yield store
+        try:
+            await store.drop_table()
+        finally:
+            await store.close()
+
+    @pytest_asyncio.fixture
+    async def unmigrated_store(self) -> AsyncIterator[DynamoStore]:
+        # A table name nobody has used: the table only exists once the store migrates.
+        store = DynamoStore(dynamo_url(self.endpoint, new_table_name()))
         yield store
         try:
             await store.drop_table()

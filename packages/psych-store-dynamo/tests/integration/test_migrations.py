@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunId, SchemaTooNew, StoreError, StoreUnavailable, WorkerId
+from psych_runtime import RunId, SchemaNotMigrated, SchemaTooNew, StoreError, WorkerId
 from psych_store_dynamo import DynamoStore, create_table, drop_table, schema
 from psych_store_dynamo import _items as it
 
@@ -56,7 +56,7 @@ async def test_two_stores_migrating_at_once_converge(make_store: StoreFactory) -
 
 async def test_using_an_unmigrated_table_says_to_migrate(make_store: StoreFactory) -> None:
     store = await make_store(migrate=False)
-    with pytest.raises(StoreUnavailable, match="migrate"):
+    with pytest.raises(SchemaNotMigrated, match="migrate"):
         await store.head(RunId("r"))
 
 
@@ -71,7 +71,7 @@ async def test_a_table_without_the_schema_record_says_to_migrate(
     ) as client:
         await client.create_table(TableName=owner.table_name, **schema.table_definition())
     fresh = await make_store(migrate=False)
-    with pytest.raises(StoreUnavailable, match="has no Psych schema yet"):
+    with pytest.raises(SchemaNotMigrated, match="has no Psych schema yet"):
         await fresh.connect()
     assert await fresh.migrate() == _EVERY_VERSION
     await fresh.connect()

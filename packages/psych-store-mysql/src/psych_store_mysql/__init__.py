@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from psych_store_mysql._version import __version__
 
 if TYPE_CHECKING:
-    from psych_store_mysql.migrations import SchemaOutdated as SchemaOutdated
     from psych_store_mysql.settings import MySQLSettings as MySQLSettings
     from psych_store_mysql.settings import parse_url as parse_url
     from psych_store_mysql.store import MySQLStore as MySQLStore
@@ -36,7 +35,6 @@ _EXPORTS = {
     "MySQLStore": "psych_store_mysql.store",
     "MySQLSettings": "psych_store_mysql.settings",
     "parse_url": "psych_store_mysql.settings",
-    "SchemaOutdated": "psych_store_mysql.migrations",
 }
 
 
@@ -55,4 +53,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = ["MySQLSettings", "MySQLStore", "SchemaOutdated", "__version__", "parse_url"]
+__all__ = ["MySQLSettings", "MySQLStore", "__version__", "parse_url"]

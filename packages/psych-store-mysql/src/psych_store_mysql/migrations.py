@@ -20,14 +20,6 @@ from psych_store_mysql.schema import (
 )
 
 
-class SchemaOutdated(psych_runtime.StoreError):
-    """The database has not been migrated to the schema this release needs.
-
-    Run ``await store.migrate()`` (or open the store with ``migrate=True``) once per
-    deployment; it is safe to run from several processes at once.
-    """
-
-
 async def current_version(batch: Batch, tables: Tables) -> int:
     """The newest applied migration, or 0 when the bookkeeping table does not exist."""
     try:
@@ -44,7 +36,7 @@ def check_version(version: int, where: str) -> None:
 
     Raises:
         SchemaTooNew: a newer release migrated the database.
-        SchemaOutdated: the database is behind (or empty); ``migrate()`` fixes it.
+        SchemaNotMigrated: the database is behind (or empty); ``migrate()`` fixes it.
     """
     if version > LATEST_VERSION:
         raise psych_runtime.SchemaTooNew(
@@ -52,14 +44,14 @@ def check_version(version: int, where: str) -> None:
             "psych-store-mysql release knows; upgrade psych-store-mysql"
         )
     if version < LATEST_VERSION:
-        raise SchemaOutdated(
+        raise psych_runtime.SchemaNotMigrated(
             f"{where} holds schema version {version}, this release needs {LATEST_VERSION}; "
             "run `await store.migrate()` first"
         )
 
 
-async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str) -> int:
-    """Bring the schema up to date under the migration lock; return the version reached.
+async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str) -> list[int]:
+    """Bring the schema up to date under the migration lock; return the versions applied.
 
     Raises:
         SchemaTooNew: the database is ahead of this release; nothing is changed.
@@ -77,6 +69,7 @@ async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str)
         version = await current_version(batch, tables)
         if version > LATEST_VERSION:
             check_version(version, where)
+        applied: list[int] = []
         for migration in migrations(tables):
             if migration.version <= version:
                 continue
@@ -92,8 +85,8 @@ async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str)
                     (migration.version, migration.description),
                 )
             )
-            version = migration.version
-        return version
+            applied.append(migration.version)
+        return applied
     finally:
         await batch.scalar("SELECT RELEASE_LOCK(%s)", tables.migrate_lock)
 
@@ -118,4 +111,4 @@ async def _create(batch: Batch, step: CreateTable, existing: set[str]) -> None:
     existing.add(step.name)
 
 
-__all__ = ["SchemaOutdated", "check_version", "current_version", "migrate"]
+__all__ = ["check_version", "current_version", "migrate"]

@@ -17,8 +17,8 @@ PSYCH_PLUGIN_API = 1
 _PACKAGE = "psych-store-mysql"
 
 
-async def open_mysql_store(url: str, *, migrate: bool = False, **options: object) -> "MySQLStore":
-    """Build a MySQLStore for ``url``; with ``migrate=True`` also bring the schema up to date.
+async def open_mysql_store(url: str, **options: object) -> "MySQLStore":
+    """Build a MySQLStore for ``url``; it connects on first use.
 
     Migrating is opt-in because it needs DDL privileges that a Worker's database account
     often lacks; run it once per deployment (``psych_runtime.open_store(url,
@@ -28,18 +28,10 @@ async def open_mysql_store(url: str, *, migrate: bool = False, **options: object
     Raises:
         InvalidStoreUrl: the URL or an option is malformed.
         TypeError: an option this store does not know.
-        StoreUnavailable: ``migrate=True`` and the server cannot be reached.
     """
     from psych_store_mysql.store import MySQLStore  # deferred: keeps plugin loading cheap
 
-    store = MySQLStore(url, **options)
-    if migrate:
-        try:
-            await store.migrate()
-        except BaseException:
-            await store.close()
-            raise
-    return store
+    return MySQLStore(url, **options)
 
 
 @hookimpl

@@ -119,22 +119,23 @@ class MySQLStore:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    async def migrate(self) -> int:
+    async def migrate(self) -> list[int]:
         """Create or upgrade the tables; safe to call repeatedly and concurrently.
 
         Returns:
-            The schema version the database is at afterwards.
+            The schema versions this call applied, oldest first; empty when the
+            database was already current.
 
         Raises:
             SchemaTooNew: a newer release already migrated this database.
             StoreUnavailable: the server cannot be reached.
         """
         async with self._connection("migrating", check_schema=False) as batch:
-            version = await migrations.migrate(
+            applied = await migrations.migrate(
                 batch, self._tables, self._settings.migrate_lock_timeout, self._settings.where
             )
         self._schema_checked = True
-        return version
+        return applied
 
     async def close(self) -> None:
         """Close every pooled connection; the store refuses calls afterwards."""

@@ -1,6 +1,6 @@
 """The Store conformance suite against a real MySQL / MariaDB server."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest_asyncio
 
@@ -11,9 +11,22 @@ from psych_store_mysql import MySQLStore
 class TestMySQLStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False  # no LISTEN/NOTIFY equivalent: other processes poll
+    has_schema = True
 
     @pytest_asyncio.fixture
     async def store(  # type: ignore[override]
         self, migrated_store: Callable[..., Awaitable[MySQLStore]]
     ) -> MySQLStore:
         return await migrated_store()
+
+    @pytest_asyncio.fixture
+    async def unmigrated_store(  # type: ignore[override]
+        self, mysql_dsn: str, prefix: str, drop_tables: Callable[[str], Awaitable[list[str]]]
+    ) -> AsyncIterator[MySQLStore]:
+        # A table prefix nobody has used: no tables exist until the store migrates.
+        store = MySQLStore(mysql_dsn, table_prefix=prefix)
+        try:
+            yield store
+        finally:
+            await store.close()
+            await drop_tables(prefix)

@@ -6,12 +6,14 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunId, SchemaTooNew, StoreError
-from psych_store_mysql import MySQLStore, SchemaOutdated
+from psych_runtime import RunId, SchemaNotMigrated, SchemaTooNew, StoreError
+from psych_store_mysql import MySQLStore
 from psych_store_mysql.schema import LATEST_VERSION, Tables
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]
 TablesOf = Callable[[str], Awaitable[list[str]]]
+EVERY_VERSION = list(range(1, LATEST_VERSION + 1))
+"""What ``migrate()`` applies to an empty database: every version, oldest first."""
 
 
 async def _versions(sql: RunSql, prefix: str) -> list[object]:
@@ -26,7 +28,7 @@ async def test_migrate_creates_every_table_and_records_the_version(
     store = MySQLStore(mysql_dsn, table_prefix=prefix)
     try:
         assert await tables_of(prefix) == []
-        assert await store.migrate() == LATEST_VERSION
+        assert await store.migrate() == EVERY_VERSION
     finally:
         await store.close()
     assert await tables_of(prefix) == sorted(Tables(prefix).all)
@@ -41,7 +43,7 @@ async def test_migrating_twice_is_a_no_op(
     try:
         await store.migrate()
         (before,) = await sql(f"SHOW CREATE TABLE `{prefix}psych_runs`")
-        assert await store.migrate() == LATEST_VERSION
+        assert await store.migrate() == []
         (after,) = await sql(f"SHOW CREATE TABLE `{prefix}psych_runs`")
     finally:
         await store.close()
@@ -56,7 +58,7 @@ async def test_concurrent_migrations_from_two_instances_both_succeed(
     stores = [MySQLStore(mysql_dsn, table_prefix=prefix) for _ in range(4)]
     try:
         results = await asyncio.gather(*(store.migrate() for store in stores))
-        assert results == [LATEST_VERSION] * len(stores)
+        assert sorted(results) == [[]] * (len(stores) - 1) + [EVERY_VERSION]
         assert await stores[0].head(RunId("nobody")) == 0
     finally:
         for store in stores:
@@ -77,7 +79,7 @@ async def test_an_interrupted_migration_is_finished_by_the_next_one(
             f"DROP TABLE `{prefix}psych_records`",
             f"DELETE FROM `{prefix}psych_schema_version`",
         )
-        assert await store.migrate() == LATEST_VERSION
+        assert await store.migrate() == EVERY_VERSION
     finally:
         await store.close()
     assert await tables_of(prefix) == sorted(Tables(prefix).all)
@@ -120,7 +122,7 @@ async def test_an_unmigrated_database_is_refused_on_first_use(
 ) -> None:
     store = MySQLStore(mysql_dsn, table_prefix=prefix)
     try:
-        with pytest.raises(SchemaOutdated, match="migrate"):
+        with pytest.raises(SchemaNotMigrated, match="migrate"):
             await store.head(RunId("anything"))
     finally:
         await store.close()
@@ -170,7 +172,7 @@ async def test_versions_stored_before_grants_existed_become_shared(
             f"INSERT INTO `{prefix}psych_versions` (hash, document) "
             f"VALUES ('{legacy.hash}', '{document}')"
         )
-        assert await store.migrate() == LATEST_VERSION
+        assert await store.migrate() == EVERY_VERSION[1:]
         for tenant in ("tenant-a", "tenant-b", None):
             got = await store.get_version(legacy.hash, tenant=tenant)
             assert got is not None, tenant

@@ -1,19 +1,12 @@
-"""This store's own error, and the translation of driver errors into the port's.
+"""The translation of driver errors into the port's.
 
 Callers of a Store handle ``psych_runtime`` errors only; nothing asyncpg-specific may
 escape. Translation needs the driver's exception classes, so it imports asyncpg, but
 only when an error is actually being translated (the driver is loaded by then).
+``SchemaNotMigrated`` is the core's error, re-exported here for existing imports.
 """
 
-from psych_runtime import StoreError, StoreUnavailable
-
-
-class SchemaNotMigrated(StoreError):
-    """The store's schema is missing or older than this release needs.
-
-    Run ``await store.migrate()`` (or open the store with ``migrate=True``) once per
-    deployment, from a process allowed to create tables.
-    """
+from psych_runtime import SchemaNotMigrated, StoreUnavailable
 
 
 def _connection_error_types() -> tuple[type[BaseException], ...]:

@@ -6,8 +6,8 @@ backend. The driver is loaded when a store is first opened.
 
 Options accepted by ``psych_runtime.open_store(url, **options)`` for these schemes:
 ``schema``, ``min_size``, ``max_size``, ``listen``, ``liveness_locks`` and
-``connect_timeout`` (see ``PostgresStore``), plus ``migrate``: when True the store runs
-``await store.migrate()`` before it is returned. Migration is never automatic
+``connect_timeout`` (see ``PostgresStore``). ``open_store(url, migrate=True)`` runs
+``await store.migrate()`` before returning the store; migration is never automatic
 otherwise, because it needs DDL rights the application's role may (rightly) lack.
 """
 
@@ -28,21 +28,17 @@ _OPTIONS = frozenset(
 
 
 async def open_postgres_store(url: str, **options: object) -> "PostgresStore":
-    """Build a ``PostgresStore`` for ``url``; migrate it first when ``migrate=True``.
+    """Build a ``PostgresStore`` for ``url``; it connects on first use.
 
     Raises:
         TypeError: an option this store does not know was given.
         InvalidStoreUrl: the URL or an option value is malformed.
-        StoreUnavailable: ``migrate=True`` and the server cannot be reached.
     """
-    migrate = options.pop("migrate", False)
-    if not isinstance(migrate, bool):
-        raise TypeError(f"migrate must be True or False, got {migrate!r}")
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         raise TypeError(
             f"unknown option(s) for the PostgreSQL store: {', '.join(unknown)}; "
-            f"known: migrate, {', '.join(sorted(_OPTIONS))}"
+            f"known: {', '.join(sorted(_OPTIONS))}"
         )
     from psych_store_postgres.store import PostgresStore
 
@@ -55,12 +51,6 @@ async def open_postgres_store(url: str, **options: object) -> "PostgresStore":
         liveness_locks=_optional(options, "liveness_locks", bool),
         connect_timeout=float(_optional(options, "connect_timeout", float) or 10.0),
     )
-    if migrate:
-        try:
-            await store.migrate()
-        except BaseException:
-            await store.close()
-            raise
     return store
 
 

@@ -361,7 +361,7 @@ class PostgresStore:
 
     # --- migrations --------------------------------------------------------------------
 
-    async def migrate(self) -> int:
+    async def migrate(self) -> list[int]:
         """Bring the schema up to this release's version; safe to call any number of times.
 
         Runs in one transaction under a transaction-level advisory lock keyed by the
@@ -369,7 +369,7 @@ class PostgresStore:
         Creates the schema when it does not exist.
 
         Returns:
-            How many migrations were applied (0 when already current).
+            The versions this call applied, oldest first; empty when already current.
 
         Raises:
             SchemaTooNew: the schema was migrated by a newer release.
@@ -380,7 +380,7 @@ class PostgresStore:
         self._checked = True
         return applied
 
-    async def _migrate(self, pool: GuardedPool) -> int:
+    async def _migrate(self, pool: GuardedPool) -> list[int]:
         schema = self.schema
         quoted = quote_ident(schema)
         async with pool.acquire() as conn, conn.transaction():
@@ -409,7 +409,7 @@ class PostgresStore:
                     migration.version,
                     migration.name,
                 )
-            return len(pending)
+            return [migration.version for migration in pending]
 
     async def schema_version(self) -> int | None:
         """The schema version recorded in the database, or None when never migrated."""

@@ -33,6 +33,7 @@ async def _admin() -> asyncpg.Connection:
 class TestPostgresStore(StoreContract):
     supports_notifier: ClassVar[bool] = True
     cross_process_notifier: ClassVar[bool] = True
+    has_schema: ClassVar[bool] = True
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[PostgresStore]:
@@ -58,3 +59,16 @@ class TestPostgresStore(StoreContract):
             yield peer
         finally:
             await peer.close()
+
+    @pytest_asyncio.fixture
+    async def unmigrated_store(self) -> AsyncIterator[PostgresStore]:
+        # A schema name nobody has used: the store finds no tables until it migrates.
+        admin = await _admin()
+        schema = f"psych_t_{secrets.token_hex(6)}"
+        store = PostgresStore(DSN, schema=schema)
+        try:
+            yield store
+        finally:
+            await store.close()
+            await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            await admin.close()

@@ -12,6 +12,8 @@ from psych_store_postgres import PostgresStore, SchemaNotMigrated
 from psych_store_postgres.migrations import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 Factory = Callable[..., Awaitable[PostgresStore]]
+EVERY_VERSION = [migration.version for migration in MIGRATIONS]
+"""What ``migrate()`` applies to an empty schema: every version, oldest first."""
 
 
 async def _tables(dsn: str, schema: str) -> set[str]:
@@ -28,7 +30,7 @@ async def test_migrate_creates_the_schema_and_its_tables(
 ) -> None:
     store = await make_store(migrate=False)
     assert await store.schema_version() is None
-    assert await store.migrate() == LATEST_VERSION
+    assert await store.migrate() == EVERY_VERSION
     assert await store.schema_version() == LATEST_VERSION
     assert {"psych_runs", "psych_records", "psych_versions", "psych_schema_version"} <= (
         await _tables(server, schema)
@@ -37,11 +39,11 @@ async def test_migrate_creates_the_schema_and_its_tables(
 
 async def test_migrating_twice_is_a_no_op(make_store: Factory, server: str, schema: str) -> None:
     store = await make_store(migrate=False)
-    assert await store.migrate() == LATEST_VERSION
+    assert await store.migrate() == EVERY_VERSION
     tables = await _tables(server, schema)
-    assert await store.migrate() == 0
+    assert await store.migrate() == []
     again = await make_store(migrate=False)
-    assert await again.migrate() == 0
+    assert await again.migrate() == []
     assert await _tables(server, schema) == tables
     conn = await asyncpg.connect(server)
     try:
@@ -54,7 +56,7 @@ async def test_migrating_twice_is_a_no_op(make_store: Factory, server: str, sche
 async def test_concurrent_migrations_apply_each_step_once(make_store: Factory) -> None:
     stores = [await make_store(migrate=False) for _ in range(4)]
     applied = await asyncio.gather(*(store.migrate() for store in stores))
-    assert sorted(applied) == [0, 0, 0, LATEST_VERSION]
+    assert sorted(applied) == [[], [], [], EVERY_VERSION]
     assert await stores[0].head(RunId("run_none")) == 0
 
 
@@ -67,7 +69,7 @@ async def test_migrate_into_an_existing_empty_schema(
     finally:
         await conn.close()
     store = await make_store(migrate=False)
-    assert await store.migrate() == LATEST_VERSION
+    assert await store.migrate() == EVERY_VERSION
 
 
 async def test_a_schema_at_version_one_is_upgraded_in_place(
@@ -90,7 +92,7 @@ async def test_a_schema_at_version_one_is_upgraded_in_place(
     store = await make_store(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="migrate"):
         await store.head(RunId("run_x"))
-    assert await store.migrate() == LATEST_VERSION - 1
+    assert await store.migrate() == EVERY_VERSION[1:]
     assert await store.schema_version() == LATEST_VERSION
     # Version 2's release checks the attempt count: an older claim's release is ignored.
     run, admitted = data.admission()
@@ -170,7 +172,7 @@ async def test_versions_stored_before_grants_existed_become_shared(
     finally:
         await conn.close()
     store = await make_store(migrate=False)
-    assert await store.migrate() == LATEST_VERSION - 2
+    assert await store.migrate() == EVERY_VERSION[2:]
     for tenant in ("tenant-a", "tenant-b", None):
         got = await store.get_version(legacy.hash, tenant=tenant)
         assert got is not None, tenant

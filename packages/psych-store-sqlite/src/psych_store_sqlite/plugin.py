@@ -18,17 +18,16 @@ PSYCH_PLUGIN_API = 1
 _PACKAGE = "psych-store-sqlite"
 
 
-async def open_sqlite_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
+async def open_sqlite_store(url: str, **options: object) -> "Store":
     """Open a ``sqlite://`` store, as ``psych_runtime.open_store`` does for this scheme.
 
     The file is opened (and created when missing) before this returns, so a path that
-    cannot work fails here. Tables are created only when asked: pass ``migrate=True``
-    (convenient for a single process or a test), or call ``await store.migrate()``
-    yourself, for example once from a deploy step.
+    cannot work fails here. Tables are created only when asked:
+    ``open_store(url, migrate=True)`` (convenient for a single process or a test), or
+    ``await store.migrate()`` yourself, for example once from a deploy step.
 
     Args:
         url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``.
-        migrate: apply the schema migrations before returning.
         **options: ``synchronous``, ``busy_timeout_ms``, ``readers`` (see
             ``SqliteStore``); they override the same names in the URL's query.
 
@@ -36,18 +35,13 @@ async def open_sqlite_store(url: str, *, migrate: bool = False, **options: objec
         InvalidStoreUrl: the URL is malformed.
         TypeError: an unknown option, or a value of the wrong type.
         StoreUnavailable: the file cannot be opened.
-        SchemaTooNew: ``migrate=True`` and a newer release migrated the file.
     """
-    if not isinstance(migrate, bool):
-        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     from psych_store_sqlite.settings import resolve_settings  # deferred: keep loading cheap
     from psych_store_sqlite.store import SqliteStore
 
     store = SqliteStore.from_settings(resolve_settings(url, options))
     try:
         await store.connect()
-        if migrate:
-            await store.migrate()
     except BaseException:
         await store.close()
         raise

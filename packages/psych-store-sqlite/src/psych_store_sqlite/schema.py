@@ -31,7 +31,7 @@ Version 2 adds:
 import sqlite3
 import time
 
-from psych_runtime import SchemaTooNew, StoreUnavailable
+from psych_runtime import SchemaNotMigrated, SchemaTooNew, StoreUnavailable
 
 VERSION_TABLE = "psych_schema_version"
 
@@ -135,14 +135,14 @@ def verify(conn: sqlite3.Connection, where: str) -> None:
 
     Raises:
         SchemaTooNew: a newer release migrated the file.
-        StoreUnavailable: the file was never migrated, or only to an older version.
+        SchemaNotMigrated: the file was never migrated, or only to an older version.
     """
     version = current_version(conn)
     if version > SCHEMA_VERSION:
         raise _too_new(where, version)
     if version < SCHEMA_VERSION:
         state = "has no Psych schema yet" if version == 0 else f"is at schema version {version}"
-        raise StoreUnavailable(
+        raise SchemaNotMigrated(
             f"SQLite database {where} {state}; this release needs version {SCHEMA_VERSION}: "
             f"{_UPGRADE_HINT}"
         )

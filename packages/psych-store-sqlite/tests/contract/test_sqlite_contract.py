@@ -12,6 +12,7 @@ from psych_store_sqlite import SqliteStore
 class TestSqliteStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False
+    has_schema = True
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[SqliteStore]:
@@ -20,5 +21,12 @@ class TestSqliteStore(StoreContract):
         with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
             store = SqliteStore(f"sqlite:///{folder}/contract.db")
             await store.migrate()
+            yield store
+            await store.close()
+
+    @pytest_asyncio.fixture
+    async def unmigrated_store(self) -> AsyncIterator[SqliteStore]:
+        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
+            store = SqliteStore(f"sqlite:///{folder}/unmigrated.db")
             yield store
             await store.close()

@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import SchemaTooNew, StoreUnavailable
+from psych_runtime import SchemaNotMigrated, SchemaTooNew, StoreUnavailable
 from psych_store_sqlite import SqliteStore, schema
 
 
@@ -92,9 +92,9 @@ async def test_instances_migrating_a_fresh_file_at_once_apply_each_version_once(
 async def test_an_unmigrated_file_is_refused_with_a_hint(db: Path) -> None:
     store = SqliteStore(_url(db))
     try:
-        with pytest.raises(StoreUnavailable, match=r"no Psych schema.*migrate\(\)"):
+        with pytest.raises(SchemaNotMigrated, match=r"no Psych schema.*migrate\(\)"):
             await store.head(data.new_run_id())
-        with pytest.raises(StoreUnavailable, match="migrate"):
+        with pytest.raises(SchemaNotMigrated, match="migrate"):
             await store.create_run(*data.admission())
         await store.migrate()
         assert await store.head(data.new_run_id()) == 0
@@ -132,7 +132,7 @@ async def test_an_older_schema_is_refused_until_migrated(
     monkeypatch.setattr(schema, "SCHEMA_VERSION", len(schema.MIGRATIONS))
     store = SqliteStore(_url(db))
     try:
-        with pytest.raises(StoreUnavailable, match=f"schema version {schema.SCHEMA_VERSION - 1}"):
+        with pytest.raises(SchemaNotMigrated, match=f"schema version {schema.SCHEMA_VERSION - 1}"):
             await store.head(data.new_run_id())
         assert await store.migrate() == [schema.SCHEMA_VERSION]
         assert await store.head(data.new_run_id()) == 0

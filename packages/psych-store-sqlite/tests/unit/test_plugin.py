@@ -65,7 +65,7 @@ async def test_open_store_migrates_only_when_asked(tmp_path: Path) -> None:
         assert store.settings.readers == 0
         assert (tmp_path / "b.db").exists()  # opened eagerly
         assert await store.schema_version() == 0
-        with pytest.raises(psych_runtime.StoreUnavailable, match="migrate"):
+        with pytest.raises(psych_runtime.SchemaNotMigrated, match="migrate"):
             await store.head(psych_runtime.RunId("r"))
     finally:
         await store.close()

@@ -72,7 +72,7 @@ async def test_a_read_only_directory_is_named(tmp_path: Path) -> None:
 async def test_open_store_fails_fast_and_leaves_no_threads(tmp_path: Path) -> None:
     before = _lane_threads()
     with pytest.raises(StoreUnavailable, match="does not exist"):
-        await open_sqlite_store(f"sqlite:///{tmp_path}/missing/psych.db", migrate=True)
+        await open_sqlite_store(f"sqlite:///{tmp_path}/missing/psych.db")
     assert _lane_threads() == before
 
 

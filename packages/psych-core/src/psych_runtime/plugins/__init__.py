@@ -11,31 +11,20 @@ Stores are then opened by URL, whatever plugin provides them::
     store = await open_store("memory://")
     blobs = await open_blob_store("file:///var/lib/psych/blobs")
 
-Set ``PSYCH_DISABLE_PLUGIN_AUTOLOAD=1`` to skip discovery and call
-``register_plugin`` yourself.
+The modules: ``hookspecs`` (the hooks and their markers), ``backends`` (what a hook
+registers), ``manager`` (loading and asking plugins), ``urls`` (opening by URL),
+``builtin`` (the core's own backends, always registered) and ``errors``.
+Set ``PSYCH_DISABLE_PLUGIN_AUTOLOAD=1`` to skip discovery of installed plugins and
+call ``register_plugin`` yourself; the built-in backends stay available.
 """
 
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     DoctorCheck,
     DoctorResult,
-    SandboxBackend,
     StoreBackend,
-    TelemetryBackend,
-    ToolSourceBackend,
+    import_check,
 )
-from psych_runtime.plugins.blob_urls import blob_store_scheme, open_blob_store
-from psych_runtime.plugins.collect import (
-    Registered,
-    blob_store_backends,
-    doctor_checks,
-    registrations,
-    sandbox_backends,
-    store_backends,
-    telemetry_backends,
-    tool_source_backends,
-)
-from psych_runtime.plugins.doctor import import_check
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
     IncompatiblePlugin,
@@ -50,14 +39,24 @@ from psych_runtime.plugins.manager import (
     AUTOLOAD_ENV,
     PLUGIN_API_VERSION,
     LoadedPlugin,
+    Registered,
     autoload_disabled,
     autoload_enabled,
+    doctor_checks,
     get_plugin_manager,
     loaded_plugins,
     register_plugin,
+    registrations,
     reset_plugin_manager,
 )
-from psych_runtime.plugins.store_urls import open_store, store_scheme
+from psych_runtime.plugins.urls import (
+    blob_store_backends,
+    blob_store_scheme,
+    open_blob_store,
+    open_store,
+    store_backends,
+    store_scheme,
+)
 
 __all__ = [
     "AUTOLOAD_ENV",
@@ -72,10 +71,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "Registered",
-    "SandboxBackend",
     "StoreBackend",
-    "TelemetryBackend",
-    "ToolSourceBackend",
     "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
     "autoload_disabled",
@@ -93,9 +89,6 @@ __all__ = [
     "register_plugin",
     "registrations",
     "reset_plugin_manager",
-    "sandbox_backends",
     "store_backends",
     "store_scheme",
-    "telemetry_backends",
-    "tool_source_backends",
 ]

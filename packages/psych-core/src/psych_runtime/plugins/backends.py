@@ -1,10 +1,11 @@
-"""Descriptions of what a plugin can provide.
+"""Descriptions of what a plugin can provide, and a ready-made health check.
 
 Registration hooks hand these to their ``register`` callback instead of live objects:
 describing a backend costs nothing, so installing a plugin never opens a connection or
 imports a database driver until somebody actually asks for that backend.
 """
 
+import importlib
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ class StoreBackend(_SchemeBackend[Store]):
         name: a short label for the backend, shown by ``psych doctor``.
         schemes: URL schemes this backend opens, lower case, e.g. ``("postgresql",)``.
         open: async factory called as ``await open(url, **options)``. Import the
-            database driver inside it, not at module level.
+            database driver inside it, not at module level. It only opens the store:
+            ``open_store(url, migrate=True)`` runs ``migrate()`` afterwards (and
+            closes the store when that fails), so ``migrate`` never reaches it.
         package: the distribution that ships the backend; shown in diagnostics so a
             user knows what to upgrade or remove.
         description: one line for humans.
@@ -95,74 +98,6 @@ class BlobStoreBackend(_SchemeBackend[BlobStore]):
     """
 
     _kind = "blob store backend"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _NamedBackend:
-    """The fields and registration check of a backend that configuration picks by name.
-
-    ``open`` returns ``object`` until the port the backend implements is defined.
-    """
-
-    _kind: ClassVar[str]
-
-    name: str
-    open: Callable[..., Awaitable[object]]
-    package: str
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name(self._kind, self.name)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SandboxBackend(_NamedBackend):
-    """A sandbox a plugin offers, chosen by name.
-
-    ``open`` returns ``object`` until the Sandbox port is defined.
-
-    Attributes:
-        name: how configuration refers to this sandbox, e.g. ``"subprocess"``.
-        open: async factory called as ``await open(**options)``.
-        package: the distribution that ships it.
-        description: one line for humans.
-    """
-
-    _kind = "sandbox backend"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TelemetryBackend(_NamedBackend):
-    """A telemetry sink a plugin offers, chosen by name.
-
-    ``open`` returns ``object`` until the Telemetry port is defined.
-
-    Attributes:
-        name: how configuration refers to it, e.g. ``"otel"``.
-        open: async factory called as ``await open(**options)``.
-        package: the distribution that ships it.
-        description: one line for humans.
-    """
-
-    _kind = "telemetry backend"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSourceBackend(_NamedBackend):
-    """A kind of remote tool source (MCP servers, A2A peers) a plugin offers.
-
-    Publish-time validation uses the registered kinds to report a Spec that needs a
-    tool source no installed plugin provides. ``open`` returns ``object`` until the
-    tool-source port is defined.
-
-    Attributes:
-        name: the kind of source, e.g. ``"mcp"`` or ``"a2a"``.
-        open: async factory called as ``await open(**options)``.
-        package: the distribution that ships it.
-        description: one line for humans.
-    """
-
-    _kind = "tool source backend"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,12 +131,54 @@ class DoctorCheck:
         _check_name("doctor check", self.name)
 
 
+def import_check(name: str, module: str, *, ok: str, missing: str) -> DoctorCheck:
+    """A health check that passes when ``module`` can be imported.
+
+    Most adapters only need to say whether their driver imports; this builds that check
+    from the module name and two messages instead of a try/except in every plugin. The
+    module is imported only when the check runs, never when the plugin registers it,
+    so loading a plugin stays cheap.
+
+    Example::
+
+        @hookimpl
+        def psych_doctor_checks(register):
+            register(
+                import_check(
+                    "acme store",
+                    "acme_driver",
+                    ok="acme_driver {version} available",
+                    missing="cannot import acme_driver ({error}); pip install acme-psych",
+                )
+            )
+
+    Args:
+        name: the label ``psych doctor`` shows next to the result.
+        module: the dotted name of the module to import.
+        ok: the detail when the import works; ``{version}`` in it is replaced by the
+            module's ``__version__`` (``unknown`` when it has none).
+        missing: the detail when the import fails; ``{error}`` in it is replaced by
+            the ``ImportError``'s message. Say what to install.
+
+    Returns:
+        A ``DoctorCheck`` to pass to ``register``.
+    """
+
+    def run() -> DoctorResult:
+        try:
+            imported = importlib.import_module(module)
+        except ImportError as exc:
+            return DoctorResult(False, missing.format(error=exc))
+        version = getattr(imported, "__version__", "unknown")
+        return DoctorResult(True, ok.format(version=version))
+
+    return DoctorCheck(name, run)
+
+
 __all__ = [
     "BlobStoreBackend",
     "DoctorCheck",
     "DoctorResult",
-    "SandboxBackend",
     "StoreBackend",
-    "TelemetryBackend",
-    "ToolSourceBackend",
+    "import_check",
 ]

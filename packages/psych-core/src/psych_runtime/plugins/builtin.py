@@ -1,16 +1,22 @@
 """The core's own plugin: the in-memory Store and the in-memory and file BlobStores.
 
-psych-runtime reaches this module through its own ``psych_runtime`` entry point, the
-same path a third-party plugin takes, so the built-in backend has no privileges a
-third party lacks and turning autoload off removes it too.
+It is written exactly like a third-party plugin (hooks, backend descriptions, a
+declared plugin API), so it has no privileges a third party lacks. The manager
+registers it always, before any installed plugin and whatever
+``PSYCH_DISABLE_PLUGIN_AUTOLOAD`` says, the way pytest and llm register their
+built-ins: ``open_store("memory://")`` works in a test that turned discovery off.
 """
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
-from psych_runtime.plugins.doctor import import_check
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    StoreBackend,
+    import_check,
+)
 from psych_runtime.plugins.hookspecs import hookimpl
 from psych_runtime.store.errors import InvalidStoreUrl
 
@@ -19,6 +25,9 @@ if TYPE_CHECKING:
     from psych_runtime.store.port import Store
 
 PSYCH_PLUGIN_API = 1
+
+NAME = "builtin"
+"""The name the built-in plugin is registered under."""
 
 _PACKAGE = "psych-runtime"
 
@@ -29,24 +38,20 @@ def _refuse_options(what: str, options: dict[str, object]) -> None:
         raise TypeError(f"{what} takes no options, got: {', '.join(sorted(options))}")
 
 
-async def open_memory_store(url: str, *, migrate: bool = False, **options: object) -> "Store":
+async def open_memory_store(url: str, **options: object) -> "Store":
     """Return a new, empty in-memory Store.
 
     Every call gets its own store: nothing is shared between two ``memory://`` URLs
-    and nothing outlives the process, which is what tests and demos want.
+    and nothing outlives the process, which is what tests and demos want. It has no
+    schema, so ``open_store("memory://", migrate=True)`` has nothing to migrate.
 
     Args:
         url: ``memory://``.
-        migrate: accepted like every other backend's, so code that opens whatever store
-            its configuration names can always pass it; an in-memory store has no
-            schema, so there is nothing to do.
         **options: none are accepted.
 
     Raises:
-        TypeError: ``migrate`` is not a bool, or other options were given.
+        TypeError: options were given.
     """
-    if not isinstance(migrate, bool):
-        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     _refuse_options("the memory store", options)
     from psych_runtime.store.memory import InMemoryStore  # deferred: keep plugin loading cheap
 

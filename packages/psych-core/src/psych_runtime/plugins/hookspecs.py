@@ -1,9 +1,14 @@
 """The hooks a Psych plugin may implement.
 
-There is one registration hook per port. Each receives a ``register`` callback and
-returns nothing: the plugin calls ``register`` once per backend it offers, passing a
-description (see ``psych_runtime.plugins.backends``) rather than an instance, so merely
-having a plugin installed never costs a connection or a driver import.
+There is one registration hook per port that exists, plus the ``psych doctor`` check
+hook. Each receives a ``register`` callback and returns nothing: the plugin calls
+``register`` once per backend it offers, passing a description (see
+``psych_runtime.plugins.backends``) rather than an instance, so merely having a plugin
+installed never costs a connection or a driver import.
+
+Plugin API 1 promises only these hooks. A port that arrives later (sandboxes,
+telemetry, remote tool sources) brings its hook with it, in the same release as the
+port, so no hook is ever declared for something the runtime cannot use yet.
 
 A plugin module looks like this::
 
@@ -21,14 +26,7 @@ from collections.abc import Callable
 
 import pluggy
 
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    DoctorCheck,
-    SandboxBackend,
-    StoreBackend,
-    TelemetryBackend,
-    ToolSourceBackend,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
 
 PROJECT_NAME = "psych_runtime"
 """The pluggy project name, which is also the entry-point group plugins register under."""
@@ -56,33 +54,6 @@ def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> 
 
 
 @hookspec
-def psych_register_sandboxes(register: Callable[[SandboxBackend], None]) -> None:
-    """Offer process-isolated sandboxes for running untrusted code.
-
-    Args:
-        register: call once per ``SandboxBackend`` the plugin provides.
-    """
-
-
-@hookspec
-def psych_register_telemetry(register: Callable[[TelemetryBackend], None]) -> None:
-    """Offer telemetry sinks.
-
-    Args:
-        register: call once per ``TelemetryBackend`` the plugin provides.
-    """
-
-
-@hookspec
-def psych_register_tool_sources(register: Callable[[ToolSourceBackend], None]) -> None:
-    """Offer kinds of remote tool source, such as MCP servers or A2A peers.
-
-    Args:
-        register: call once per ``ToolSourceBackend`` the plugin provides.
-    """
-
-
-@hookspec
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Offer health checks that ``psych doctor`` runs and reports.
 
@@ -100,8 +71,5 @@ __all__ = [
     "hookspec",
     "psych_doctor_checks",
     "psych_register_blob_stores",
-    "psych_register_sandboxes",
     "psych_register_stores",
-    "psych_register_telemetry",
-    "psych_register_tool_sources",
 ]

@@ -1,24 +1,32 @@
-"""Find, check and register plugins; build the one cached ``PluginManager``.
+"""Find, check and register plugins; build the one cached ``PluginManager``; ask it.
 
-Installed plugins are discovered through the ``psych_runtime`` entry-point group, and
-the core's own backends arrive the same way (psych-runtime declares an entry point for
-its built-in plugin), so nothing here special-cases first-party code.
+The core's own plugin (``psych_runtime.plugins.builtin``) is registered first and
+always, like pytest's and llm's built-ins. Installed plugins are then discovered
+through the ``psych_runtime`` entry-point group, unless ``PSYCH_DISABLE_PLUGIN_AUTOLOAD``
+is set.
 
 Entry points are walked by hand rather than with pluggy's
 ``load_setuptools_entrypoints`` so that each plugin's declared API version is checked
 before the plugin is registered: a plugin built for another API never gets a hook
-called. Loading happens once, on first use, and the result is cached until
-``reset_plugin_manager()``.
+called. ``check_pending()`` then makes a misspelled hook fail loudly. Loading happens
+once, on first use, and the result is cached until ``reset_plugin_manager()``.
+
+``registrations`` calls a registration hook on every plugin, remembering which plugin
+offered what, so a conflict can name both plugins and ``psych doctor`` can show who
+provides which scheme.
 """
 
 import importlib.metadata
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pluggy
 
-from psych_runtime.plugins import hookspecs
+from psych_runtime._version import __version__
+from psych_runtime.plugins import builtin, hookspecs
+from psych_runtime.plugins.backends import DoctorCheck
 from psych_runtime.plugins.errors import (
     IncompatiblePlugin,
     InvalidPlugin,
@@ -98,8 +106,10 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if _cache.manager is None:
             manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
             manager.add_hookspecs(hookspecs)
+            loaded = [_register_builtin(manager)]
             autoload = not autoload_disabled()
-            loaded = _load_entry_points(manager) if autoload else []
+            if autoload:
+                loaded += _load_entry_points(manager, taken=loaded)
             _check_pending(manager, loaded)
             # Only a fully loaded manager is cached: after a failure the next call
             # tries again and fails loudly again, instead of running half-loaded.
@@ -137,7 +147,7 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
 
 
 def loaded_plugins() -> tuple[LoadedPlugin, ...]:
-    """Every registered plugin, discovered or hand-registered, in registration order."""
+    """Every registered plugin in registration order: the built-in one, then the rest."""
     with _lock:
         get_plugin_manager()
         return tuple(_cache.loaded)
@@ -162,7 +172,20 @@ def reset_plugin_manager() -> None:
         _cache.autoload = True
 
 
-def _load_entry_points(manager: pluggy.PluginManager) -> list[LoadedPlugin]:
+def _register_builtin(manager: pluggy.PluginManager) -> LoadedPlugin:
+    """Register the core's own backends, which no switch turns off."""
+    manager.register(builtin, name=builtin.NAME)
+    return LoadedPlugin(
+        name=builtin.NAME,
+        source=builtin.__name__,
+        distribution="psych-runtime",
+        version=__version__,
+    )
+
+
+def _load_entry_points(
+    manager: pluggy.PluginManager, taken: list[LoadedPlugin]
+) -> list[LoadedPlugin]:
     loaded: list[LoadedPlugin] = []
     found = importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME)
     for entry_point in sorted(found, key=lambda ep: (ep.name, ep.value)):
@@ -173,7 +196,7 @@ def _load_entry_points(manager: pluggy.PluginManager) -> list[LoadedPlugin]:
             distribution=dist.name if dist is not None else None,
             version=dist.version if dist is not None else None,
         )
-        earlier = next((p for p in loaded if p.name == record.name), None)
+        earlier = next((p for p in [*taken, *loaded] if p.name == record.name), None)
         if earlier is not None:
             raise PluginError(
                 f"two installed plugins use the entry-point name {record.name!r}: "
@@ -190,6 +213,66 @@ def _load_entry_points(manager: pluggy.PluginManager) -> list[LoadedPlugin]:
         _register(manager, plugin, record.name, record.origin)
         loaded.append(record)
     return loaded
+
+
+@dataclass(frozen=True, slots=True)
+class Registered[T]:
+    """One description a plugin handed to ``register``.
+
+    Attributes:
+        plugin: the registered name of the plugin that offered it.
+        item: the description itself.
+    """
+
+    plugin: str
+    item: T
+
+
+def registrations[T](hook_name: str, kind: type[T]) -> list[Registered[T]]:
+    """Call one registration hook on every plugin and collect what each registers.
+
+    Each implementation gets its own ``register`` callback, bound to that plugin, so
+    every description is attributed to the plugin that offered it. Wrapper
+    implementations are skipped: a registration hook has no result to wrap.
+
+    Raises:
+        InvalidPlugin: a plugin registered something other than a ``kind``.
+        PluginError: a plugin's hook raised; the original error is the cause.
+    """
+    caller = getattr(get_plugin_manager().hook, hook_name)
+    found: list[Registered[T]] = []
+    for impl in caller.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        arguments = {"register": _collector(found, kind, impl.plugin_name, hook_name)}
+        try:
+            impl.function(*(arguments[name] for name in impl.argnames))
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"plugin {impl.plugin_name!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
+            ) from exc
+    return found
+
+
+def doctor_checks() -> list[Registered[DoctorCheck]]:
+    """Every health check the plugins contribute, with the plugin that offered it."""
+    return registrations("psych_doctor_checks", DoctorCheck)
+
+
+def _collector[T](
+    found: list[Registered[T]], kind: type[T], plugin: str, hook_name: str
+) -> Callable[[T], None]:
+    def register(item: T) -> None:
+        if not isinstance(item, kind):
+            raise InvalidPlugin(
+                f"plugin {plugin!r} passed a {type(item).__name__} to register() in "
+                f"{hook_name}; it takes a {kind.__name__}"
+            )
+        found.append(Registered(plugin, item))
+
+    return register
 
 
 def _check_api(plugin: object, name: str, origin: str | None) -> None:
@@ -248,10 +331,13 @@ __all__ = [
     "AUTOLOAD_ENV",
     "PLUGIN_API_VERSION",
     "LoadedPlugin",
+    "Registered",
     "autoload_disabled",
     "autoload_enabled",
+    "doctor_checks",
     "get_plugin_manager",
     "loaded_plugins",
     "register_plugin",
+    "registrations",
     "reset_plugin_manager",
 ]

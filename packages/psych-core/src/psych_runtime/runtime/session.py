@@ -27,7 +27,7 @@ from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
-from psych_runtime.plugins.store_urls import open_store
+from psych_runtime.plugins.urls import open_store
 from psych_runtime.runtime import reads
 from psych_runtime.runtime.dispatch import Dispatched, dispatch, interrupt, publish, send
 from psych_runtime.runtime.runtime import Runtime

@@ -43,6 +43,17 @@ class SchemaTooNew(StoreError):
     """The database was migrated by a newer release than this code knows."""
 
 
+class SchemaNotMigrated(StoreError):
+    """The database has no schema yet, or one older than this release needs.
+
+    Every adapter with a schema raises this on first use instead of guessing: creating
+    tables needs rights a Worker's account may (rightly) lack. Run ``await
+    store.migrate()`` once per deployment, or open the store with
+    ``open_store(url, migrate=True)``. It is not a ``StoreUnavailable``: waiting does
+    not fix it, somebody has to migrate.
+    """
+
+
 class InvalidStoreUrl(StoreError, ValueError):
     """A store URL could not be understood."""
 
@@ -55,6 +66,7 @@ __all__ = [
     "InvalidStoreUrl",
     "LeaseLost",
     "RecordTooLarge",
+    "SchemaNotMigrated",
     "SchemaTooNew",
     "SeqConflict",
     "StoreError",

@@ -254,4 +254,30 @@ class Store(Protocol):
         ...
 
 
-__all__ = ["Admission", "Fence", "RunHeader", "RunState", "Store"]
+@runtime_checkable
+class Migratable(Protocol):
+    """A Store whose database has a schema to create and upgrade.
+
+    Stores that keep nothing outside the process (the in-memory one) have no schema
+    and do not implement this. ``open_store(url, migrate=True)`` calls ``migrate`` on a
+    store that does, and closes the store when migrating fails.
+    """
+
+    async def migrate(self) -> list[int]:
+        """Bring the schema up to this release's version; safe to call any number of times.
+
+        Several processes may migrate the same database at once; each step is applied
+        once. Until a store has been migrated, using it raises ``SchemaNotMigrated``.
+
+        Returns:
+            The schema versions this call applied, oldest first; empty when the schema
+            was already current.
+
+        Raises:
+            SchemaTooNew: a newer release migrated the database; nothing is changed.
+            StoreUnavailable: the database cannot be reached.
+        """
+        ...
+
+
+__all__ = ["Admission", "Fence", "Migratable", "RunHeader", "RunState", "Store"]

@@ -53,7 +53,7 @@ def test_reports_the_real_installation(capsys):
 
     assert {"name": "psych-runtime", "version": INSTALLED_VERSION} in report["distributions"]
     assert all(d["name"].startswith("psych-") for d in report["distributions"])
-    [memory] = [p for p in report["plugins"] if p["name"] == "memory"]
+    [memory] = [p for p in report["plugins"] if p["name"] == "builtin"]
     assert memory["distribution"] == "psych-runtime"
     assert memory["version"] == INSTALLED_VERSION
     assert memory["store_schemes"] == ["memory"]
@@ -70,10 +70,11 @@ def test_passing_checks_exit_zero(monkeypatch, capsys):
     assert code == 0
     assert report["ok"] is True
     assert report["plugin_autoload"] is False
-    assert report["plugins"] == [
+    assert [p["name"] for p in report["plugins"]] == ["builtin", "acme"]
+    assert report["plugins"][1:] == [
         {
             "name": "acme",
-            "source": report["plugins"][0]["source"],
+            "source": report["plugins"][1]["source"],
             "distribution": None,
             "version": None,
             "store_schemes": ["acme"],

@@ -15,7 +15,6 @@ from psych_runtime.plugins import (
     UnknownBlobStoreScheme,
     blob_store_backends,
     blob_store_scheme,
-    builtin,
     hookimpl,
     open_blob_store,
     register_plugin,
@@ -30,14 +29,12 @@ def autoload_off(monkeypatch):
 
 
 async def test_the_core_offers_memory_and_file_blob_stores():
-    register_plugin(builtin)
     backends = blob_store_backends()
     assert sorted(backends) == ["file", "memory"]
     assert {backend.package for backend in backends.values()} == {"psych-runtime"}
 
 
 async def test_memory_urls_open_a_fresh_store_each_time():
-    register_plugin(builtin)
     first = await open_blob_store("memory://")
     second = await open_blob_store("memory://")
     assert isinstance(first, InMemoryBlobStore)
@@ -48,7 +45,6 @@ async def test_memory_urls_open_a_fresh_store_each_time():
 
 
 async def test_a_file_url_opens_a_store_rooted_at_its_directory(tmp_path: Path):
-    register_plugin(builtin)
     root = tmp_path / "with space" / "blobs"
     blobs = await open_blob_store(root.as_uri())
     assert isinstance(blobs, FileBlobStore)
@@ -58,7 +54,6 @@ async def test_a_file_url_opens_a_store_rooted_at_its_directory(tmp_path: Path):
 
 
 async def test_file_localhost_is_the_local_machine(tmp_path: Path):
-    register_plugin(builtin)
     blobs = await open_blob_store(f"file://localhost{tmp_path}")
     assert isinstance(blobs, FileBlobStore) and blobs.root == tmp_path
 
@@ -68,13 +63,11 @@ async def test_file_localhost_is_the_local_machine(tmp_path: Path):
     ["file://fileserver/share/blobs", "file:relative/dir", "file:///tmp/blobs?x=1", "file:///a#b"],
 )
 async def test_file_urls_must_name_a_local_absolute_directory(url: str):
-    register_plugin(builtin)
     with pytest.raises(InvalidStoreUrl):
         await open_blob_store(url)
 
 
 async def test_the_builtin_blob_stores_take_no_options(tmp_path: Path):
-    register_plugin(builtin)
     with pytest.raises(TypeError, match="no options"):
         await open_blob_store("memory://", bucket="x")
     with pytest.raises(TypeError, match="no options"):
@@ -82,7 +75,6 @@ async def test_the_builtin_blob_stores_take_no_options(tmp_path: Path):
 
 
 async def test_s3_names_the_package_to_install():
-    register_plugin(builtin)
     with pytest.raises(UnknownBlobStoreScheme) as caught:
         await open_blob_store("s3://bucket/prefix")
     assert "pip install psych-store-dynamo" in str(caught.value)
@@ -91,7 +83,6 @@ async def test_s3_names_the_package_to_install():
 
 
 async def test_an_unknown_scheme_lists_the_blob_schemes_available():
-    register_plugin(builtin)
     with pytest.raises(UnknownBlobStoreScheme) as caught:
         await open_blob_store("gcs://bucket")
     assert caught.value.package is None

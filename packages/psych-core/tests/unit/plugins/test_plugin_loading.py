@@ -143,35 +143,40 @@ def test_autoload_off_loads_no_entry_points(fake_dist, monkeypatch):
     fake_dist(module="fake_ignored_plugin", source=fake_store_source())
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
 
-    assert loaded_plugins() == ()
-    assert store_backends() == {}
+    assert [p.name for p in loaded_plugins()] == [builtin.NAME]
+    assert list(store_backends()) == ["memory"]
 
 
-async def test_autoload_off_leaves_even_the_memory_store_to_be_registered_by_hand(monkeypatch):
+async def test_autoload_off_still_offers_the_built_in_backends(monkeypatch):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
-
-    with pytest.raises(UnknownStoreScheme, match="PSYCH_DISABLE_PLUGIN_AUTOLOAD"):
-        await open_store("memory://")
-
     from psych_runtime.store.memory import InMemoryStore
 
-    register_plugin(builtin)
     store = await open_store("memory://")
 
     assert isinstance(store, InMemoryStore)
+    with pytest.raises(PluginError, match="already registered"):
+        register_plugin(builtin)
+
+
+async def test_autoload_off_names_the_switch_for_a_scheme_nobody_registered(monkeypatch):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+
+    with pytest.raises(UnknownStoreScheme, match="PSYCH_DISABLE_PLUGIN_AUTOLOAD"):
+        await open_store("nope://")
 
 
 @pytest.mark.parametrize("value", ["0", "", "false"])
-def test_falsy_switch_values_keep_autoload_on(monkeypatch, value):
+def test_falsy_switch_values_keep_autoload_on(fake_dist, monkeypatch, value):
+    fake_dist(module="fake_autoloaded_plugin", source=fake_store_source())
     monkeypatch.setenv(AUTOLOAD_ENV, value)
 
-    assert "memory" in {p.name for p in loaded_plugins()}
+    assert "fakestore" in {p.name for p in loaded_plugins()}
 
 
-async def test_the_memory_store_comes_from_psych_runtimes_own_entry_point():
+async def test_the_memory_store_comes_from_psych_runtimes_built_in_plugin():
     from psych_runtime.store.memory import InMemoryStore
 
-    [record] = [p for p in loaded_plugins() if p.name == "memory"]
+    [record] = [p for p in loaded_plugins() if p.name == builtin.NAME]
     backend = store_backends()["memory"]
     store = await open_store("memory://")
     other = await open_store("memory://")
@@ -215,7 +220,7 @@ def test_a_hand_registered_plugin_with_a_misspelled_hook_is_left_unregistered(mo
         register_plugin(Typo(), name="typo")
 
     assert not get_plugin_manager().has_plugin("typo")
-    assert [p.name for p in loaded_plugins()] == []
+    assert [p.name for p in loaded_plugins()] == [builtin.NAME]
 
 
 def test_a_hook_with_an_argument_no_spec_offers_is_refused(monkeypatch):
@@ -235,13 +240,15 @@ def test_a_hook_with_an_argument_no_spec_offers_is_refused(monkeypatch):
 
 def test_registering_the_same_name_twice_is_refused(monkeypatch):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    register_plugin(builtin)
 
     class Another:
         PSYCH_PLUGIN_API = 1
 
+    register_plugin(Another(), name="another")
     with pytest.raises(PluginError, match="already registered"):
-        register_plugin(Another(), name=builtin.__name__)
+        register_plugin(Another(), name="another")
+    with pytest.raises(PluginError, match="already registered"):
+        register_plugin(Another(), name=builtin.NAME)
 
 
 def test_backend_descriptions_reject_malformed_schemes():

@@ -61,7 +61,6 @@ def store_plugin(backend_name: str, *schemes: str, package: str = "pkg"):
     ],
 )
 async def test_a_first_party_scheme_names_the_package_to_install(url, package):
-    register_plugin(builtin)
 
     with pytest.raises(UnknownStoreScheme) as caught:
         await open_store(url)
@@ -71,7 +70,6 @@ async def test_a_first_party_scheme_names_the_package_to_install(url, package):
 
 
 async def test_an_unknown_scheme_lists_what_is_available():
-    register_plugin(builtin)
     register_plugin(store_plugin("acme", "acme", "acme+tls"), name="acme")
 
     with pytest.raises(UnknownStoreScheme) as caught:
@@ -94,7 +92,6 @@ async def test_unknown_scheme_is_both_a_psych_error_and_a_value_error():
 
 @pytest.mark.parametrize("url", ["", "runs.db", "/var/runs.db", "://host", "1abc://x"])
 async def test_a_url_without_a_scheme_is_invalid(url):
-    register_plugin(builtin)
 
     with pytest.raises(InvalidStoreUrl, match="no scheme"):
         await open_store(url)
@@ -173,8 +170,7 @@ def test_doctor_checks_are_attributed_to_their_plugin():
             register(DoctorCheck("driver", healthy))
 
     register_plugin(Checked(), name="checked")
-    register_plugin(builtin)
 
     found = {(r.plugin, r.item.name) for r in doctor_checks()}
 
-    assert found == {("checked", "driver"), (builtin.__name__, "memory store")}
+    assert found == {("checked", "driver"), (builtin.NAME, "memory store")}

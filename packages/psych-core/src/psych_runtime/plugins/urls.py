@@ -1,0 +1,225 @@
+"""Open stores and blob stores by URL, with the backend an installed plugin registered.
+
+The URL's scheme picks the backend, so moving to another database is a ``pip install``
+and a different URL rather than a code change. Stores and blob stores are looked up
+the same way; only the wording of the errors and the table of first-party packages
+differ. ``open_store(url, migrate=True)`` migrates here, once for every backend, so a
+backend's factory only has to open its store.
+"""
+
+import re
+from collections.abc import Mapping
+from typing import Protocol
+
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.plugins.backends import BlobStoreBackend, StoreBackend
+from psych_runtime.plugins.errors import (
+    DuplicateBackend,
+    UnknownBlobStoreScheme,
+    UnknownStoreScheme,
+    _UnknownScheme,
+)
+from psych_runtime.plugins.manager import Registered, autoload_enabled, registrations
+from psych_runtime.store.errors import InvalidStoreUrl
+from psych_runtime.store.port import Migratable, Store
+
+FIRST_PARTY_STORE_PACKAGES: dict[str, str] = {
+    "sqlite": "psych-store-sqlite",
+    "postgresql": "psych-store-postgres",
+    "postgres": "psych-store-postgres",
+    "mysql": "psych-store-mysql",
+    "mariadb": "psych-store-mysql",
+    "dynamodb": "psych-store-dynamo",
+}
+"""Schemes our own adapter packages serve, so an error can say what to install."""
+
+FIRST_PARTY_BLOB_PACKAGES: dict[str, str] = {
+    "s3": "psych-store-dynamo",
+}
+"""Blob schemes our own adapter packages serve, so an error can say what to install."""
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def store_scheme(url: str) -> str:
+    """The lower-cased scheme of a store URL.
+
+    Raises:
+        InvalidStoreUrl: the URL does not start with ``scheme:``.
+    """
+    return _url_scheme(url, what="store", examples="memory:// or postgresql://host/db")
+
+
+def blob_store_scheme(url: str) -> str:
+    """The lower-cased scheme of a blob store URL.
+
+    Raises:
+        InvalidStoreUrl: the URL does not start with ``scheme:``.
+    """
+    return _url_scheme(url, what="blob store", examples="memory:// or file:///var/lib/psych/blobs")
+
+
+def store_backends() -> dict[str, StoreBackend]:
+    """Every installed Store backend, keyed by each URL scheme it claims.
+
+    Raises:
+        DuplicateBackend: two plugins claim the same scheme.
+    """
+    found = registrations("psych_register_stores", StoreBackend)
+    return _by_scheme(found, "store scheme")
+
+
+def blob_store_backends() -> dict[str, BlobStoreBackend]:
+    """Every installed blob store backend, keyed by each URL scheme it claims.
+
+    Raises:
+        DuplicateBackend: two plugins claim the same scheme.
+    """
+    found = registrations("psych_register_blob_stores", BlobStoreBackend)
+    return _by_scheme(found, "blob store scheme")
+
+
+async def open_store(url: str, *, migrate: bool = False, **options: object) -> Store:
+    """Open a Store for ``url`` with the backend registered for its scheme.
+
+    The backend comes from whichever installed plugin claims the scheme, so adding a
+    database is a ``pip install`` rather than a code change. ``options`` go to the
+    backend's factory unchanged.
+
+    Migrating is opt-in because it needs rights (creating tables) that a Worker's
+    database account may rightly lack: run it once per deployment, from a process that
+    has them, or pass ``migrate=True`` where one process owns the database (a test, a
+    demo, a single-process service). Without it, a store whose schema is missing or
+    older raises ``SchemaNotMigrated`` on first use.
+
+    Example::
+
+        store = await psych_runtime.open_store("sqlite:///runs.db", migrate=True)
+
+    Args:
+        url: the store's URL; its scheme picks the backend.
+        migrate: call ``await store.migrate()`` before returning the store, and close
+            it again when that fails. A store without a schema (``memory://``) has
+            nothing to migrate.
+        **options: passed to the backend's factory.
+
+    Raises:
+        TypeError: ``migrate`` is not a bool, or the backend refuses an option.
+        InvalidStoreUrl: the URL has no scheme, or the backend cannot read it.
+        UnknownStoreScheme: no loaded plugin claims the scheme; the message names the
+            package to install when the scheme belongs to a first-party adapter.
+        IncompatiblePlugin: an installed plugin was built for another plugin API.
+        SchemaTooNew: ``migrate=True`` and a newer release migrated the database.
+        StoreUnavailable: the database cannot be reached.
+    """
+    if not isinstance(migrate, bool):
+        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
+    scheme = store_scheme(url)
+    backend = _backend_for(store_backends(), scheme, FIRST_PARTY_STORE_PACKAGES, UnknownStoreScheme)
+    store = await backend.open(url, **options)
+    if migrate and isinstance(store, Migratable):
+        try:
+            await store.migrate()
+        except BaseException:
+            await store.close()
+            raise
+    return store
+
+
+async def open_blob_store(url: str, **options: object) -> BlobStore:
+    """Open a BlobStore for ``url`` with the backend registered for its scheme.
+
+    The core provides ``memory://`` (in-process) and ``file:///absolute/dir``; other
+    schemes come from installed plugins, so moving blobs to object storage is a
+    ``pip install`` and a different URL. ``options`` go to the backend unchanged.
+
+    Example::
+
+        blobs = await psych_runtime.open_blob_store("file:///var/lib/psych/blobs")
+
+    Raises:
+        InvalidStoreUrl: the URL has no scheme, or the backend cannot read it.
+        UnknownBlobStoreScheme: no loaded plugin claims the scheme; the message names
+            the package to install when the scheme belongs to a first-party adapter.
+        IncompatiblePlugin: an installed plugin was built for another plugin API.
+    """
+    scheme = blob_store_scheme(url)
+    backends = blob_store_backends()
+    backend = _backend_for(backends, scheme, FIRST_PARTY_BLOB_PACKAGES, UnknownBlobStoreScheme)
+    return await backend.open(url, **options)
+
+
+def _url_scheme(url: str, *, what: str, examples: str) -> str:
+    """The lower-cased scheme of ``url``; ``what`` and ``examples`` word the error."""
+    match = _SCHEME.match(url)
+    if match is None:
+        raise InvalidStoreUrl(
+            f"{what} URL {url!r} has no scheme; write it as scheme://..., for example {examples}"
+        )
+    return match.group(1).lower()
+
+
+def _backend_for[B](
+    backends: Mapping[str, B],
+    scheme: str,
+    first_party: Mapping[str, str],
+    unknown: type[_UnknownScheme],
+) -> B:
+    """The backend registered for ``scheme``, or ``unknown`` naming what to install.
+
+    Args:
+        backends: every loaded backend, keyed by scheme.
+        scheme: the scheme asked for, lower case.
+        first_party: which of our own distributions serves which scheme.
+        unknown: the error to raise when no backend claims the scheme.
+    """
+    backend = backends.get(scheme)
+    if backend is None:
+        # ``postgresql+asyncpg`` style schemes still get the base scheme's hint.
+        package = first_party.get(scheme.split("+", 1)[0])
+        raise unknown(scheme, tuple(sorted(backends)), package, autoload=autoload_enabled())
+    return backend
+
+
+class _Described(Protocol):
+    """What every backend description carries, as far as conflict messages need."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def package(self) -> str: ...
+
+    @property
+    def schemes(self) -> tuple[str, ...]: ...
+
+
+def _by_scheme[B: _Described](found: list[Registered[B]], what: str) -> dict[str, B]:
+    """Key the backends by scheme, refusing a scheme that two plugins claim."""
+    table: dict[str, B] = {}
+    owners: dict[str, Registered[B]] = {}
+    for registered in found:
+        for key in registered.item.schemes:
+            earlier = owners.get(key)
+            if earlier is not None:
+                raise DuplicateBackend(
+                    f"{what} {key!r} is claimed twice: by plugin {earlier.plugin!r} "
+                    f"(backend {earlier.item.name!r} from {earlier.item.package}) and by "
+                    f"plugin {registered.plugin!r} (backend {registered.item.name!r} from "
+                    f"{registered.item.package}); uninstall one of them"
+                )
+            owners[key] = registered
+            table[key] = registered.item
+    return table
+
+
+__all__ = [
+    "FIRST_PARTY_BLOB_PACKAGES",
+    "FIRST_PARTY_STORE_PACKAGES",
+    "blob_store_backends",
+    "blob_store_scheme",
+    "open_blob_store",
+    "open_store",
+    "store_backends",
+    "store_scheme",
+]
