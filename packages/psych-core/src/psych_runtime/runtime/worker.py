@@ -27,16 +27,15 @@ from psych_runtime.core.records import (
     RunSettled,
     SuspendReason,
     TerminalState,
-    ToolCallFinished,
     ToolFailure,
     ToolOutcome,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
-from psych_runtime.runtime.agent import ORPHANED_MESSAGE
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.journal import Journal, JournalClosed
+from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
@@ -280,7 +279,7 @@ class Worker:
             if utcnow() >= attempt.deadline_at:
                 # Claimed after its deadline (no live process was there to enforce it):
                 # settle it aborted without running anything.
-                _close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
+                close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
                 journal.stage(
                     RunSettled,
                     state=TerminalState.ABORTED,
@@ -522,7 +521,7 @@ class Worker:
             self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
         )
         if not journal.state.settled:
-            _close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
+            close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
             journal.stage(
                 RunSettled,
                 state=TerminalState.FORCE_SETTLED,
@@ -595,14 +594,3 @@ class Worker:
         if tasks:
             await asyncio.wait(tasks, timeout=1.0)
         self.active.clear()
-
-
-def _close_open_calls(journal: Journal, outcome: ToolOutcome, kind: str, message: str) -> None:
-    """Stage a finish for every call the log still shows open."""
-    for call in list(journal.state.open_tool_calls.values()):
-        journal.stage(
-            ToolCallFinished,
-            call_id=call.call_id,
-            outcome=outcome,
-            failure=ToolFailure(kind=kind, message=message),
-        )
