@@ -7,28 +7,25 @@ from collections import OrderedDict
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
 from psych_runtime.core.ids import VersionHash
-from psych_runtime.core.records import (
-    RunSettled,
-    TerminalState,
-    ToolCallFinished,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.records import RunSettled, TerminalState, ToolFailure, ToolOutcome
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
-from psych_runtime.runtime.agent import AgentLoop
+from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.open_calls import (
+    DEADLINE_MESSAGE,
+    carry_over_finishes,
+    close_open_calls,
+)
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 
 log = logging.getLogger(__name__)
-
-_ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
 
 
 def _log_outcome(work: "asyncio.Future[None]") -> None:
@@ -115,6 +112,21 @@ class Runtime:
             return max(0.0, min(retry_after, self.retry_max_seconds))
         return min(self.retry_base_seconds * 2.0**retries_used, self.retry_max_seconds)
 
+    def _agent_deps(self) -> AgentDeps:
+        """What the agent loop runs an Attempt with, as this Runtime holds it now."""
+        return AgentDeps(
+            registry=self.registry,
+            model=self.model,
+            prices=self.prices,
+            cost_policy=self.cost_policy,
+            retry_delay=self.retry_delay,
+            blob=self.blob,
+            blob_offload_bytes=self.blob_offload_bytes,
+            http=self.http,
+            secrets=self.secrets,
+            wakeups=self.store,
+        )
+
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:
         """The Spec a Run pinned; Versions are immutable, so they are cached freely."""
         cached = self._specs.get(version_hash)
@@ -143,7 +155,7 @@ class Runtime:
             )
             await journal.flush()
             return
-        loop = AgentLoop(self, journal, spec, abort)
+        loop = AgentLoop(self._agent_deps(), journal, spec, abort)
         work = asyncio.ensure_future(loop.run())
         stopper = asyncio.ensure_future(abort.wait())
         try:
@@ -176,23 +188,8 @@ class Runtime:
             return
         # A call that finished before the cancellation reached it keeps its real
         # outcome, even when its record was still staged and never written.
-        for staged in journal.pending_records:
-            if (
-                isinstance(staged, ToolCallFinished)
-                and staged.call_id in fresh.state.open_tool_calls
-            ):
-                fresh.stage(
-                    ToolCallFinished,
-                    at=staged.at,
-                    **staged.model_dump(exclude=_ENVELOPE),
-                )
-        for call in list(fresh.state.open_tool_calls.values()):
-            fresh.stage(
-                ToolCallFinished,
-                call_id=call.call_id,
-                outcome=ToolOutcome.ABORTED,
-                failure=ToolFailure(kind="deadline", message="cancelled at the run's deadline"),
-            )
+        carry_over_finishes(fresh, journal.pending_records)
+        close_open_calls(fresh, ToolOutcome.ABORTED, "deadline", DEADLINE_MESSAGE)
         fresh.stage(
             RunSettled,
             state=TerminalState.ABORTED,

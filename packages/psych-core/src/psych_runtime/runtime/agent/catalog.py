@@ -1,0 +1,114 @@
+"""The tools one Run may call, and what the loop needs to know about each.
+
+A Spec grants code tools (executed from the process's registry) and HTTP tools (data
+in the Spec, sent through the egress seam); the built-in ``read_tool_output`` joins
+them once the Run has issued a result handle. The catalog answers every question the
+phases ask about a tool by name: is it offered this turn, how is it described to the
+model, may it run through a cancellation, may it be run again after a crash.
+"""
+
+from collections.abc import Iterable
+
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.reducer import READ_TOOL_OUTPUT
+from psych_runtime.core.spec import AgentSpec, HttpTool
+from psych_runtime.core.state import RunStateView
+from psych_runtime.runtime.prompt import withheld_advisory
+from psych_runtime.tools.http_request import http_tool_definition
+from psych_runtime.tools.narrowing import narrow
+from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
+from psych_runtime.tools.registry import ToolRegistry
+
+
+class ToolCatalog:
+    """The granted tools of one Spec, resolved against the process's registry.
+
+    Args:
+        spec: the Spec whose tools are granted.
+        registry: the code tools this process can execute.
+    """
+
+    __slots__ = ("_http_definitions", "_interruptible", "_registry", "granted", "http_tools")
+
+    def __init__(self, spec: AgentSpec, registry: ToolRegistry) -> None:
+        self._registry = registry
+        self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
+        code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
+        self.http_tools: dict[str, HttpTool] = {
+            tool.name: tool for tool in spec.tools if tool.kind == "http"
+        }
+        self._http_definitions = {
+            name: http_tool_definition(tool) for name, tool in self.http_tools.items()
+        }
+        self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
+
+    def interruptible(self, name: str) -> bool:
+        """Whether a call may be abandoned half way when the Attempt is cancelled."""
+        return self._interruptible.get(name, True)
+
+    def executable(self, name: str) -> bool:
+        """Whether this process can execute ``name`` (registered code, or HTTP)."""
+        return self._registry.get(name) is not None or name in self.http_tools
+
+    def safe_to_retry(self, name: str) -> bool:
+        """Whether a call left in doubt by a crash may simply be executed again.
+
+        Reading a result back changes nothing; an HTTP GET is taken at its word as
+        HTTP's safe method; a code tool must have been registered idempotent. Any
+        other HTTP method may have taken effect and is reported ``unknown`` instead.
+        """
+        http = self.http_tools.get(name)
+        if http is not None:
+            return http.method == "GET"
+        registered = self._registry.get(name)
+        return (registered is not None and registered.idempotent) or name == READ_TOOL_OUTPUT
+
+    def withheld_by_streak(self, name: str, state: RunStateView, threshold: int) -> int | None:
+        """The failure streak that took ``name`` away, or None when it was not withheld.
+
+        Only a tool the model was once offered can have been withheld; any other name
+        is simply unknown.
+        """
+        streak = state.failure_streaks.get(name, 0)
+        if streak >= threshold and (name in self.granted or name == READ_TOOL_OUTPUT):
+            return streak
+        return None
+
+    def offered(
+        self, state: RunStateView, threshold: int
+    ) -> tuple[tuple[ToolDefinition, ...], list[str]]:
+        """The tools offered this turn, and the advisories about those withheld.
+
+        A tool that failed ``threshold`` times in a row is withheld, and the model is
+        told so in the system prompt.
+        """
+        withheld = {t for t, n in state.failure_streaks.items() if n >= threshold}
+        names = narrow(
+            self._registry.names.union(self._http_definitions),
+            granted=self.granted,
+            permitted=None,
+            withheld=withheld,
+        )
+        # The reader is only worth its tokens once there is something to read.
+        reader_offered = bool(state.result_handles)
+        advisories = [
+            withheld_advisory(tool, state.failure_streaks[tool])
+            for tool in sorted(withheld)
+            if tool in self.granted or (reader_offered and tool == READ_TOOL_OUTPUT)
+        ]
+        definitions = tuple(self._definitions(names))
+        if reader_offered and READ_TOOL_OUTPUT not in withheld:
+            definitions += (READ_TOOL_OUTPUT_DEFINITION,)
+        return definitions, advisories
+
+    def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:
+        for name in names:
+            # The Spec allows one tool per name, so an HTTP tool's name is never also
+            # a granted code tool.
+            http = self._http_definitions.get(name)
+            if http is not None:
+                yield http
+                continue
+            registered = self._registry.get(name)
+            if registered is not None:
+                yield registered.definition()

@@ -1,0 +1,97 @@
+"""What every phase of one Attempt shares, and the small vocabulary phases speak.
+
+A phase is a function taking the ``AttemptContext`` (plus whatever the previous phase
+handed on). It reads the Run's state from ``ctx.journal``, stages records on it, and
+answers ``Next.CONTINUE`` or ``Next.STOP`` when it decides how the loop goes on, or
+None when it leaves that to the phases after it.
+"""
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import JsonObject, RunSettled, TerminalState, ToolFailure
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.runtime.abort import AbortSignal
+from psych_runtime.runtime.agent.catalog import ToolCatalog
+from psych_runtime.runtime.agent.deps import AgentDeps
+from psych_runtime.runtime.conversation import Conversation
+from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.model_call import replace_lone_surrogates
+from psych_runtime.runtime.output_reader import OutputReader
+
+EMPTY_USAGE = Usage()
+"""Recorded when a provider reported no usage (``usage_reported`` says so)."""
+
+
+class Next(Enum):
+    """How the loop goes on after a phase: another turn, or stop this Attempt."""
+
+    CONTINUE = "continue"
+    STOP = "stop"
+
+
+@dataclass(slots=True)
+class AttemptContext:
+    """One Attempt of one agent Run: its log, its Spec, its tools and its outside deps.
+
+    Attributes:
+        deps: the model, tools, prices and egress the process runs with.
+        journal: the only way the Attempt reads and writes the Run's log.
+        spec: the Spec the Run pinned.
+        abort: fired by the Worker when the Attempt must stop (deadline, shutdown).
+        tools: the tools the Spec grants, resolved against the registry.
+        reader: the built-in ``read_tool_output`` for this Run.
+        conversation: the model's view of the log, rebuilt incrementally each turn.
+    """
+
+    deps: AgentDeps
+    journal: Journal
+    spec: AgentSpec
+    abort: AbortSignal
+    tools: ToolCatalog
+    reader: OutputReader
+    conversation: Conversation = field(default_factory=Conversation)
+
+    @classmethod
+    def open(
+        cls, deps: AgentDeps, journal: Journal, spec: AgentSpec, abort: AbortSignal
+    ) -> "AttemptContext":
+        """The context for an Attempt about to run ``spec`` on ``journal``'s Run."""
+        return cls(
+            deps=deps,
+            journal=journal,
+            spec=spec,
+            abort=abort,
+            tools=ToolCatalog(spec, deps.registry),
+            reader=OutputReader(blob=deps.blob, tenant=journal.scope.tenant, run_id=journal.run_id),
+        )
+
+    def aborted(self) -> bool:
+        """Whether the log holds an abort (an interrupt, or the Worker's deadline)."""
+        return self.journal.state.aborted
+
+
+def failure(kind: str, message: str, *, tb: str | None = None) -> ToolFailure:
+    """A failure whose text every store can keep, whatever a tool or provider said.
+
+    A message quotes whatever a tool or provider said, which may hold a lone surrogate;
+    the record must stay storable whatever the text.
+    """
+    return ToolFailure(
+        kind=kind,
+        message=replace_lone_surrogates(message),
+        traceback=replace_lone_surrogates(tb) if tb is not None else None,
+    )
+
+
+def settle(
+    ctx: AttemptContext,
+    state: TerminalState,
+    *,
+    output: JsonObject | None = None,
+    failure: ToolFailure | None = None,
+) -> Next:
+    """Stage the Run's settlement; the loop stops once it is written."""
+    ctx.journal.stage(RunSettled, state=state, output=output, failure=failure)
+    return Next.STOP

@@ -1,0 +1,29 @@
+"""Calls a previous Attempt left open, settled before this one takes a turn.
+
+A call in doubt (started, never finished) is run again when doing so is safe: a
+``read_tool_output``, an HTTP GET, or a code tool registered idempotent, provided this
+process can still execute it. Every other one is closed ``unknown`` with the
+``orphaned`` failure, the same finish the Worker writes for a Run it settles without
+running (see ``runtime/open_calls.py``).
+"""
+
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.reducer import READ_TOOL_OUTPUT
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.execute import execute
+from psych_runtime.runtime.agent.finish import finish
+from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
+
+
+async def settle_dangling(ctx: AttemptContext) -> None:
+    """Re-run or close every call the log shows open; the finishes are staged."""
+    state = ctx.journal.state
+    if state.settled or not state.open_tool_calls:
+        return
+    for call in list(state.open_tool_calls.values()):
+        runnable = ctx.tools.executable(call.tool) or call.tool == READ_TOOL_OUTPUT
+        if call.safe_to_retry and runnable:
+            executed = await execute(ctx, call.call_id, call.tool, call.arguments)
+            await finish(ctx, call.call_id, call.tool, executed)
+            continue
+        close_call(ctx.journal, call.call_id, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)

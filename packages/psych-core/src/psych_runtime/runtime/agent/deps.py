@@ -1,0 +1,66 @@
+"""What the agent loop is given to work with, and nothing more.
+
+The loop sees the process's model, tools, prices, blob store and egress through this
+one frozen value rather than through the object that built it, so it cannot reach for
+anything else and a reader can see in one place every outside thing a turn touches.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.model.transport import HttpTransport
+from psych_runtime.store.notify import Notifier
+from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime.tools.secrets import SecretResolver
+
+RetryDelay = Callable[[int, float | None], float]
+"""Seconds to wait before retrying a transient model failure, given the retries already
+used and the delay the provider asked for (None when it named none)."""
+
+
+class NotifierSource(Protocol):
+    """Whatever holds the notifier that signals new records (the store).
+
+    The notifier is looked up at each use rather than once, as a store may start its
+    listening only when its notifier is first asked for.
+    """
+
+    @property
+    def notifier(self) -> Notifier | None:
+        """The notifier signalled when a Run's log grows; None when there is none."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDeps:
+    """The outside things one agent Attempt runs with.
+
+    Attributes:
+        registry: the code tools this process can execute.
+        model: the client every model call goes through.
+        prices: the price table; None records every cost as unknown.
+        cost_policy: which figure wins when a provider reports its own cost.
+        retry_delay: the backoff before retrying a transient model failure.
+        blob: where results too large for a log record are kept; None when there is
+            nowhere (such a result then fails its call).
+        blob_offload_bytes: results whose rendered size is strictly above this go to
+            ``blob``.
+        http: the transport HTTP tool calls are sent through; None fails them.
+        secrets: where an HTTP tool's credential name is turned into its secret.
+        wakeups: whose notifier ends a retry pause early when a record lands.
+    """
+
+    registry: ToolRegistry
+    model: ModelClient
+    prices: PriceResolver | None
+    cost_policy: CostPolicy
+    retry_delay: RetryDelay
+    blob: BlobStore | None
+    blob_offload_bytes: int
+    http: HttpTransport | None
+    secrets: SecretResolver | None
+    wakeups: NotifierSource

@@ -1,0 +1,51 @@
+"""The tool phase: the calls of one model answer, in order, each checked, run, finished.
+
+Each call's ``tool_call_started`` is written (with whatever finished before it) just
+before the call runs; its ``tool_call_finished`` rides along with the next durable
+point. The phase closes the rest of the turn unexecuted when the per-turn cap is
+reached, when a repeated call hits the hard stop, or when the Run is aborted between
+two calls.
+"""
+
+from psych_runtime.runtime.agent.call_checks import Refused, check_call, close_unexecuted, reject
+from psych_runtime.runtime.agent.context import AttemptContext, Next
+from psych_runtime.runtime.agent.execute import execute
+from psych_runtime.runtime.agent.finish import finish
+from psych_runtime.runtime.agent.model_turn import Answer
+
+_STOP_ASKED = "the run was asked to stop"
+
+
+async def run_calls(ctx: AttemptContext, answer: Answer) -> Next:
+    """Run the tool calls of ``answer``; the loop then takes another turn."""
+    journal = ctx.journal
+    turn, calls, ids = answer.turn, answer.calls, answer.call_ids
+    cap = ctx.spec.limits.max_tool_calls_per_turn
+    for index, call_id in enumerate(ids):
+        if index >= cap:
+            await close_unexecuted(
+                ctx,
+                turn,
+                calls[index:],
+                ids[index:],
+                f"only {cap} tool calls are allowed per turn; this one was not run",
+            )
+            break
+        checked = await check_call(ctx, turn, calls, ids, index, answer.offered)
+        if checked is Refused.TURN:
+            break
+        if checked is Refused.CALL:
+            continue
+        await journal.flush()
+        if ctx.aborted():
+            reject(ctx, call_id, "not_executed", _STOP_ASKED)
+            await close_unexecuted(ctx, turn, calls[index + 1 :], ids[index + 1 :], _STOP_ASKED)
+            break
+        name = calls[index].name or "unnamed"
+        executed = await execute(ctx, call_id, name, checked)
+        await finish(ctx, call_id, name, executed)
+        await journal.refresh()
+        if ctx.aborted():
+            await close_unexecuted(ctx, turn, calls[index + 1 :], ids[index + 1 :], _STOP_ASKED)
+            break
+    return Next.CONTINUE
