@@ -237,13 +237,19 @@ def connection_lost(exc: BaseException) -> bool:
 def translate(exc: BaseException, settings: MySQLSettings, doing: str) -> Exception:
     """A store error describing a driver error, naming the server but never the password.
 
-    Lost or refused connections become ``StoreUnavailable``; anything else the server
-    refused becomes a plain ``StoreError``.
+    Lost or refused connections become ``StoreUnavailable``, and so does contention
+    that outlasted the store's own retries (a deadlock or lock wait timeout rolls the
+    whole transaction back, so nothing landed and trying again later is safe);
+    anything else the server refused becomes a plain ``StoreError``.
     """
     detail = _message(exc)
     if connection_lost(exc):
         return psych_runtime.StoreUnavailable(
             f"{settings.where} is unavailable ({doing} failed): {detail}"
+        )
+    if is_retryable(exc):
+        return psych_runtime.StoreUnavailable(
+            f"{settings.where} is busy ({doing} kept meeting lock contention): {detail}"
         )
     return psych_runtime.StoreError(f"{settings.where}: {doing} failed: {detail}")
 

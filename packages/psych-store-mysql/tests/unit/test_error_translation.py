@@ -36,7 +36,6 @@ def test_a_lost_or_interrupted_connection_is_store_unavailable(error: Exception)
     [
         pymysql.err.ProgrammingError(1064, "You have an error in your SQL syntax"),
         pymysql.err.IntegrityError(1062, "Duplicate entry"),
-        pymysql.err.InternalError(1205, "Lock wait timeout exceeded"),
     ],
 )
 def test_a_refused_statement_is_a_plain_store_error(error: Exception) -> None:
@@ -44,3 +43,18 @@ def test_a_refused_statement_is_a_plain_store_error(error: Exception) -> None:
     translated = _driver.translate(error, SETTINGS, "appending")
     assert isinstance(translated, StoreError)
     assert not isinstance(translated, StoreUnavailable)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pymysql.err.OperationalError(1213, "Deadlock found when trying to get lock"),
+        pymysql.err.InternalError(1205, "Lock wait timeout exceeded"),
+    ],
+)
+def test_contention_that_outlasts_the_retries_is_transient(error: Exception) -> None:
+    # The transaction was rolled back whole: a Worker must hand the Run back, not fail it.
+    assert not _driver.connection_lost(error)
+    translated = _driver.translate(error, SETTINGS, "appending")
+    assert isinstance(translated, StoreUnavailable)
+    assert "busy" in str(translated)
