@@ -54,6 +54,10 @@ def _executions(markers: Path) -> Counter[tuple[str, str]]:
     return counts
 
 
+def _pid(marker: str) -> int:
+    return int(marker.rsplit(".", 1)[1])
+
+
 async def _settled(store: psych_runtime.Store, run_id: psych_runtime.RunId) -> bool:
     return (await psych_runtime.state(store, run_id, scope=SCOPE)).settled
 
@@ -86,15 +90,20 @@ async def test_random_kills_during_a_drain_lose_nothing_and_repeat_no_call(
         async with asyncio.timeout(240):
             kills = 0
             while kills < KILLS and pending:
-                # Kill only while calls are in flight, so each kill interrupts work.
-                seen = len(_executions(tmp_path))
-                while len(_executions(tmp_path)) == seen and pending:
+                # Kill a Worker that has just started a call (the call lasts longer than
+                # the pause below), so each kill lands in the middle of work.
+                seen = {marker.name for marker in tmp_path.glob("call.*")}
+                busy: list[int] = []
+                while not busy and pending:
                     await asyncio.sleep(0.02)
+                    live = {process.pid: index for index, process in enumerate(workers)}
+                    fresh = [m.name for m in tmp_path.glob("call.*") if m.name not in seen]
+                    busy = sorted({live[pid] for pid in map(_pid, fresh) if pid in live})
                     pending = await still_pending()
                 if not pending:
                     break
                 await asyncio.sleep(chooser.uniform(0.0, 0.1))
-                victim = workers.pop(chooser.randrange(len(workers)))
+                victim = workers.pop(chooser.choice(busy))
                 victim.send_signal(signal.SIGKILL)
                 victim.communicate()
                 kills += 1
