@@ -31,11 +31,9 @@ from typing import Any
 
 import psych_runtime
 from benchmarks.stores import STORE_FACTORIES, StoreFactory
-from psych_runtime.core.ids import RunId
-from psych_runtime.model.port import ModelRequest, ToolCallDelta
-from psych_runtime.runtime.reads import records as read_records
-from psych_runtime.store.port import Store
-from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime import RunId, Store, read_log as read_records
+from psych_runtime.models import ModelRequest, ToolCallDelta
+from psych_runtime.testing import FakeModel
 from tools.worker_process import spawn_worker
 
 SCOPE = psych_runtime.Scope(tenant="bench")
@@ -107,7 +105,7 @@ class CountingStore:
         return self._inner.notifier if self._notify else None
 
     async def append(self, run_id: Any, expected_seq: int, records: Any, **kw: Any) -> None:
-        from psych_runtime.core.records import record_to_json
+        from psych_runtime.records import record_to_json
 
         self._counters.appends += 1
         if self.measure_bytes:
@@ -133,7 +131,7 @@ async def bare_loop(k: int) -> None:
     """The baseline: the same model script and tool calls, with no runtime at all."""
     model = ScriptModel(k)
     messages: list[Any] = []
-    from psych_runtime.core.messages import ToolResultMessage, UserMessage
+    from psych_runtime.models import ToolResultMessage, UserMessage
 
     messages.append(UserMessage(content="status?"))
     while True:
@@ -453,7 +451,7 @@ async def bench_large_result(name: str, factory: StoreFactory, quick: bool) -> N
             return script.stream(request)
 
     with tempfile.TemporaryDirectory() as folder:
-        blob = psych_runtime.FileBlobStore(Path(folder))
+        blob = psych_runtime.adapters.FileBlobStore(Path(folder))
         async with (
             factory() as store,
             psych_runtime.session(
@@ -475,7 +473,7 @@ async def bench_large_result(name: str, factory: StoreFactory, quick: bool) -> N
             log = await read_records(store, last)
             finished = next(r for r in log if r.type == "tool_call_finished")
             assert finished.result_blob_key is not None
-            key = psych_runtime.BlobKey.parse(finished.result_blob_key)
+            key = psych_runtime.adapters.BlobKey.parse(finished.result_blob_key)
             reads = []
             for _ in range(n):
                 start = time.perf_counter()
@@ -494,17 +492,24 @@ async def bench_large_result(name: str, factory: StoreFactory, quick: bool) -> N
 
 
 def bench_import(quick: bool) -> None:
+    """Import cost: the bare package (names load lazily) and what the first program touches."""
     n = 5 if quick else 15
-    code = (
-        "import time; t = time.perf_counter(); import psych_runtime; print(time.perf_counter() - t)"
-    )
-    samples = []
-    for _ in range(n):
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        ).stdout
-        samples.append(float(out))
-    emit("import_time", "-", median_ms=median_ms(samples), samples=n)
+    workloads = {
+        "import_time": "import psych_runtime",
+        "import_time_first_program": (
+            "import psych_runtime; psych_runtime.AgentSpec; psych_runtime.session; "
+            "import psych_runtime.testing"
+        ),
+    }
+    for row, statement in workloads.items():
+        code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+        samples = []
+        for _ in range(n):
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+            samples.append(float(out))
+        emit(row, "-", median_ms=median_ms(samples), samples=n)
 
 
 async def main(argv: Sequence[str] | None = None) -> None:

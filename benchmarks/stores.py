@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import psych_runtime
-from psych_runtime.store.port import Store
+from psych_runtime import Store
 from tools.scratch_stores import ALL_KINDS, POSTGRES_DSN, scratch_store_url
 
 

@@ -86,7 +86,7 @@ async def work(url: str, markers: Path, lease: float) -> None:
 
 async def claim(url: str, seconds: float) -> None:
     store = await psych_runtime.open_store(url)
-    worker_id = psych_runtime.WorkerId(f"wrk_{os.getpid()}")
+    worker_id = psych_runtime.records.WorkerId(f"wrk_{os.getpid()}")
     print("ready", flush=True)
     idle_since = None
     loop = asyncio.get_running_loop()

@@ -45,7 +45,7 @@ _VOLATILE = {
 }
 
 
-def _normalised(log: list[psych_runtime.Record]) -> list[dict[str, object]]:
+def _normalised(log: list[psych_runtime.records.Record]) -> list[dict[str, object]]:
     out = []
     for record in log:
         data = record.model_dump(mode="json")
@@ -55,7 +55,7 @@ def _normalised(log: list[psych_runtime.Record]) -> list[dict[str, object]]:
     return out
 
 
-async def _run_on(url: str) -> list[psych_runtime.Record]:
+async def _run_on(url: str) -> list[psych_runtime.records.Record]:
     store = await psych_runtime.open_store(url)
     model = (
         FakeModel()
@@ -66,7 +66,7 @@ async def _run_on(url: str) -> list[psych_runtime.Record]:
     try:
         async with psych_runtime.session(model, tools=[lookup], store=store, scope=ACME) as s:
             reply = await s.ask(_spec(), "status of A1 and B2?", timeout=30)
-            return await psych_runtime.records(s.store, reply.run_id, scope=ACME)
+            return await psych_runtime.read_log(s.store, reply.run_id, scope=ACME)
     finally:
         await store.close()
 
@@ -123,7 +123,7 @@ async def test_a_sigkilled_worker_process_is_recovered_by_another(
         second = _spawn(url, tmp_path, "work", 2.0)
 
         async def settled() -> bool:
-            log = await psych_runtime.records(store, run.run_id)
+            log = await psych_runtime.read_log(store, run.run_id)
             return log[-1].type == "run_settled"
 
         await _wait_for(settled, 30)
@@ -135,7 +135,7 @@ async def test_a_sigkilled_worker_process_is_recovered_by_another(
             if process.poll() is None:
                 process.kill()
             process.communicate()
-    log = await psych_runtime.records(store, run.run_id)
+    log = await psych_runtime.read_log(store, run.run_id)
     await store.close()
     attempts = [r for r in log if r.type == "attempt_started"]
     assert [(a.attempt_number, a.reclaimed_expired_lease) for a in attempts] == [

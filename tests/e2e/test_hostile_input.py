@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime.core.ids import RunId
+from psych_runtime import RunId
 from psych_runtime.testing import FakeModel
 
 from .conftest import EVERY
@@ -51,8 +51,8 @@ CALLS: dict[str, Call] = {
     "answer": lambda store, rid: psych_runtime.answer(store, rid, scope=ACME),
     "thread": lambda store, rid: psych_runtime.thread(store, rid, scope=ACME),
     "report": lambda store, rid: psych_runtime.report(store, rid, scope=ACME),
-    "records": lambda store, rid: psych_runtime.records(store, rid, scope=ACME),
-    "records_unscoped": lambda store, rid: psych_runtime.records(store, rid),
+    "records": lambda store, rid: psych_runtime.read_log(store, rid, scope=ACME),
+    "records_unscoped": lambda store, rid: psych_runtime.read_log(store, rid),
     "state": lambda store, rid: psych_runtime.state(store, rid, scope=ACME),
     "stream": lambda store, rid: _first(psych_runtime.stream(store, rid, scope=ACME)),
     "stream_text": lambda store, rid: _first(psych_runtime.stream_text(store, rid, scope=ACME)),
@@ -134,7 +134,7 @@ async def test_dispatch_refuses_a_tenant_or_key_no_store_can_hold(
             scope=psych_runtime.Scope.model_construct(tenant=tenant),
             idempotency_key=key,
         )
-    assert await store.claim(psych_runtime.WorkerId("w"), NOW, 30) is None
+    assert await store.claim(psych_runtime.records.WorkerId("w"), NOW, 30) is None
 
 
 @pytest.mark.parametrize("kind", EVERY)
@@ -146,7 +146,7 @@ async def test_dispatch_refuses_input_no_store_can_hold(kind: str, open_kind: An
     for message, input in [("\ud800", None), (None, {"x": math.nan}), (None, {"deep": deep})]:
         with pytest.raises(psych_runtime.UnstorableValue):
             await psych_runtime.dispatch(store, UNPUBLISHED, message, input=input, scope=ACME)
-    assert await store.claim(psych_runtime.WorkerId("w"), NOW, 30) is None
+    assert await store.claim(psych_runtime.records.WorkerId("w"), NOW, 30) is None
 
 
 @pytest.mark.parametrize(
@@ -158,7 +158,7 @@ async def test_dispatch_refuses_a_deadline_out_of_range(seconds: float) -> None:
         await psych_runtime.dispatch(store, UNPUBLISHED, "hi", scope=ACME, deadline_seconds=seconds)
     assert caught.value.argument == "deadline_seconds"
     assert isinstance(caught.value, ValueError)
-    assert await store.claim(psych_runtime.WorkerId("w"), NOW, 30) is None
+    assert await store.claim(psych_runtime.records.WorkerId("w"), NOW, 30) is None
 
 
 async def test_a_deadline_in_range_still_admits_and_runs() -> None:

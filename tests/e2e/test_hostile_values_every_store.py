@@ -54,7 +54,7 @@ def _model() -> FakeModel:
 _VOLATILE = {"run_id", "at", "attempt_id", "worker_id", "deadline_at", "timings"}
 
 
-def _normalised(log: list[psych_runtime.Record]) -> list[dict[str, object]]:
+def _normalised(log: list[psych_runtime.records.Record]) -> list[dict[str, object]]:
     out = []
     for record in log:
         data = record.model_dump(mode="json")
@@ -66,7 +66,7 @@ def _normalised(log: list[psych_runtime.Record]) -> list[dict[str, object]]:
     return out
 
 
-async def _run_on(url: str) -> list[psych_runtime.Record]:
+async def _run_on(url: str) -> list[psych_runtime.records.Record]:
     store = await psych_runtime.open_store(url)
     spec = psych_runtime.AgentSpec(
         name="hostile",
@@ -78,7 +78,7 @@ async def _run_on(url: str) -> list[psych_runtime.Record]:
             _model(), tools=[echo, half, complain], store=store, scope=ACME
         ) as s:
             reply = await s.ask(spec, "go", timeout=60)
-            return await psych_runtime.records(s.store, reply.run_id, scope=ACME)
+            return await psych_runtime.read_log(s.store, reply.run_id, scope=ACME)
     finally:
         await store.close()
 

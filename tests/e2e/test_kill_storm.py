@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import psych_runtime
-from psych_runtime.core.records import ToolCallFinished, ToolCallStarted
+from psych_runtime.records import ToolCallFinished, ToolCallStarted
 from tools.worker_process import spawn_worker
 
 from .conftest import DURABLE
@@ -121,7 +121,7 @@ async def test_random_kills_during_a_drain_lose_nothing_and_repeat_no_call(
     unknown = 0
     for run_id in ids:
         log = await store.read(run_id)
-        state = psych_runtime.reduce(log)  # raises CorruptLog on a broken log
+        state = psych_runtime.records.reduce(log)  # raises CorruptLog on a broken log
         assert state.settled
         assert log[-1].state is psych_runtime.TerminalState.COMPLETED  # type: ignore[union-attr]
         started = {r.call_id for r in log if isinstance(r, ToolCallStarted)}

@@ -30,7 +30,7 @@ async def test_a_5mb_result_is_offloaded_and_read_back_exactly(
 ) -> None:
     url = await store_url_for(kind)  # type: ignore[operator]
     store = await psych_runtime.open_store(url)
-    blob = psych_runtime.FileBlobStore(tmp_path / "blobs")
+    blob = psych_runtime.adapters.FileBlobStore(tmp_path / "blobs")
     offsets = list(range(0, LINES, PER_PAGE))
     model = FakeModel().turn(
         tool_calls=[ToolCallScript("export_ledger", arguments={}, call_id="big")]
@@ -53,7 +53,7 @@ async def test_a_5mb_result_is_offloaded_and_read_back_exactly(
             runtime=psych_runtime.RuntimeSettings(blob=blob),
         ) as s:
             reply = await s.ask(spec, "export the ledger", timeout=300)
-            log = await psych_runtime.records(store, reply.run_id, scope=ACME)
+            log = await psych_runtime.read_log(store, reply.run_id, scope=ACME)
             report = await psych_runtime.report(store, reply.run_id, scope=ACME)
     finally:
         await store.close()

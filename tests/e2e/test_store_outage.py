@@ -34,7 +34,7 @@ import asyncpg
 import pytest
 
 import psych_runtime
-from psych_runtime.core.records import ToolCallFinished, ToolCallStarted
+from psych_runtime.records import ToolCallFinished, ToolCallStarted
 from tools.scratch_stores import MYSQL_DSN, POSTGRES_DSN
 from tools.worker_process import ConversationModel
 
@@ -208,10 +208,10 @@ async def _check_every_run(
     reclaimed = 0
     for run_id in ids:
         log = await observer.read(run_id)
-        state = psych_runtime.reduce(log)  # raises CorruptLog on a broken log
+        state = psych_runtime.records.reduce(log)  # raises CorruptLog on a broken log
         assert state.settled, run_id
         last = log[-1]
-        assert isinstance(last, psych_runtime.RunSettled)
+        assert isinstance(last, psych_runtime.records.RunSettled)
         assert last.state is psych_runtime.TerminalState.COMPLETED, (run_id, last.failure)
         started = {r.call_id for r in log if isinstance(r, ToolCallStarted)}
         finished = {r.call_id: r.outcome for r in log if isinstance(r, ToolCallFinished)}

@@ -2,12 +2,15 @@
 
 Run from the repository root: ``python tools/checks/package_layout.py [ROOT]``. Exits 1
 and lists every problem when a package under ``packages/`` or ``contract/`` lacks a
-version, ``py.typed``, a README or a CHANGELOG, or when an adapter pins ``psych-runtime``
-to nothing, to one exact version, or to an open-ended range.
+version, ``py.typed``, a README or a CHANGELOG, when an adapter pins ``psych-runtime``
+to nothing, to one exact version, or to an open-ended range, or when an adapter's source
+imports the core from anywhere but its public namespaces.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 import sys
 import tomllib
@@ -16,6 +19,16 @@ from pathlib import Path
 
 CORE_DISTRIBUTION = "psych-runtime"
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+PUBLIC_MODULES = frozenset(
+    {
+        "psych_runtime",
+        "psych_runtime.adapters",
+        "psych_runtime.models",
+        "psych_runtime.records",
+        "psych_runtime.spec",
+        "psych_runtime.testing",
+    }
+)
 _VERSION_ASSIGN = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 
 
@@ -74,6 +87,35 @@ def _bounded_range(spec: str) -> bool:
     return lower and upper
 
 
+def internal_core_imports(source: str) -> list[tuple[int, str]]:
+    """(line, module) for every import of a core module outside the public namespaces."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+            if node.module == "psych_runtime":
+                named = [f"psych_runtime.{alias.name}" for alias in node.names]
+                modules = [m for m in named if _looks_like_module(m)]
+        else:
+            continue
+        found.extend(
+            (node.lineno, module)
+            for module in modules
+            if module.split(".")[0] == "psych_runtime" and module not in PUBLIC_MODULES
+        )
+    return found
+
+
+def _looks_like_module(dotted: str) -> bool:
+    """Whether ``from psych_runtime import name`` names a submodule rather than a value."""
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except ImportError:
+        return False
+
+
 def check_package(pkg: Path) -> list[Problem]:
     """All problems of one package directory."""
     problems: list[Problem] = []
@@ -106,6 +148,13 @@ def check_package(pkg: Path) -> list[Problem]:
         if not (d / "py.typed").is_file():
             problems.append(Problem(label, f"missing src/{d.name}/py.typed"))
     if _normalise(name) != CORE_DISTRIBUTION:
+        for d in import_dirs:
+            for file in sorted(d.rglob("*.py")):
+                for line, module in internal_core_imports(file.read_text()):
+                    where = file.relative_to(pkg)
+                    problems.append(
+                        Problem(label, f"{where}:{line} imports internal module {module}")
+                    )
         deps = project.get("dependencies", [])
         core_specs = []
         for dep in deps if isinstance(deps, list) else []:

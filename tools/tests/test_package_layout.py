@@ -64,3 +64,35 @@ def test_a_bad_package_is_reported(
     problems = check_package(pkg)
     assert any(fragment in str(p) for p in problems), problems
     assert main([str(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from psych_runtime.store.port import Store",
+        "import psych_runtime.core.storable",
+        "from psych_runtime import core",
+        "    from psych_runtime.plugins import reset_plugin_manager",
+    ],
+)
+def test_an_adapter_importing_an_internal_core_module_is_reported(
+    tmp_path: Path, line: str
+) -> None:
+    pkg = _write_package(tmp_path, "psych-store-deep", deps=["psych-runtime>=0.1,<0.2"])
+    source = f"def f() -> None:\n{line}\n" if line.startswith(" ") else f"{line}\n"
+    (pkg / "src" / "psych_store_deep" / "store.py").write_text(source)
+    problems = [str(p) for p in check_package(pkg)]
+    assert len(problems) == 1 and "imports internal module psych_runtime." in problems[0]
+    assert "src/psych_store_deep/store.py" in problems[0]
+
+
+def test_imports_from_the_public_namespaces_are_fine(tmp_path: Path) -> None:
+    pkg = _write_package(tmp_path, "psych-store-flat", deps=["psych-runtime>=0.1,<0.2"])
+    (pkg / "src" / "psych_store_flat" / "store.py").write_text(
+        "import psych_runtime\n"
+        "from psych_runtime import AgentSpec, adapters, open_store\n"
+        "from psych_runtime.adapters import RunHeader, Store\n"
+        "from psych_runtime.records import Record\n"
+        "import psych_runtime.testing\n"
+    )
+    assert check_package(pkg) == []

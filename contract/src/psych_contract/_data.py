@@ -13,12 +13,15 @@ from itertools import count
 
 from pydantic import JsonValue
 
-from psych_runtime.core.ids import AttemptId, EntryId, RunId, ToolCallId, VersionHash
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import (
+from psych_runtime import AgentSpec, ModelRef, RunId, Scope, ToolOutcome, Version, VersionHash
+from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.records import (
     AbortRequested,
+    AttemptId,
     Component,
     ComponentShown,
+    Cost,
+    EntryId,
     ModelCallFinished,
     ModelTimings,
     QueueEnqueued,
@@ -28,14 +31,11 @@ from psych_runtime.core.records import (
     Task,
     TaskListUpdated,
     ToolCallFinished,
+    ToolCallId,
     ToolFailure,
-    ToolOutcome,
     TurnStarted,
+    Usage,
 )
-from psych_runtime.core.scope import Scope
-from psych_runtime.core.spec import AgentSpec, ModelRef
-from psych_runtime.core.version import Version
-from psych_runtime.store.port import RunHeader, RunState
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
 """The suite's reference instant; every other time is a whole-second offset from it."""

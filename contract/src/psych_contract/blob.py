@@ -20,8 +20,9 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
-from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound, BlobStore
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime import RunId
+from psych_runtime.adapters import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime.records import ToolCallId
 
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"

@@ -22,13 +22,20 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
-from psych_runtime.core.errors import RunNotFound, UnstorableValue
-from psych_runtime.core.ids import EntryId, RunId, VersionHash, WorkerId
-from psych_runtime.core.records import QueueEnqueued, QueueKind, Record
-from psych_runtime.core.storable import MAX_RECORD_DEPTH
-from psych_runtime.store.errors import LeaseLost, SchemaNotMigrated, SeqConflict
-from psych_runtime.store.notify import WORK, Notifier
-from psych_runtime.store.port import Fence, Migratable, RunHeader, RunState, Store
+from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
+from psych_runtime.adapters import (
+    MAX_RECORD_DEPTH,
+    WORK,
+    Fence,
+    LeaseLost,
+    Migratable,
+    Notifier,
+    RunHeader,
+    RunState,
+    SchemaNotMigrated,
+    SeqConflict,
+)
+from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record, WorkerId
 
 W1 = WorkerId("contract-worker-1")
 W2 = WorkerId("contract-worker-2")
@@ -184,7 +191,7 @@ class StoreContract:
         """Using a store nobody migrated raises ``SchemaNotMigrated``, on every call.
 
         Check the schema version on first use and raise
-        ``psych_runtime.SchemaNotMigrated`` (not ``StoreUnavailable``: waiting does not
+        ``psych_runtime.adapters.SchemaNotMigrated`` (not ``StoreUnavailable``: waiting does not
         fix it) when it is missing or older; a driver's "no such table" must not
         escape. The check must not mark the store as checked when it fails.
         """

@@ -5,15 +5,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from psych_runtime.core.ids import RunId
-from psych_runtime.core.records import Record
-from psych_runtime.core.scope import Scope
-from psych_runtime.model.port import ModelClient
-from psych_runtime.model.pricing import PriceResolver
-from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.port import Store
-from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime import RunId, Runtime, Scope, Store, ToolRegistry, Worker
+from psych_runtime.models import ModelClient, PriceResolver
+from psych_runtime.records import Record
 
 ACME = Scope(tenant="acme")
 

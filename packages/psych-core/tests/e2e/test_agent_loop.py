@@ -6,12 +6,20 @@ import json
 import pytest
 
 import psych_runtime
-from psych_runtime.core.records import TerminalState, ToolOutcome
-from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.runtime.reads import answer, status
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    Limits,
+    ModelRef,
+    TerminalState,
+    ToolOutcome,
+    answer,
+    dispatch,
+    publish,
+    status,
+)
+from psych_runtime.testing import FakeModel, ToolCallScript
 
 from .conftest import ACME, registry_of, running_worker, settled_log, types
 
@@ -279,7 +287,7 @@ async def test_reads_refuse_another_tenants_run() -> None:
         psych_runtime.answer,
         psych_runtime.state,
         psych_runtime.thread,
-        psych_runtime.records,
+        psych_runtime.read_log,
         psych_runtime.report,
     ):
         with pytest.raises(psych_runtime.AccessDenied):

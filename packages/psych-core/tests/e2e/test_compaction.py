@@ -3,22 +3,30 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import CompactionReason, TerminalState
-from psych_runtime.core.spec import AgentSpec, CodeTool, CompactionPolicy, ModelRef
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    ModelRef,
+    TerminalState,
+    dispatch,
+    publish,
+)
+from psych_runtime.records import CompactionReason, Usage
 from psych_runtime.runtime.compaction import SUMMARY_INSTRUCTION
 from psych_runtime.runtime.conversation import SUMMARY_PREFIX
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.runtime.reads import records as read_records
-from psych_runtime.store.memory import InMemoryStore
+from psych_runtime.runtime.reads import read_log as read_records
+from psych_runtime.spec import CompactionPolicy
 from psych_runtime.testing import FakeModel
 
 from .conftest import ACME, registry_of, running_worker, settled_log
 
-PRICES = psych_runtime.StaticPriceTable(
+PRICES = psych_runtime.models.StaticPriceTable(
     {
-        "agent-model": psych_runtime.ModelPrice(input=Decimal("1"), output=Decimal("2")),
-        "summary-model": psych_runtime.ModelPrice(input=Decimal("0.1"), output=Decimal("0.4")),
+        "agent-model": psych_runtime.models.ModelPrice(input=Decimal("1"), output=Decimal("2")),
+        "summary-model": psych_runtime.models.ModelPrice(
+            input=Decimal("0.1"), output=Decimal("0.4")
+        ),
     }
 )
 
@@ -37,14 +45,14 @@ def _spec(**policy: object) -> AgentSpec:
     )
 
 
-async def _run(spec: AgentSpec, model: FakeModel) -> list[psych_runtime.Record]:
+async def _run(spec: AgentSpec, model: FakeModel) -> list[psych_runtime.records.Record]:
     log, _ = await _run_with_report(spec, model)
     return log
 
 
 async def _run_with_report(
     spec: AgentSpec, model: FakeModel
-) -> tuple[list[psych_runtime.Record], psych_runtime.RunReport]:
+) -> tuple[list[psych_runtime.records.Record], psych_runtime.RunReport]:
     store = InMemoryStore()
     version = await publish(store, spec, scope=ACME)
     async with running_worker(store, model, registry_of(lookup), prices=PRICES):

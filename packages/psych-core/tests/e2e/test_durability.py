@@ -3,15 +3,20 @@
 import asyncio
 
 import psych_runtime
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    ModelRef,
+    TerminalState,
+    ToolContext,
+    ToolOutcome,
+    ToolRegistry,
+    dispatch,
+    publish,
+)
 from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
-from psych_runtime.core.records import TerminalState, ToolOutcome
-from psych_runtime.core.spec import AgentSpec, CodeTool, ModelRef
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.crash import crash_and_recover
-from psych_runtime.testing.fake_model import FakeModel
-from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime.testing import FakeModel, crash_and_recover
 
 from .conftest import ACME, registry_of, running_worker, settled_log, types
 

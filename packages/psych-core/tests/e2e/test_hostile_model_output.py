@@ -7,13 +7,20 @@ stores are covered in ``tests/e2e/test_hostile_values_every_store.py``.
 
 import json
 
-from psych_runtime.core.records import Record, TerminalState, ToolOutcome
-from psych_runtime.core.scope import Scope
-from psych_runtime.core.spec import AgentSpec, CodeTool, ModelRef
-from psych_runtime.runtime.dispatch import dispatch, publish
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    ModelRef,
+    Scope,
+    TerminalState,
+    ToolOutcome,
+    dispatch,
+    publish,
+)
+from psych_runtime.records import Record
 from psych_runtime.runtime.model_call import MAX_ANSWER_ARGUMENT_CHARS, MAX_TOOL_ARGUMENT_CHARS
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel, ToolCallScript
 
 from .conftest import registry_of, running_worker, settled_log
 

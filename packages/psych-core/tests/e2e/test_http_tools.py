@@ -17,28 +17,33 @@ from urllib.parse import unquote
 import pytest
 
 import psych_runtime
-from psych_runtime.core.ids import RunId
-from psych_runtime.core.records import (
-    Record,
+from psych_runtime import (
+    AgentSpec,
+    EgressPolicy,
+    HttpTool,
+    HttpTransport,
+    InMemoryStore,
+    ModelRef,
+    RunId,
+    Runtime,
+    SecretResolver,
+    StaticSecretResolver,
     TerminalState,
+    ToolOutcome,
+    ToolRegistry,
+    Worker,
+    dispatch,
+    publish,
+    session,
+)
+from psych_runtime.records import (
+    Record,
     ToolCallFinished,
     ToolCallStarted,
-    ToolOutcome,
     record_to_json,
 )
-from psych_runtime.core.spec import AgentSpec, HttpTool, ModelRef
-from psych_runtime.model.egress import EgressPolicy
-from psych_runtime.model.transport import HttpTransport
-from psych_runtime.runtime.dispatch import dispatch, publish
 from psych_runtime.runtime.prompt import withheld_advisory
-from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.session import session
-from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.crash import CrashingStore
-from psych_runtime.testing.fake_model import FakeModel
-from psych_runtime.tools.registry import ToolRegistry
-from psych_runtime.tools.secrets import SecretResolver, StaticSecretResolver
+from psych_runtime.testing import CrashingStore, FakeModel
 
 from ..support.http_tool_server import Answer, Handler, Seen, ToolServer, serve_tool_api
 from .conftest import ACME, FAST, settled_log, types
@@ -237,7 +242,7 @@ async def test_session_passes_the_transport_and_secrets_to_its_runtime() -> None
             model, runtime=psych_runtime.RuntimeSettings(http=http, secrets=secrets)
         ) as s:
             view = await s.ask(_spec(tool), "who am I?", timeout=10)
-            log = await psych_runtime.records(s.store, view.run_id, scope=s.scope)
+            log = await psych_runtime.read_log(s.store, view.run_id, scope=s.scope)
     assert view.finished
     [finished] = _finished(log)
     assert finished.result == {"auth": True}

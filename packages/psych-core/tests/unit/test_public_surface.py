@@ -1,32 +1,391 @@
-"""Everything public is reachable as ``psych_runtime.<Name>`` and listed in ``__all__``."""
+"""The public surface: each namespace exports exactly the names pinned here.
 
+Adding, removing or moving a public name is a promise to users, so it shows up as a
+change to this file in review.
+"""
+
+import importlib
 import inspect
 import re
 import subprocess
 import sys
 import typing
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import psych_runtime
 
 README = Path(__file__).resolve().parents[4] / "README.md"
+NAMESPACES = ("spec", "records", "models", "adapters", "testing")
+
+PINNED: dict[str, tuple[str, ...]] = {
+    "psych_runtime": (
+        "AccessDenied",
+        "AgentSpec",
+        "AnswerView",
+        "CodeTool",
+        "CorruptLog",
+        "CostPolicy",
+        "Dispatched",
+        "EgressDecision",
+        "EgressDenied",
+        "EgressPolicy",
+        "EgressRule",
+        "EnvSecretResolver",
+        "HttpTool",
+        "HttpTransport",
+        "InMemoryStore",
+        "InvalidDispatch",
+        "LatencyReport",
+        "Limits",
+        "ModelRef",
+        "OpenAICompatibleClient",
+        "PsychError",
+        "ResolvedCredential",
+        "RunAborted",
+        "RunAlreadySettled",
+        "RunEndedWithoutAnswer",
+        "RunFailed",
+        "RunId",
+        "RunNotFound",
+        "RunReport",
+        "RunStateView",
+        "RunStatus",
+        "Runtime",
+        "RuntimeSettings",
+        "Scope",
+        "SecretResolver",
+        "Session",
+        "SharedVersionScope",
+        "SpecValidationError",
+        "StaticSecretResolver",
+        "Store",
+        "StoreError",
+        "StoreUnavailable",
+        "TerminalState",
+        "ThreadView",
+        "ToolArgumentsInvalid",
+        "ToolContext",
+        "ToolOutcome",
+        "ToolRegistry",
+        "ToolResultInvalid",
+        "ToolSchemaError",
+        "TotalsReport",
+        "UnknownTool",
+        "UnstorableValue",
+        "ValidationContext",
+        "Version",
+        "VersionHash",
+        "VersionNotFound",
+        "Worker",
+        "WorkerSettings",
+        "__version__",
+        "answer",
+        "dispatch",
+        "idempotency_key_for",
+        "interrupt",
+        "open_blob_store",
+        "open_store",
+        "publish",
+        "read_log",
+        "report",
+        "send",
+        "session",
+        "state",
+        "status",
+        "stream",
+        "stream_text",
+        "thread",
+        "validate",
+    ),
+    "psych_runtime.spec": (
+        "A2APeer",
+        "AgentSpec",
+        "AgentStep",
+        "ArtifactCollection",
+        "ArtifactPolicy",
+        "BranchCase",
+        "BranchStep",
+        "CodeExecution",
+        "CodeExecutionLimits",
+        "CodeTool",
+        "CompactionPolicy",
+        "Condition",
+        "ForeachStep",
+        "HttpTool",
+        "HumanStep",
+        "Isolation",
+        "Limits",
+        "LiteralValue",
+        "LiveObjectInSpec",
+        "LoopStep",
+        "MapStep",
+        "McpOAuth",
+        "McpServer",
+        "ModelRef",
+        "NetworkAccess",
+        "OutputPolicy",
+        "OutputPreservation",
+        "ParallelStep",
+        "RetryPolicy",
+        "SetStateStep",
+        "Skill",
+        "SleepStep",
+        "SpawnEnvelope",
+        "SpawnRequest",
+        "Spec",
+        "SpecValidationError",
+        "SubagentRef",
+        "SuspensionPolicy",
+        "ToolStep",
+        "ValidationContext",
+        "ValidationIssue",
+        "ValuePath",
+        "Version",
+        "VersionHashMismatch",
+        "WaitStep",
+        "WorkflowSpec",
+        "WorkflowStepRef",
+        "WorkspaceMode",
+        "spec_hash",
+        "validate",
+    ),
+    "psych_runtime.records": (
+        "AbortReason",
+        "AbortRequested",
+        "AnswerView",
+        "AskedQuestion",
+        "AttemptId",
+        "AttemptStarted",
+        "CompactionApplied",
+        "CompactionReason",
+        "CompactionReport",
+        "Component",
+        "ComponentShown",
+        "CorruptLog",
+        "CorruptionReason",
+        "Cost",
+        "CostSource",
+        "EntryId",
+        "FailureStreakTrip",
+        "LatencyReport",
+        "Lifecycle",
+        "MessageView",
+        "ModelCallFailed",
+        "ModelCallFinished",
+        "ModelCallReport",
+        "ModelCallStarted",
+        "ModelTimings",
+        "PendingApproval",
+        "PendingQuestion",
+        "PendingWait",
+        "QuestionOption",
+        "QueueCancelled",
+        "QueueConsumed",
+        "QueueEnqueued",
+        "QueueKind",
+        "Record",
+        "ResultAttachment",
+        "Resumed",
+        "RunAdmitted",
+        "RunId",
+        "RunReport",
+        "RunSettled",
+        "RunStateView",
+        "RunStatus",
+        "StepCompleted",
+        "StepId",
+        "StepReport",
+        "StepStarted",
+        "SubagentFinished",
+        "SubagentMessaged",
+        "SubagentReport",
+        "SubagentSpawned",
+        "SubtreeTotals",
+        "SuspendReason",
+        "Suspended",
+        "SuspensionReport",
+        "Task",
+        "TaskListUpdated",
+        "TerminalState",
+        "ThreadView",
+        "ToolCallFinished",
+        "ToolCallId",
+        "ToolCallReport",
+        "ToolCallStarted",
+        "ToolCallView",
+        "ToolDefinition",
+        "ToolFailure",
+        "ToolOutcome",
+        "TotalsReport",
+        "TurnStarted",
+        "Usage",
+        "VersionHash",
+        "WorkTurn",
+        "WorkerId",
+        "record_from_json",
+        "record_to_json",
+        "reduce",
+    ),
+    "psych_runtime.models": (
+        "AssistantMessage",
+        "ContextOverflow",
+        "CostPolicy",
+        "DEFAULT_PRICES",
+        "DEFAULT_PRICE_CATALOGUE_VERSION",
+        "MalformedChunk",
+        "Message",
+        "ModelClient",
+        "ModelEgressDenied",
+        "ModelError",
+        "ModelPrice",
+        "ModelRequest",
+        "OpenAICompatibleClient",
+        "PriceResolver",
+        "ReasoningDelta",
+        "StaticPriceTable",
+        "StreamDone",
+        "StreamIdleTimeout",
+        "StreamIncomplete",
+        "SystemMessage",
+        "TextDelta",
+        "ToolCallDelta",
+        "ToolCallRequest",
+        "ToolDefinition",
+        "ToolResultMessage",
+        "TransientModelError",
+        "UserMessage",
+        "compute_cost",
+        "load_price_table",
+        "resolve_cost",
+    ),
+    "psych_runtime.adapters": (
+        "AUTOLOAD_ENV",
+        "Admission",
+        "BlobInfo",
+        "BlobKey",
+        "BlobNotFound",
+        "BlobStore",
+        "BlobStoreBackend",
+        "DoctorCheck",
+        "DoctorResult",
+        "Fence",
+        "FileBlobStore",
+        "InMemoryBlobStore",
+        "InMemoryStore",
+        "IncompatiblePlugin",
+        "InvalidBlobKey",
+        "InvalidStoreUrl",
+        "LeaseLost",
+        "LocalNotifier",
+        "MAX_JSON_DEPTH",
+        "MAX_RECORD_DEPTH",
+        "Migratable",
+        "Notifier",
+        "PLUGIN_API_VERSION",
+        "PluginError",
+        "RecordTooLarge",
+        "RunHeader",
+        "RunState",
+        "SchemaNotMigrated",
+        "SchemaTooNew",
+        "SeqConflict",
+        "Store",
+        "StoreBackend",
+        "StoreError",
+        "StoreUnavailable",
+        "UnknownBlobStoreScheme",
+        "UnknownStoreScheme",
+        "UnstorableValue",
+        "WORK",
+        "blob_store_backends",
+        "check_admission",
+        "check_append_batch",
+        "check_content_type",
+        "check_read_window",
+        "check_window",
+        "coerce_bytes",
+        "hookimpl",
+        "import_check",
+        "no_run_can_match",
+        "register_plugin",
+        "reset_plugin_manager",
+        "store_backends",
+        "unstorable",
+    ),
+    "psych_runtime.testing": (
+        "CrashRecovery",
+        "CrashingStore",
+        "FakeModel",
+        "LogBuilder",
+        "ToolCallScript",
+        "crash_and_recover",
+    ),
+}
 
 
-def _readme_names() -> set[str]:
-    return set(re.findall(r"psych_runtime\.([A-Za-z_][A-Za-z0-9_]*)", README.read_text()))
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
 
 
-def test_every_name_in_all_resolves() -> None:
-    missing = [name for name in psych_runtime.__all__ if not hasattr(psych_runtime, name)]
-    assert missing == []
+@pytest.mark.parametrize("namespace", sorted(PINNED))
+def test_a_namespace_exports_exactly_its_pinned_names(namespace: str) -> None:
+    exported = list(_module(namespace).__all__)
+    expected = list(PINNED[namespace])
+    assert len(exported) == len(set(exported)), "a name is listed twice in __all__"
+    assert sorted(exported) == sorted(expected)
+
+
+@pytest.mark.parametrize("namespace", sorted(PINNED))
+def test_every_exported_name_resolves(namespace: str) -> None:
+    module = _module(namespace)
+    assert [name for name in module.__all__ if not hasattr(module, name)] == []
+
+
+def test_a_name_exported_twice_is_the_same_object_everywhere() -> None:
+    homes: dict[str, object] = {}
+    for namespace, names in PINNED.items():
+        module = _module(namespace)
+        for name in names:
+            value = getattr(module, name)
+            assert homes.setdefault(name, value) is value, f"{name} differs in {namespace}"
+
+
+def test_the_namespaces_are_attributes_of_the_package() -> None:
+    for namespace in NAMESPACES:
+        assert getattr(psych_runtime, namespace) is _module(f"psych_runtime.{namespace}")
+        assert namespace in dir(psych_runtime)
+
+
+def test_a_moved_name_says_where_it_lives() -> None:
+    with pytest.raises(AttributeError, match=r"psych_runtime\.records\.RunAdmitted"):
+        _ = psych_runtime.RunAdmitted  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match=r"no attribute 'NoSuchName'$"):
+        _ = psych_runtime.NoSuchName  # type: ignore[attr-defined]
+
+
+def _readme_references() -> set[tuple[str, str]]:
+    found = set()
+    namespaces = "|".join(NAMESPACES)
+    pattern = rf"psych_runtime(?:\.({namespaces}))?\.([A-Za-z_][A-Za-z0-9_]*)"
+    for namespace, name in re.findall(pattern, README.read_text()):
+        if not namespace and name in NAMESPACES:
+            continue
+        found.add((f"psych_runtime.{namespace}" if namespace else "psych_runtime", name))
+    return found
 
 
 def test_every_public_name_in_the_readme_is_exported() -> None:
-    names = _readme_names() - {"testing"}
-    assert len(names) > 20
-    assert sorted(names - set(psych_runtime.__all__)) == []
+    references = _readme_references()
+    assert len(references) > 20
+    missing = sorted(
+        f"{namespace}.{name}"
+        for namespace, name in references
+        if name not in _module(namespace).__all__
+    )
+    assert missing == []
 
 
 def _classes_in(annotation: object) -> set[type]:
@@ -41,19 +400,21 @@ def _classes_in(annotation: object) -> set[type]:
     return found
 
 
-@pytest.mark.parametrize("name", sorted(psych_runtime.__all__))
-def test_types_returned_by_public_callables_are_exported(name: str) -> None:
-    value = getattr(psych_runtime, name)
-    if not callable(value) or isinstance(value, type):
-        return
-    if not (inspect.isfunction(value) or inspect.ismethod(value)):
-        return
-    hints = typing.get_type_hints(value)
-    returned = _classes_in(hints.get("return"))
-    not_exported = sorted(
-        cls.__name__ for cls in returned if getattr(psych_runtime, cls.__name__, None) is not cls
-    )
-    assert not_exported == [], f"{name} returns types not exported: {not_exported}"
+def _public_callables() -> list[tuple[str, str]]:
+    return [
+        (namespace, name)
+        for namespace, names in sorted(PINNED.items())
+        for name in names
+        if inspect.isfunction(getattr(_module(namespace), name))
+    ]
+
+
+@pytest.mark.parametrize(("namespace", "name"), _public_callables())
+def test_types_returned_by_public_functions_are_public(namespace: str, name: str) -> None:
+    hints = typing.get_type_hints(getattr(_module(namespace), name))
+    public = {id(getattr(_module(ns), n)) for ns, names in PINNED.items() for n in names}
+    hidden = sorted(c.__name__ for c in _classes_in(hints.get("return")) if id(c) not in public)
+    assert hidden == [], f"{namespace}.{name} returns types no namespace exports: {hidden}"
 
 
 def test_importing_the_package_loads_no_submodule_eagerly() -> None:

@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from psych_store_dynamo.blob import S3BlobStore as S3BlobStore
     from psych_store_dynamo.errors import BatchTooLarge as BatchTooLarge
     from psych_store_dynamo.store import DynamoStore as DynamoStore
-    from psych_store_dynamo.tables import create_table as create_table
-    from psych_store_dynamo.tables import drop_table as drop_table
+    from psych_store_dynamo.tables import create_table as create_table, drop_table as drop_table
 
 _LAZY = {
     "DynamoStore": "psych_store_dynamo.store",

@@ -17,7 +17,9 @@ read again, a few times, before the claim reports that nothing is claimable.
 import asyncio
 from datetime import datetime, timedelta
 
-from psych_runtime import RunId, RunState, WorkerId
+from psych_runtime import RunId
+from psych_runtime.adapters import RunState
+from psych_runtime.records import WorkerId
 from psych_store_dynamo import _items as it
 from psych_store_dynamo._table import ConditionFailed, Table
 

@@ -35,7 +35,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
-from psych_runtime import RunHeader, RunId, RunState, Scope, VersionHash, WorkerId
+from psych_runtime import RunId, Scope, VersionHash
+from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.records import WorkerId
 
 Attribute = dict[str, str]
 """One attribute value in DynamoDB's wire form: ``{"S": "text"}`` or ``{"N": "12"}``."""

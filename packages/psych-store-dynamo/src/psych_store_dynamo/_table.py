@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Mapping, Sequence
 
-from psych_runtime import SchemaNotMigrated
+from psych_runtime.adapters import SchemaNotMigrated
 from psych_store_dynamo import _driver
 from psych_store_dynamo._driver import DynamoClient, Response
 from psych_store_dynamo._items import Attribute, Item, names_in, wire_item, wire_items

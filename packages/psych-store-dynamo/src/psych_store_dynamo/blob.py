@@ -16,8 +16,15 @@ import hashlib
 from contextlib import AsyncExitStack
 from urllib.parse import quote
 
-from psych_runtime import BlobInfo, BlobKey, BlobNotFound, StoreError
-from psych_runtime.blob.checks import check_content_type, check_window, coerce_bytes
+from psych_runtime import StoreError
+from psych_runtime.adapters import (
+    BlobInfo,
+    BlobKey,
+    BlobNotFound,
+    check_content_type,
+    check_window,
+    coerce_bytes,
+)
 from psych_store_dynamo import _driver
 from psych_store_dynamo._driver import S3Client
 from psych_store_dynamo.settings import S3Settings, s3_settings

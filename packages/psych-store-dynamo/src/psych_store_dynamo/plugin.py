@@ -8,7 +8,13 @@ the store modules; the factories import them when a store is actually opened.
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import BlobStoreBackend, DoctorCheck, DoctorResult, StoreBackend, hookimpl
+from psych_runtime.adapters import (
+    BlobStoreBackend,
+    DoctorCheck,
+    DoctorResult,
+    StoreBackend,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from psych_runtime import Store

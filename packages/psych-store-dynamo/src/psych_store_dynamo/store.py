@@ -23,31 +23,34 @@ from contextlib import AsyncExitStack, suppress
 from datetime import datetime, timedelta
 
 from psych_runtime import (
+    RunId,
+    RunNotFound,
+    StoreError,
+    StoreUnavailable,
+    Version,
+    VersionHash,
+)
+from psych_runtime.adapters import (
     WORK,
     Admission,
     Fence,
     LeaseLost,
     LocalNotifier,
-    Record,
-    RunAdmitted,
     RunHeader,
-    RunId,
-    RunNotFound,
     RunState,
     SeqConflict,
-    StoreError,
-    StoreUnavailable,
-    Version,
-    VersionHash,
-    WorkerId,
     check_admission,
     check_append_batch,
     no_run_can_match,
+)
+from psych_runtime.records import (
+    Record,
+    RunAdmitted,
+    WorkerId,
     record_from_json,
     record_to_json,
 )
-from psych_store_dynamo import _claiming, _driver, schema
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _claiming, _driver, _items as it, schema
 from psych_store_dynamo._batches import check_sizes
 from psych_store_dynamo._expressions import set_entry, update_expression
 from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off

@@ -8,7 +8,9 @@ history through ``InMemoryStore`` and ``DynamoStore`` and compare every claim.
 from datetime import datetime
 
 from psych_contract import _data as data
-from psych_runtime import InMemoryStore, RunHeader, RunId, RunState, Store, WorkerId
+from psych_runtime import InMemoryStore, RunId, Store
+from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.records import WorkerId
 
 from ..conftest import StoreFactory
 

@@ -8,7 +8,7 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
-from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
+from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
 from psych_store_dynamo import drop_table, plugin
 
 from ..conftest import dynamo_url, new_table_name
@@ -18,7 +18,7 @@ from ..conftest import dynamo_url, new_table_name
 def dynamo_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
     reset_plugin_manager()
-    psych_runtime.register_plugin(plugin, name="dynamo")
+    psych_runtime.adapters.register_plugin(plugin, name="dynamo")
     yield
     reset_plugin_manager()
 

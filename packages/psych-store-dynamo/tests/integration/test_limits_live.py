@@ -3,7 +3,8 @@
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import EntryId, QueueEnqueued, QueueKind, Record, RecordTooLarge, RunHeader
+from psych_runtime.adapters import RecordTooLarge, RunHeader
+from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
 from psych_store_dynamo import BatchTooLarge
 
 from ..conftest import StoreFactory

@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from psych_contract import _data as data
-from psych_runtime import Fence, RunState, WorkerId
+from psych_runtime.adapters import Fence, RunState
+from psych_runtime.records import WorkerId
 from psych_store_dynamo import DynamoStore
 
 from ..conftest import StoreFactory

@@ -4,7 +4,9 @@ import importlib
 
 import pytest
 
-from psych_runtime import BlobKey, RunId, StoreError, ToolCallId
+from psych_runtime import RunId, StoreError
+from psych_runtime.adapters import BlobKey
+from psych_runtime.records import ToolCallId
 from psych_store_dynamo import S3BlobStore
 
 from ..conftest import REGION, s3_url

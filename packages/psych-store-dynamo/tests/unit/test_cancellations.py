@@ -12,9 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import Fence, LeaseLost, RunNotFound, SeqConflict, StoreError, WorkerId
-from psych_store_dynamo import DynamoStore
-from psych_store_dynamo import _items as it
+from psych_runtime import RunNotFound, StoreError
+from psych_runtime.adapters import Fence, LeaseLost, SeqConflict
+from psych_runtime.records import WorkerId
+from psych_store_dynamo import DynamoStore, _items as it
 from psych_store_dynamo._table import Table
 
 Response = dict[str, object]

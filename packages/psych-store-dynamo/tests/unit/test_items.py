@@ -2,11 +2,12 @@
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from psych_contract import _data as data
-from psych_runtime import RunHeader, RunId, RunState, Scope, WorkerId
+from psych_runtime import RunId, Scope
+from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.records import WorkerId
 from psych_store_dynamo import _items as it
 
 AWARE = st.datetimes(

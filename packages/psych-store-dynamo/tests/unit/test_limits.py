@@ -12,16 +12,9 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import (
-    EntryId,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    RecordTooLarge,
-    RunHeader,
-    StoreError,
-    StoreUnavailable,
-)
+from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime.adapters import RecordTooLarge, RunHeader
+from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
 from psych_store_dynamo import BatchTooLarge, DynamoStore
 
 from ..conftest import free_port

@@ -10,7 +10,7 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
-from psych_runtime.plugins import (
+from psych_runtime.adapters import (
     AUTOLOAD_ENV,
     blob_store_backends,
     reset_plugin_manager,
@@ -31,7 +31,7 @@ def dynamo_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
     reset_plugin_manager()
     (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="dynamo")
-    psych_runtime.register_plugin(entry_point.load(), name="dynamo")
+    psych_runtime.adapters.register_plugin(entry_point.load(), name="dynamo")
     yield
     reset_plugin_manager()
 
@@ -42,7 +42,7 @@ def test_the_distribution_declares_the_entry_point() -> None:
     assert entry_point.dist is not None
     assert entry_point.dist.name == "psych-store-dynamo"
     assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -91,9 +91,9 @@ async def test_open_store_refuses_bad_options_and_urls() -> None:
         await psych_runtime.open_store("dynamodb://psych", pool_size=3)
     with pytest.raises(TypeError, match="migrate"):
         await psych_runtime.open_store("dynamodb://psych", migrate="yes")
-    with pytest.raises(psych_runtime.InvalidStoreUrl):
+    with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
         await psych_runtime.open_store("dynamodb://x")
-    with pytest.raises(psych_runtime.InvalidStoreUrl):
+    with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
         await psych_runtime.open_blob_store("s3://Not_A_Bucket")
 
 
@@ -107,7 +107,7 @@ async def test_open_store_with_migrate_reports_an_unreachable_server() -> None:
 
 
 def test_the_doctor_check_reports_the_driver() -> None:
-    found: list[psych_runtime.DoctorCheck] = []
+    found: list[psych_runtime.adapters.DoctorCheck] = []
     plugin.psych_doctor_checks(found.append)
     (check,) = found
     result = check.run()

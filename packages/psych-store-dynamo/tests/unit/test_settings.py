@@ -2,7 +2,7 @@
 
 import pytest
 
-from psych_runtime import InvalidStoreUrl
+from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_dynamo.settings import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_ATTEMPTS,

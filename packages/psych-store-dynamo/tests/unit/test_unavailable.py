@@ -2,7 +2,9 @@
 
 import pytest
 
-from psych_runtime import BlobKey, RunId, StoreError, StoreUnavailable, ToolCallId
+from psych_runtime import RunId, StoreError, StoreUnavailable
+from psych_runtime.adapters import BlobKey
+from psych_runtime.records import ToolCallId
 from psych_store_dynamo import DynamoStore, S3BlobStore
 
 from ..conftest import free_port

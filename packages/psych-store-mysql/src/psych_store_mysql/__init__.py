@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 from psych_store_mysql._version import __version__
 
 if TYPE_CHECKING:
-    from psych_store_mysql.settings import MySQLSettings as MySQLSettings
-    from psych_store_mysql.settings import parse_url as parse_url
+    from psych_store_mysql.settings import MySQLSettings as MySQLSettings, parse_url as parse_url
     from psych_store_mysql.store import MySQLStore as MySQLStore
 
 _EXPORTS = {

@@ -86,7 +86,7 @@ class Batch:
     async def _send(self, cursor: Cursor, text: str, count: int) -> list[Result]:
         size = len(text.encode())
         if size > self._budget:
-            raise psych_runtime.RecordTooLarge(
+            raise psych_runtime.adapters.RecordTooLarge(
                 f"a statement of {size} bytes exceeds what this MySQL server accepts in one "
                 f"packet ({self._budget} bytes under max_allowed_packet); raise "
                 "max_allowed_packet on the server or write smaller records"
@@ -121,7 +121,7 @@ def pack(texts: Sequence[str], budget: int) -> list[list[str]]:
     for text in texts:
         size = len(text.encode()) + 2  # the ";\n" that joins it to the next one
         if size > budget:
-            raise psych_runtime.RecordTooLarge(
+            raise psych_runtime.adapters.RecordTooLarge(
                 f"one statement of {size} bytes exceeds the {budget}-byte packet budget "
                 "of this MySQL server; raise max_allowed_packet or write a smaller record"
             )

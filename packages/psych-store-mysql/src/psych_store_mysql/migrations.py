@@ -39,12 +39,12 @@ def check_version(version: int, where: str) -> None:
         SchemaNotMigrated: the database is behind (or empty); ``migrate()`` fixes it.
     """
     if version > LATEST_VERSION:
-        raise psych_runtime.SchemaTooNew(
+        raise psych_runtime.adapters.SchemaTooNew(
             f"{where} holds schema version {version}, newer than the {LATEST_VERSION} this "
             "psych-store-mysql release knows; upgrade psych-store-mysql"
         )
     if version < LATEST_VERSION:
-        raise psych_runtime.SchemaNotMigrated(
+        raise psych_runtime.adapters.SchemaNotMigrated(
             f"{where} holds schema version {version}, this release needs {LATEST_VERSION}; "
             "run `await store.migrate()` first"
         )

@@ -7,7 +7,7 @@ when somebody opens a store with one of these schemes.
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import DoctorCheck, StoreBackend, hookimpl, import_check
+from psych_runtime.adapters import DoctorCheck, StoreBackend, hookimpl, import_check
 
 if TYPE_CHECKING:
     from psych_store_mysql.store import MySQLStore

@@ -66,7 +66,7 @@ def _checked_or_none(value: str | None, what: str) -> str | None:
     return None if value is None else checked_id(value, what)
 
 
-def header_from_row(row: Row) -> psych_runtime.RunHeader:
+def header_from_row(row: Row) -> psych_runtime.adapters.RunHeader:
     """Rebuild a RunHeader from the columns listed in ``HEADER_COLUMNS``."""
     (
         run_id,
@@ -87,14 +87,14 @@ def header_from_row(row: Row) -> psych_runtime.RunHeader:
     parent = _text_or_none(parent_run_id)
     continues = _text_or_none(continues_run_id)
     holder = _text_or_none(lease_holder)
-    return psych_runtime.RunHeader(
+    return psych_runtime.adapters.RunHeader(
         run_id=psych_runtime.RunId(_text(run_id)),
         scope=psych_runtime.Scope.model_validate_json(_text(scope_json)),
         version_hash=psych_runtime.VersionHash(_text(version_hash)),
-        state=psych_runtime.RunState(_text(state)),
+        state=psych_runtime.adapters.RunState(_text(state)),
         created_at=_time(created_at),
         deadline_at=_time(deadline_at),
-        lease_holder=None if holder is None else psych_runtime.WorkerId(holder),
+        lease_holder=None if holder is None else psych_runtime.records.WorkerId(holder),
         lease_expires_at=_time_or_none(lease_expires_at),
         idempotency_key=_text_or_none(idempotency_key),
         attempt_count=_int(attempt_count),
@@ -105,7 +105,7 @@ def header_from_row(row: Row) -> psych_runtime.RunHeader:
     )
 
 
-def header_values(header: psych_runtime.RunHeader, head_seq: int) -> tuple[object, ...]:
+def header_values(header: psych_runtime.adapters.RunHeader, head_seq: int) -> tuple[object, ...]:
     """Column values for inserting ``header``: ``HEADER_COLUMNS`` then ``tenant, head_seq``."""
     return (
         checked_id(header.run_id, "run id"),

@@ -71,18 +71,24 @@ class MySQLSettings:
     def __post_init__(self) -> None:
         """Refuse values the server would reject later in a less readable way."""
         if len(self.table_prefix) > MAX_PREFIX_LENGTH or not _PREFIX.fullmatch(self.table_prefix):
-            raise psych_runtime.InvalidStoreUrl(
+            raise psych_runtime.adapters.InvalidStoreUrl(
                 f"table_prefix {self.table_prefix!r} must be at most {MAX_PREFIX_LENGTH} "
                 "lower-case letters, digits or underscores"
             )
         if self.pool_min_size < 0 or self.pool_max_size < 1:
-            raise psych_runtime.InvalidStoreUrl("pool sizes must be >= 0 (min) and >= 1 (max)")
+            raise psych_runtime.adapters.InvalidStoreUrl(
+                "pool sizes must be >= 0 (min) and >= 1 (max)"
+            )
         if self.pool_min_size > self.pool_max_size:
-            raise psych_runtime.InvalidStoreUrl("pool_min_size must not exceed pool_max_size")
+            raise psych_runtime.adapters.InvalidStoreUrl(
+                "pool_min_size must not exceed pool_max_size"
+            )
         if self.connect_timeout <= 0 or self.migrate_lock_timeout < 0:
-            raise psych_runtime.InvalidStoreUrl("timeouts must be positive")
+            raise psych_runtime.adapters.InvalidStoreUrl("timeouts must be positive")
         if self.max_statement_bytes is not None and self.max_statement_bytes < 1024:
-            raise psych_runtime.InvalidStoreUrl("max_statement_bytes must be at least 1024")
+            raise psych_runtime.adapters.InvalidStoreUrl(
+                "max_statement_bytes must be at least 1024"
+            )
 
     @property
     def where(self) -> str:
@@ -108,27 +114,31 @@ def parse_url(url: str, **options: object) -> MySQLSettings:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise psych_runtime.InvalidStoreUrl(f"cannot parse the MySQL store URL: {exc}") from exc
+        raise psych_runtime.adapters.InvalidStoreUrl(
+            f"cannot parse the MySQL store URL: {exc}"
+        ) from exc
     if parts.scheme.lower() not in SCHEMES:
-        raise psych_runtime.InvalidStoreUrl(
+        raise psych_runtime.adapters.InvalidStoreUrl(
             f"the MySQL store opens {' or '.join(s + '://' for s in SCHEMES)} URLs, "
             f"not {parts.scheme or '(no scheme)'!r}"
         )
     if parts.fragment:
-        raise psych_runtime.InvalidStoreUrl("a MySQL store URL takes no #fragment")
+        raise psych_runtime.adapters.InvalidStoreUrl("a MySQL store URL takes no #fragment")
     database = unquote(parts.path.lstrip("/"))
     if not database or "/" in database:
-        raise psych_runtime.InvalidStoreUrl(
+        raise psych_runtime.adapters.InvalidStoreUrl(
             "the MySQL store URL must name one database, as in mysql://user@host:3306/mydb"
         )
     values: dict[str, object] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         if key not in URL_OPTIONS:
-            raise psych_runtime.InvalidStoreUrl(
+            raise psych_runtime.adapters.InvalidStoreUrl(
                 f"unknown MySQL store URL option {key!r}; known: {', '.join(URL_OPTIONS)}"
             )
         if key in values:
-            raise psych_runtime.InvalidStoreUrl(f"option {key!r} is given twice in the URL")
+            raise psych_runtime.adapters.InvalidStoreUrl(
+                f"option {key!r} is given twice in the URL"
+            )
         values[key] = _convert(key, value)
     for key, option in options.items():
         if key not in (*URL_OPTIONS, "ssl"):
@@ -154,7 +164,7 @@ def _convert(key: str, text: str) -> object:
         if key in _FLOAT_OPTIONS:
             return float(text)
     except ValueError:
-        raise psych_runtime.InvalidStoreUrl(
+        raise psych_runtime.adapters.InvalidStoreUrl(
             f"option {key!r} needs a number, got {text!r}"
         ) from None
     return text
@@ -174,11 +184,11 @@ def _build(
     socket_path = values.get("unix_socket")
     context = values.get("ssl")
     if not isinstance(prefix, str):
-        raise psych_runtime.InvalidStoreUrl("table_prefix must be a string")
+        raise psych_runtime.adapters.InvalidStoreUrl("table_prefix must be a string")
     if socket_path is not None and not isinstance(socket_path, str):
-        raise psych_runtime.InvalidStoreUrl("unix_socket must be a path string")
+        raise psych_runtime.adapters.InvalidStoreUrl("unix_socket must be a path string")
     if context is not None and not isinstance(context, SSLContext):
-        raise psych_runtime.InvalidStoreUrl("ssl must be an ssl.SSLContext")
+        raise psych_runtime.adapters.InvalidStoreUrl("ssl must be an ssl.SSLContext")
     max_bytes = values.get("max_statement_bytes")
     return MySQLSettings(
         host=host,
@@ -201,14 +211,14 @@ def _build(
 def _int(values: Mapping[str, object], key: str, default: int) -> int:
     value = values.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise psych_runtime.InvalidStoreUrl(f"option {key!r} must be an integer")
+        raise psych_runtime.adapters.InvalidStoreUrl(f"option {key!r} must be an integer")
     return value
 
 
 def _float(values: Mapping[str, object], key: str, default: float) -> float:
     value = values.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise psych_runtime.InvalidStoreUrl(f"option {key!r} must be a number")
+        raise psych_runtime.adapters.InvalidStoreUrl(f"option {key!r} must be a number")
     return float(value)
 
 

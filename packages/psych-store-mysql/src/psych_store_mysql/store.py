@@ -23,7 +23,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime import WORK, record_from_json, record_to_json
+from psych_runtime.adapters import WORK
+from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import _driver, migrations
 from psych_store_mysql.batch import PACKET_MARGIN, Batch, Result, pack
 from psych_store_mysql.rows import (
@@ -92,7 +93,7 @@ class MySQLStore:
         self._tables = Tables(self._settings.table_prefix)
         self._sql = Statements(self._tables)
         # Signalled by this instance's own commits only: other processes are not heard.
-        self._notifier = psych_runtime.LocalNotifier(complete=False)
+        self._notifier = psych_runtime.adapters.LocalNotifier(complete=False)
         self._pool: _driver.Pool | None = None
         self._budget = 0
         self._schema_checked = False
@@ -110,7 +111,7 @@ class MySQLStore:
         return self._tables
 
     @property
-    def notifier(self) -> psych_runtime.LocalNotifier:
+    def notifier(self) -> psych_runtime.adapters.LocalNotifier:
         """Signalled after this instance's commits; other processes are not told."""
         return self._notifier
 
@@ -157,12 +158,12 @@ class MySQLStore:
         self,
         run_id: psych_runtime.RunId,
         expected_seq: int,
-        records: Sequence[psych_runtime.Record],
+        records: Sequence[psych_runtime.records.Record],
         *,
-        fence: psych_runtime.Fence | None = None,
+        fence: psych_runtime.adapters.Fence | None = None,
     ) -> None:
         """See ``Store.append``: fence, then head, then the rows, all in one transaction."""
-        psych_runtime.check_append_batch(run_id, expected_seq, records)
+        psych_runtime.adapters.check_append_batch(run_id, expected_seq, records)
         checked_id(run_id, "run id")
         rows: list[tuple[int, str, str]] = [
             (record.seq, record.type, record_to_json(record).decode()) for record in records
@@ -185,7 +186,7 @@ class MySQLStore:
             # The (run_id, seq) primary key is the last line of defence; should it ever
             # fire, the transaction was rolled back and the batch is a plain conflict.
             if _driver.error_code(exc.__cause__ or exc) == _driver.DUPLICATE_KEY:
-                raise psych_runtime.SeqConflict(run_id, expected_seq) from exc
+                raise psych_runtime.adapters.SeqConflict(run_id, expected_seq) from exc
             raise
         if refusal is not None:
             raise refusal
@@ -218,7 +219,7 @@ class MySQLStore:
         texts: list[str],
         run_id: psych_runtime.RunId,
         expected_seq: int,
-        fence: psych_runtime.Fence | None,
+        fence: psych_runtime.adapters.Fence | None,
     ) -> Exception | None:
         """Send the rendered transaction; return why it was refused, or None.
 
@@ -246,10 +247,10 @@ class MySQLStore:
         after: int = 0,
         limit: int | None = None,
         tenant: str | None = None,
-    ) -> list[psych_runtime.Record]:
+    ) -> list[psych_runtime.records.Record]:
         """See ``Store.read``."""
-        psych_runtime.check_read_window(after, limit)
-        if limit == 0 or psych_runtime.no_run_can_match(run_id, tenant):
+        psych_runtime.adapters.check_read_window(after, limit)
+        if limit == 0 or psych_runtime.adapters.no_run_can_match(run_id, tenant):
             return []
         async with self._connection("reading") as batch:
             (result,) = await batch.run(self._sql.read(run_id, after, limit, tenant))
@@ -257,7 +258,7 @@ class MySQLStore:
 
     async def head(self, run_id: psych_runtime.RunId) -> int:
         """See ``Store.head``: read from the header row, never by scanning the log."""
-        if psych_runtime.no_run_can_match(run_id):
+        if psych_runtime.adapters.no_run_can_match(run_id):
             return 0
         async with self._connection("reading the head") as batch:
             (result,) = await batch.run(self._sql.head(run_id))
@@ -306,10 +307,10 @@ class MySQLStore:
     # --- admission and headers ---------------------------------------------------------
 
     async def create_run(
-        self, header: psych_runtime.RunHeader, admitted: psych_runtime.RunAdmitted
-    ) -> psych_runtime.Admission:
+        self, header: psych_runtime.adapters.RunHeader, admitted: psych_runtime.records.RunAdmitted
+    ) -> psych_runtime.adapters.Admission:
         """See ``Store.create_run``: header and ``run_admitted`` in one transaction."""
-        psych_runtime.check_admission(header, admitted)
+        psych_runtime.adapters.check_admission(header, admitted)
         insert_run = self._sql.insert_run(header_values(header, head_seq=1))
         insert_admitted = self._sql.insert_record(
             header.run_id, 1, admitted.type, record_to_json(admitted).decode()
@@ -324,20 +325,20 @@ class MySQLStore:
                         raise
                     existing = await self._existing_admission(batch, header)
                     if existing is not None:
-                        return psych_runtime.Admission(existing, created=False)
+                        return psych_runtime.adapters.Admission(existing, created=False)
                     continue
             self._notifier.signal(header.run_id)
-            if header.state is psych_runtime.RunState.RUNNABLE:
+            if header.state is psych_runtime.adapters.RunState.RUNNABLE:
                 self._notifier.signal(WORK)
-            return psych_runtime.Admission(header, created=True)
+            return psych_runtime.adapters.Admission(header, created=True)
         raise psych_runtime.StoreError(
             f"{self._settings.where}: admitting run {header.run_id!r} kept colliding with "
             f"concurrent admissions after {_ADMISSION_ATTEMPTS} attempts"
         )
 
     async def _existing_admission(
-        self, batch: Batch, header: psych_runtime.RunHeader
-    ) -> psych_runtime.RunHeader | None:
+        self, batch: Batch, header: psych_runtime.adapters.RunHeader
+    ) -> psych_runtime.adapters.RunHeader | None:
         """After a refused admission: roll back, then find the Run that was there first.
 
         A matching idempotency key wins over a matching run id, as in the reference
@@ -354,9 +355,9 @@ class MySQLStore:
 
     async def get_run(
         self, run_id: psych_runtime.RunId, *, tenant: str | None = None
-    ) -> psych_runtime.RunHeader | None:
+    ) -> psych_runtime.adapters.RunHeader | None:
         """See ``Store.get_run``."""
-        if psych_runtime.no_run_can_match(run_id, tenant):
+        if psych_runtime.adapters.no_run_can_match(run_id, tenant):
             return None
         async with self._connection("reading a run") as batch:
             (result,) = await batch.run(self._sql.header(run_id, tenant))
@@ -365,8 +366,8 @@ class MySQLStore:
     # --- leases ------------------------------------------------------------------------
 
     async def claim(
-        self, worker_id: psych_runtime.WorkerId, now: datetime, lease_seconds: float
-    ) -> psych_runtime.RunHeader | None:
+        self, worker_id: psych_runtime.records.WorkerId, now: datetime, lease_seconds: float
+    ) -> psych_runtime.adapters.RunHeader | None:
         """See ``Store.claim``: lock one candidate, skipping rows others hold, and take it."""
         checked_id(worker_id, "worker id")
         expires = now + timedelta(seconds=lease_seconds)
@@ -381,7 +382,7 @@ class MySQLStore:
             )
         return candidate.model_copy(
             update={
-                "state": psych_runtime.RunState.RUNNING,
+                "state": psych_runtime.adapters.RunState.RUNNING,
                 "lease_holder": worker_id,
                 "lease_expires_at": expires,
                 "attempt_count": candidate.attempt_count + 1,
@@ -391,7 +392,7 @@ class MySQLStore:
     async def renew(
         self,
         run_id: psych_runtime.RunId,
-        worker_id: psych_runtime.WorkerId,
+        worker_id: psych_runtime.records.WorkerId,
         now: datetime,
         lease_seconds: float,
         *,
@@ -407,8 +408,8 @@ class MySQLStore:
     async def release(
         self,
         run_id: psych_runtime.RunId,
-        worker_id: psych_runtime.WorkerId,
-        state: psych_runtime.RunState,
+        worker_id: psych_runtime.records.WorkerId,
+        state: psych_runtime.adapters.RunState,
         *,
         runnable_at: datetime | None = None,
         deadline_at: datetime | None = None,
@@ -428,7 +429,7 @@ class MySQLStore:
         if result.rowcount != 1:
             return
         self._notifier.signal(run_id)
-        if state is psych_runtime.RunState.RUNNABLE:
+        if state is psych_runtime.adapters.RunState.RUNNABLE:
             self._notifier.signal(WORK)
 
     async def settle_inline(self, run_id: psych_runtime.RunId) -> bool:
@@ -449,14 +450,17 @@ class MySQLStore:
             _, after = await batch.run(update, self._sql.state(run_id))
         if not after.rows:
             raise psych_runtime.RunNotFound(run_id)
-        if runnable_at is None and text(after.rows[0][0]) == psych_runtime.RunState.RUNNABLE:
+        if (
+            runnable_at is None
+            and text(after.rows[0][0]) == psych_runtime.adapters.RunState.RUNNABLE
+        ):
             self._notifier.signal(WORK)
 
     # --- sweeps ------------------------------------------------------------------------
 
     async def expired_leases(
         self, now: datetime, limit: int = 100
-    ) -> list[psych_runtime.RunHeader]:
+    ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.expired_leases``; an index range scan over running Runs only."""
         async with self._connection("listing expired leases") as batch:
             (result,) = await batch.run(self._sql.expired_leases(to_db_time(now), limit))
@@ -464,7 +468,7 @@ class MySQLStore:
 
     async def overdue_deadlines(
         self, now: datetime, limit: int = 100
-    ) -> list[psych_runtime.RunHeader]:
+    ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.overdue_deadlines``; an index range scan over unsettled Runs."""
         async with self._connection("listing overdue deadlines") as batch:
             (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
@@ -556,7 +560,7 @@ def _append_refusal(
     locked: Result,
     run_id: psych_runtime.RunId,
     expected_seq: int,
-    fence: psych_runtime.Fence | None,
+    fence: psych_runtime.adapters.Fence | None,
 ) -> Exception | None:
     """Why the locked header row refused the batch, checked fence first; None if it did not."""
     if not locked.rows:
@@ -565,9 +569,9 @@ def _append_refusal(
     if fence is not None and (
         holder is None or text(holder) != fence.worker_id or integer(attempt) != fence.attempt_count
     ):
-        return psych_runtime.LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+        return psych_runtime.adapters.LeaseLost(run_id, fence.worker_id, fence.attempt_count)
     if integer(head) != expected_seq - 1:
-        return psych_runtime.SeqConflict(run_id, expected_seq)
+        return psych_runtime.adapters.SeqConflict(run_id, expected_seq)
     return None
 
 

@@ -6,26 +6,25 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import pytest_asyncio
 
-from psych_runtime import (
-    AbortRequested,
-    EntryId,
+from psych_runtime import RunId, Scope, StoreError, VersionHash
+from psych_runtime.adapters import (
     Fence,
     LeaseLost,
+    RecordTooLarge,
+    RunHeader,
+    RunState,
+    SeqConflict,
+)
+from psych_runtime.records import (
+    AbortRequested,
+    EntryId,
     QueueEnqueued,
     QueueKind,
     Record,
-    RecordTooLarge,
     RunAdmitted,
-    RunHeader,
-    RunId,
-    RunState,
-    Scope,
-    SeqConflict,
-    StoreError,
-    VersionHash,
     WorkerId,
+    record_to_json,
 )
-from psych_runtime.core.records import record_to_json
 from psych_store_mysql import MySQLStore
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]

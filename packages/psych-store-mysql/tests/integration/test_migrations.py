@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunId, SchemaNotMigrated, SchemaTooNew, StoreError
+from psych_runtime import RunId, StoreError
+from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_store_mysql import MySQLStore
 from psych_store_mysql.schema import LATEST_VERSION, Tables
 

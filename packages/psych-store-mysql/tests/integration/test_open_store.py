@@ -5,7 +5,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import pytest
 
 import psych_runtime
-from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
+from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
 from psych_store_mysql import MySQLStore
 from psych_store_mysql.schema import Tables
 
@@ -39,7 +39,7 @@ async def test_open_store_without_migrate_leaves_the_database_alone(
 ) -> None:
     store = await psych_runtime.open_store(f"{mysql_dsn}?table_prefix={prefix}")
     try:
-        with pytest.raises(psych_runtime.SchemaNotMigrated):
+        with pytest.raises(psych_runtime.adapters.SchemaNotMigrated):
             await store.head(psych_runtime.RunId("nobody"))
     finally:
         await store.close()

@@ -9,18 +9,9 @@ from datetime import UTC, datetime
 import aiomysql  # type: ignore[import-untyped]
 import pytest
 
-from psych_runtime import (
-    AbortRequested,
-    Fence,
-    RunAdmitted,
-    RunHeader,
-    RunId,
-    RunState,
-    Scope,
-    SeqConflict,
-    VersionHash,
-    WorkerId,
-)
+from psych_runtime import RunId, Scope, VersionHash
+from psych_runtime.adapters import Fence, RunHeader, RunState, SeqConflict
+from psych_runtime.records import AbortRequested, RunAdmitted, WorkerId
 from psych_store_mysql import MySQLStore
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

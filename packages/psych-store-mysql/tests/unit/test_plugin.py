@@ -12,7 +12,7 @@ import pytest
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
-from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager, store_backends
+from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager, store_backends
 from psych_store_mysql import MySQLStore
 
 
@@ -25,7 +25,7 @@ def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_the_plugin_declares_the_plugin_api() -> None:
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
 
 
 def test_the_entry_point_is_installed() -> None:
@@ -54,7 +54,7 @@ async def test_open_store_returns_a_mysql_store_without_connecting(scheme: str) 
 
 
 async def test_open_store_refuses_a_malformed_url() -> None:
-    with pytest.raises(psych_runtime.InvalidStoreUrl):
+    with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
         await psych_runtime.open_store("mysql://127.0.0.1/")
 
 
@@ -83,7 +83,7 @@ def test_the_package_docstring_example_runs() -> None:
 
 
 def test_doctor_check_reports_the_driver() -> None:
-    found: list[psych_runtime.DoctorCheck] = []
+    found: list[psych_runtime.adapters.DoctorCheck] = []
     plugin.psych_doctor_checks(found.append)
     assert [check.name for check in found] == ["mysql store"]
     assert found[0].run().ok

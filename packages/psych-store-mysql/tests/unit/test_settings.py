@@ -4,7 +4,7 @@ import ssl
 
 import pytest
 
-from psych_runtime import InvalidStoreUrl
+from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_mysql.settings import MySQLSettings, parse_url
 
 

@@ -45,7 +45,7 @@ async def test_open_store_with_migrate_reports_an_unreachable_server(
     closed_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from psych_runtime import open_store
-    from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager
+    from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
 
     monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
     reset_plugin_manager()

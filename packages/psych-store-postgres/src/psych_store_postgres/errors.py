@@ -6,7 +6,8 @@ only when an error is actually being translated (the driver is loaded by then).
 ``SchemaNotMigrated`` is the core's error, re-exported here for existing imports.
 """
 
-from psych_runtime import SchemaNotMigrated, StoreUnavailable
+from psych_runtime import StoreUnavailable
+from psych_runtime.adapters import SchemaNotMigrated
 
 
 def _connection_error_types() -> tuple[type[BaseException], ...]:

@@ -14,7 +14,7 @@ otherwise, because it needs DDL rights the application's role may (rightly) lack
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import DoctorCheck, StoreBackend, hookimpl, import_check
+from psych_runtime.adapters import DoctorCheck, StoreBackend, hookimpl, import_check
 
 if TYPE_CHECKING:
     from psych_store_postgres.store import PostgresStore

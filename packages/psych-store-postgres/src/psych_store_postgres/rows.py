@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from psych_runtime import Record, RunHeader, Scope, record_from_json, record_to_json
+from psych_runtime import Scope
+from psych_runtime.adapters import RunHeader
+from psych_runtime.records import Record, record_from_json, record_to_json
 
 if TYPE_CHECKING:
     import asyncpg

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from psych_runtime import InvalidStoreUrl
+from psych_runtime.adapters import InvalidStoreUrl
 
 SCHEMES = ("postgresql", "postgres")
 """URL schemes this store opens."""

@@ -24,29 +24,23 @@ from collections.abc import Awaitable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
-from psych_runtime import (
+from psych_runtime import RunId, RunNotFound, StoreUnavailable, Version, VersionHash
+from psych_runtime.adapters import (
     WORK,
     Admission,
     Fence,
     LeaseLost,
     LocalNotifier,
-    Record,
-    RunAdmitted,
     RunHeader,
-    RunId,
-    RunNotFound,
     RunState,
     SchemaTooNew,
     SeqConflict,
-    StoreUnavailable,
-    Version,
-    VersionHash,
-    WorkerId,
     check_admission,
     check_append_batch,
     check_read_window,
     no_run_can_match,
 )
+from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_postgres.errors import (
     SchemaNotMigrated,
     is_connection_error,

@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 import psych_store_postgres
-from psych_runtime.plugins import reset_plugin_manager
+from psych_runtime.adapters import reset_plugin_manager
 
 EXAMPLE_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 

@@ -17,7 +17,8 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import Fence, LeaseLost, RunHeader, WorkerId
+from psych_runtime.adapters import Fence, LeaseLost, RunHeader
+from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 
 Factory = Callable[..., Awaitable[PostgresStore]]
@@ -164,7 +165,7 @@ _CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from datetime import datetime, UTC
-    from psych_runtime import WorkerId
+    from psych_runtime.records import WorkerId
     from psych_store_postgres import PostgresStore
 
     async def main():

@@ -7,7 +7,9 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunId, RunState, SchemaTooNew, WorkerId
+from psych_runtime import RunId
+from psych_runtime.adapters import RunState, SchemaTooNew
+from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore, SchemaNotMigrated
 from psych_store_postgres.migrations import LATEST_VERSION, MIGRATIONS, version_table_sql
 

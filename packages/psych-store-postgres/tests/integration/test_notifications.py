@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from psych_contract import _data as data
-from psych_runtime import RunState, WorkerId
-from psych_runtime.store.notify import WORK
+from psych_runtime.adapters import WORK, RunState
+from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 
 Factory = Callable[..., Awaitable[PostgresStore]]

@@ -14,7 +14,8 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import Fence, RunState, WorkerId
+from psych_runtime.adapters import Fence, RunState
+from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 from psych_store_postgres.pool import GuardedPool
 

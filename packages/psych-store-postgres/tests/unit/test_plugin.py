@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 import psych_runtime
-from psych_runtime.plugins import reset_plugin_manager, store_backends
+from psych_runtime.adapters import reset_plugin_manager, store_backends
 from psych_store_postgres import PostgresStore
 
 
@@ -67,4 +67,4 @@ def test_importing_the_plugin_does_not_import_the_driver() -> None:
 def test_the_plugin_declares_the_plugin_api_it_was_built_for() -> None:
     from psych_store_postgres import plugin
 
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION

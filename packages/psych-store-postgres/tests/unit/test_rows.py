@@ -2,7 +2,7 @@ import json
 
 from psych_contract import _data as data
 from psych_runtime import RunId
-from psych_runtime.core.records import record_to_json
+from psych_runtime.records import record_to_json
 from psych_store_postgres.rows import (
     decode_batch,
     decode_record,

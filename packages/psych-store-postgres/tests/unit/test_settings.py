@@ -1,6 +1,6 @@
 import pytest
 
-from psych_runtime import InvalidStoreUrl
+from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_postgres.settings import (
     DEFAULT_MAX_SIZE,
     DEFAULT_MIN_SIZE,

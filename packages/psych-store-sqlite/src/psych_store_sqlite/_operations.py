@@ -12,23 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from psych_runtime import (
+from psych_runtime import RunId, RunNotFound, Version, VersionHash
+from psych_runtime.adapters import (
     Admission,
     Fence,
     LeaseLost,
-    Record,
     RecordTooLarge,
     RunHeader,
-    RunId,
-    RunNotFound,
     RunState,
     SeqConflict,
-    Version,
-    VersionHash,
-    WorkerId,
-    record_from_json,
-    record_to_json,
 )
+from psych_runtime.records import Record, WorkerId, record_from_json, record_to_json
 from psych_store_sqlite._rows import (
     HEADER_COLUMNS,
     SELECT_HEADER,

@@ -11,7 +11,9 @@ principal or labels); otherwise it is NULL and the tenant column alone rebuilds 
 
 from datetime import UTC, datetime, timedelta
 
-from psych_runtime import RunHeader, RunId, RunState, Scope, StoreError, VersionHash, WorkerId
+from psych_runtime import RunId, Scope, StoreError, VersionHash
+from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.records import WorkerId
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

@@ -8,7 +8,7 @@ store itself; both are imported inside ``open_sqlite_store`` and the doctor chec
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+from psych_runtime.adapters import DoctorCheck, DoctorResult, StoreBackend, hookimpl
 
 if TYPE_CHECKING:
     from psych_runtime import Store

@@ -31,7 +31,8 @@ Version 2 adds:
 import sqlite3
 import time
 
-from psych_runtime import SchemaNotMigrated, SchemaTooNew, StoreUnavailable
+from psych_runtime import StoreUnavailable
+from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 
 VERSION_TABLE = "psych_schema_version"
 

@@ -16,26 +16,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from psych_runtime import (
+from psych_runtime import RunId, Version, VersionHash
+from psych_runtime.adapters import (
     WORK,
     Admission,
     Fence,
     LocalNotifier,
-    Record,
-    RunAdmitted,
     RunHeader,
-    RunId,
     RunState,
-    Version,
-    VersionHash,
-    WorkerId,
     check_admission,
     check_append_batch,
     check_read_window,
     no_run_can_match,
 )
-from psych_store_sqlite import _operations as ops
-from psych_store_sqlite import schema
+from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_store_sqlite import _operations as ops, schema
 from psych_store_sqlite._lanes import Lanes
 from psych_store_sqlite.settings import SqliteSettings, resolve_settings
 

@@ -16,7 +16,9 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import RunId, SeqConflict, WorkerId
+from psych_runtime import RunId
+from psych_runtime.adapters import SeqConflict
+from psych_runtime.records import WorkerId
 from psych_store_sqlite import SqliteStore, schema
 
 RUNS = 50
@@ -100,7 +102,8 @@ _CLAIMER = textwrap.dedent(
     """
     import asyncio, sys, time
     from psych_contract import _data as data
-    from psych_runtime import Fence, RunState, WorkerId
+    from psych_runtime.adapters import Fence, RunState
+    from psych_runtime.records import WorkerId
     from psych_store_sqlite import SqliteStore
 
     async def main(url, worker_name, seconds):

@@ -10,7 +10,8 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import SchemaNotMigrated, SchemaTooNew, StoreUnavailable
+from psych_runtime import StoreUnavailable
+from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_store_sqlite import SqliteStore, schema
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite
-from psych_runtime.plugins import AUTOLOAD_ENV, reset_plugin_manager, store_backends
+from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager, store_backends
 from psych_store_sqlite import SqliteStore, plugin, schema
 
 
@@ -25,7 +25,7 @@ def sqlite_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
     reset_plugin_manager()
     (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sqlite")
-    psych_runtime.register_plugin(entry_point.load(), name="sqlite")
+    psych_runtime.adapters.register_plugin(entry_point.load(), name="sqlite")
     yield
     reset_plugin_manager()
 
@@ -36,7 +36,7 @@ def test_the_distribution_declares_the_entry_point() -> None:
     assert entry_point.dist is not None
     assert entry_point.dist.name == "psych-store-sqlite"
     assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.PLUGIN_API_VERSION
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
@@ -65,7 +65,7 @@ async def test_open_store_migrates_only_when_asked(tmp_path: Path) -> None:
         assert store.settings.readers == 0
         assert (tmp_path / "b.db").exists()  # opened eagerly
         assert await store.schema_version() == 0
-        with pytest.raises(psych_runtime.SchemaNotMigrated, match="migrate"):
+        with pytest.raises(psych_runtime.adapters.SchemaNotMigrated, match="migrate"):
             await store.head(psych_runtime.RunId("r"))
     finally:
         await store.close()
@@ -77,12 +77,12 @@ async def test_open_store_refuses_unknown_options(tmp_path: Path) -> None:
         await psych_runtime.open_store(f"sqlite:///{tmp_path}/c.db", pool_size=3)
     with pytest.raises(TypeError, match="migrate"):
         await psych_runtime.open_store(f"sqlite:///{tmp_path}/c.db", migrate="yes")
-    with pytest.raises(psych_runtime.InvalidStoreUrl):
+    with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
         await psych_runtime.open_store("sqlite://server/c.db")
 
 
 def test_the_doctor_check_reports_the_sqlite_version() -> None:
-    found: list[psych_runtime.DoctorCheck] = []
+    found: list[psych_runtime.adapters.DoctorCheck] = []
     plugin.psych_doctor_checks(found.append)
     (check,) = found
     result = check.run()

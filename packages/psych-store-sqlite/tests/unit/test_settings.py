@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from psych_runtime import InvalidStoreUrl
+from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_sqlite import SqliteStore
 from psych_store_sqlite.settings import SqliteSettings, parse_url, resolve_settings
 

@@ -14,16 +14,9 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import (
-    Fence,
-    RecordTooLarge,
-    RunState,
-    SeqConflict,
-    StoreUnavailable,
-    WorkerId,
-)
-from psych_runtime.core.records import record_to_json
-from psych_runtime.store.notify import WORK
+from psych_runtime import StoreUnavailable
+from psych_runtime.adapters import WORK, Fence, RecordTooLarge, RunState, SeqConflict
+from psych_runtime.records import WorkerId, record_to_json
 from psych_store_sqlite import SqliteStore, _operations
 
 W = WorkerId("worker")

@@ -201,7 +201,7 @@ async def folded(store: Store, run_id: RunId, scope: Scope | None) -> _Fold:
     return await FOLDS.fold(store, run_id)
 
 
-async def records(
+async def read_log(
     store: Store,
     run_id: RunId,
     *,

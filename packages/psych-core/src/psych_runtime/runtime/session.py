@@ -170,11 +170,11 @@ class Session:
         """What the Run did, used and cost; see ``psych_runtime.report``."""
         return await reads.report(self.store, run_id, scope=self.scope)
 
-    async def records(
+    async def read_log(
         self, run_id: RunId, *, after: int = 0, limit: int | None = None
     ) -> list[Record]:
-        """The Run's records after ``after``; see ``psych_runtime.records``."""
-        return await reads.records(self.store, run_id, after=after, limit=limit, scope=self.scope)
+        """The Run's records after ``after``; see ``psych_runtime.read_log``."""
+        return await reads.read_log(self.store, run_id, after=after, limit=limit, scope=self.scope)
 
     async def state(self, run_id: RunId) -> RunStateView:
         """The folded state of the Run; see ``psych_runtime.state``."""

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from psych_contract import BlobStoreContract
 from psych_contract.blob import AWKWARD_PARTS

@@ -3,8 +3,7 @@
 import itertools
 from collections.abc import AsyncIterator
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from psych_runtime.model.sse import SseEvent, SseParser, iter_sse
 

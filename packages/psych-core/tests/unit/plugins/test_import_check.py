@@ -13,29 +13,31 @@ def test_a_module_that_imports_passes_with_its_version(monkeypatch: pytest.Monke
     module = types.ModuleType("fake_psych_driver")
     module.__version__ = "4.2"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "fake_psych_driver", module)
-    check = psych_runtime.import_check(
+    check = psych_runtime.adapters.import_check(
         "fake store",
         "fake_psych_driver",
         ok="fake_psych_driver {version} available",
         missing="never shown",
     )
     assert check.name == "fake store"
-    assert check.run() == psych_runtime.DoctorResult(True, "fake_psych_driver 4.2 available")
+    assert check.run() == psych_runtime.adapters.DoctorResult(
+        True, "fake_psych_driver 4.2 available"
+    )
 
 
 def test_a_module_without_a_version_reports_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fake_psych_driver", types.ModuleType("fake_psych_driver"))
-    check = psych_runtime.import_check(
+    check = psych_runtime.adapters.import_check(
         "fake store", "fake_psych_driver", ok="version {version}", missing="never shown"
     )
-    assert check.run() == psych_runtime.DoctorResult(True, "version unknown")
+    assert check.run() == psych_runtime.adapters.DoctorResult(True, "version unknown")
 
 
 def test_a_module_that_cannot_be_imported_fails_with_the_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "fake_psych_driver", None)
-    check = psych_runtime.import_check(
+    check = psych_runtime.adapters.import_check(
         "fake store",
         "fake_psych_driver",
         ok="never shown",
@@ -55,21 +57,21 @@ def test_the_module_is_imported_only_when_the_check_runs(
     (tmp_path / "psych_lazy_probe.py").write_text('__version__ = "1.0"\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "psych_lazy_probe", raising=False)
-    check = psych_runtime.import_check(
+    check = psych_runtime.adapters.import_check(
         "probe", "psych_lazy_probe", ok="probe {version}", missing="missing: {error}"
     )
     assert "psych_lazy_probe" not in sys.modules
     try:
-        assert check.run() == psych_runtime.DoctorResult(True, "probe 1.0")
+        assert check.run() == psych_runtime.adapters.DoctorResult(True, "probe 1.0")
         assert "psych_lazy_probe" in sys.modules
     finally:
         sys.modules.pop("psych_lazy_probe", None)
 
 
 def test_a_missing_module_reports_the_import_error() -> None:
-    check = psych_runtime.import_check(
+    check = psych_runtime.adapters.import_check(
         "absent store", "psych_nonexistent_driver", ok="never shown", missing="missing: {error}"
     )
-    assert check.run() == psych_runtime.DoctorResult(
+    assert check.run() == psych_runtime.adapters.DoctorResult(
         False, "missing: No module named 'psych_nonexistent_driver'"
     )

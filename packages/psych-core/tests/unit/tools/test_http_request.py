@@ -6,8 +6,7 @@ from urllib.parse import unquote
 
 import httpx
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from psych_runtime.core.spec import HttpTool
 from psych_runtime.tools.errors import ToolArgumentsInvalid

@@ -3,8 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 from psych_runtime.tools.read_output import (

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
 from psych_runtime.core.metering import Cost, CostSource, Usage

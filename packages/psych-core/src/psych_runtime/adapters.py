@@ -1,0 +1,141 @@
+"""What an adapter author needs: the ports, their argument checks, errors and plugin hooks."""
+
+from psych_runtime.blob.checks import (
+    check_content_type,
+    check_window,
+    coerce_bytes,
+)
+from psych_runtime.blob.filesystem import (
+    FileBlobStore,
+)
+from psych_runtime.blob.memory import (
+    InMemoryBlobStore,
+)
+from psych_runtime.blob.port import (
+    BlobInfo,
+    BlobKey,
+    BlobNotFound,
+    BlobStore,
+    InvalidBlobKey,
+)
+from psych_runtime.core.errors import (
+    UnstorableValue,
+)
+from psych_runtime.core.storable import (
+    MAX_JSON_DEPTH,
+    MAX_RECORD_DEPTH,
+    unstorable,
+)
+from psych_runtime.plugins import (
+    PLUGIN_API_VERSION,
+    BlobStoreBackend,
+    DoctorCheck,
+    DoctorResult,
+    IncompatiblePlugin,
+    PluginError,
+    StoreBackend,
+    UnknownStoreScheme,
+    hookimpl,
+    register_plugin,
+)
+from psych_runtime.plugins.backends import (
+    import_check,
+)
+from psych_runtime.plugins.errors import (
+    UnknownBlobStoreScheme,
+)
+from psych_runtime.plugins.manager import (
+    AUTOLOAD_ENV,
+    reset_plugin_manager,
+)
+from psych_runtime.plugins.urls import (
+    blob_store_backends,
+    store_backends,
+)
+from psych_runtime.store.checks import (
+    check_admission,
+    check_append_batch,
+    check_read_window,
+    no_run_can_match,
+)
+from psych_runtime.store.errors import (
+    InvalidStoreUrl,
+    LeaseLost,
+    RecordTooLarge,
+    SchemaNotMigrated,
+    SchemaTooNew,
+    SeqConflict,
+    StoreError,
+    StoreUnavailable,
+)
+from psych_runtime.store.memory import (
+    InMemoryStore,
+)
+from psych_runtime.store.notify import (
+    WORK,
+    LocalNotifier,
+    Notifier,
+)
+from psych_runtime.store.port import (
+    Admission,
+    Fence,
+    Migratable,
+    RunHeader,
+    RunState,
+    Store,
+)
+
+__all__ = [
+    "AUTOLOAD_ENV",
+    "MAX_JSON_DEPTH",
+    "MAX_RECORD_DEPTH",
+    "PLUGIN_API_VERSION",
+    "WORK",
+    "Admission",
+    "BlobInfo",
+    "BlobKey",
+    "BlobNotFound",
+    "BlobStore",
+    "BlobStoreBackend",
+    "DoctorCheck",
+    "DoctorResult",
+    "Fence",
+    "FileBlobStore",
+    "InMemoryBlobStore",
+    "InMemoryStore",
+    "IncompatiblePlugin",
+    "InvalidBlobKey",
+    "InvalidStoreUrl",
+    "LeaseLost",
+    "LocalNotifier",
+    "Migratable",
+    "Notifier",
+    "PluginError",
+    "RecordTooLarge",
+    "RunHeader",
+    "RunState",
+    "SchemaNotMigrated",
+    "SchemaTooNew",
+    "SeqConflict",
+    "Store",
+    "StoreBackend",
+    "StoreError",
+    "StoreUnavailable",
+    "UnknownBlobStoreScheme",
+    "UnknownStoreScheme",
+    "UnstorableValue",
+    "blob_store_backends",
+    "check_admission",
+    "check_append_batch",
+    "check_content_type",
+    "check_read_window",
+    "check_window",
+    "coerce_bytes",
+    "hookimpl",
+    "import_check",
+    "no_run_can_match",
+    "register_plugin",
+    "reset_plugin_manager",
+    "store_backends",
+    "unstorable",
+]

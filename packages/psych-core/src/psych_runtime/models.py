@@ -1,0 +1,73 @@
+"""The model port and its messages, stream events, errors, OpenAI-compatible client, prices."""
+
+from psych_runtime.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCallRequest,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from psych_runtime.model.openai_compat import (
+    OpenAICompatibleClient,
+)
+from psych_runtime.model.port import (
+    ContextOverflow,
+    MalformedChunk,
+    ModelClient,
+    ModelEgressDenied,
+    ModelError,
+    ModelRequest,
+    ReasoningDelta,
+    StreamDone,
+    StreamIdleTimeout,
+    StreamIncomplete,
+    TextDelta,
+    ToolCallDelta,
+    TransientModelError,
+)
+from psych_runtime.model.pricing import (
+    DEFAULT_PRICE_CATALOGUE_VERSION,
+    DEFAULT_PRICES,
+    CostPolicy,
+    ModelPrice,
+    PriceResolver,
+    StaticPriceTable,
+    compute_cost,
+    load_price_table,
+    resolve_cost,
+)
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "DEFAULT_PRICE_CATALOGUE_VERSION",
+    "AssistantMessage",
+    "ContextOverflow",
+    "CostPolicy",
+    "MalformedChunk",
+    "Message",
+    "ModelClient",
+    "ModelEgressDenied",
+    "ModelError",
+    "ModelPrice",
+    "ModelRequest",
+    "OpenAICompatibleClient",
+    "PriceResolver",
+    "ReasoningDelta",
+    "StaticPriceTable",
+    "StreamDone",
+    "StreamIdleTimeout",
+    "StreamIncomplete",
+    "SystemMessage",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallRequest",
+    "ToolDefinition",
+    "ToolResultMessage",
+    "TransientModelError",
+    "UserMessage",
+    "compute_cost",
+    "load_price_table",
+    "resolve_cost",
+]
