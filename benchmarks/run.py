@@ -34,7 +34,7 @@ from benchmarks.stores import STORE_FACTORIES, StoreFactory
 from psych_runtime import RunId, Store, read_log as read_records
 from psych_runtime.models import ModelRequest, ToolCallDelta
 from psych_runtime.testing import FakeModel
-from tools.worker_process import spawn_worker
+from tests.support.worker_process import spawn_worker
 
 SCOPE = psych_runtime.Scope(tenant="bench")
 

@@ -43,7 +43,7 @@ FAKE_AWS_ENV = {
     "AWS_EC2_METADATA_DISABLED": "true",
 }
 MOTO_LAUNCHER = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[2]
     / "packages"
     / "psych-store-dynamo"
     / "tests"

@@ -1,6 +1,6 @@
 """A Worker in its own process, for tests and benchmarks that use real processes.
 
-Usage: ``python tools/worker_process.py URL MARKER_DIR MODE [NUMBER]``
+Usage: ``python tests/support/worker_process.py URL MARKER_DIR MODE [NUMBER]``
 
 MODE ``work`` runs a Worker (lease NUMBER seconds, default 2) whose ``charge`` tool
 writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``, and
@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psych_runtime
-from psych_runtime.model.port import ModelRequest, StreamEvent
+from psych_runtime.models import ModelRequest, StreamEvent
 from psych_runtime.testing import FakeModel
 
 
