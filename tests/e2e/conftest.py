@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from tools.scratch_stores import ALL_KINDS, DURABLE_KINDS, Cleanup, scratch_store_url
+from tests.support.scratch_stores import ALL_KINDS, DURABLE_KINDS, Cleanup, scratch_store_url
 
 DURABLE = list(DURABLE_KINDS)
 EVERY = list(ALL_KINDS)

@@ -12,7 +12,7 @@ import pytest
 
 import psych_runtime
 from psych_runtime.testing import FakeModel
-from tools.worker_process import spawn_worker
+from tests.support.worker_process import spawn_worker
 
 from .conftest import DURABLE, EVERY
 

@@ -20,7 +20,7 @@ import pytest
 
 import psych_runtime
 from psych_runtime.records import ToolCallFinished, ToolCallStarted
-from tools.worker_process import spawn_worker
+from tests.support.worker_process import spawn_worker
 
 from .conftest import DURABLE
 

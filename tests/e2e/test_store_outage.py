@@ -35,8 +35,8 @@ import pytest
 
 import psych_runtime
 from psych_runtime.records import ToolCallFinished, ToolCallStarted
-from tools.scratch_stores import MYSQL_DSN, POSTGRES_DSN
-from tools.worker_process import ConversationModel
+from tests.support.scratch_stores import MYSQL_DSN, POSTGRES_DSN
+from tests.support.worker_process import ConversationModel
 
 SCOPE = psych_runtime.Scope(tenant="outage")
 UrlFor = Callable[[str], Awaitable[str]]
