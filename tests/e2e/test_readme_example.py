@@ -35,3 +35,20 @@ def test_the_readme_program_runs_and_prints_the_answer(tmp_path: Path) -> None:
 def test_the_readme_program_is_the_quickstart_example() -> None:
     example = (ROOT / "examples" / "quickstart.py").read_text()
     assert _readme_program().strip() in example
+
+
+def test_the_core_package_readme_program_runs(tmp_path: Path) -> None:
+    text = (ROOT / "packages" / "psych-core" / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    program = tmp_path / "core_readme.py"
+    program.write_text(next(b for b in blocks if "psych_runtime.session(" in b))
+    done = subprocess.run(
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Order A-1 has shipped."]

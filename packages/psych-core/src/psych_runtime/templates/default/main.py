@@ -19,9 +19,9 @@ async def check_stock(sku: str) -> dict[str, int | str]:
 spec = psych_runtime.AgentSpec(
     name="storefront",
     instructions="Tell shoppers whether the products they ask about are in stock.",
-    model=psych_runtime.ModelRef(model="gpt-4o-mini"),
+    model="gpt-4o-mini",  # short for psych_runtime.ModelRef(model="gpt-4o-mini")
     # The Spec refers to the tool by name; session() below supplies the function.
-    tools=(psych_runtime.CodeTool(name="check_stock"),),
+    tools=("check_stock",),
     limits=psych_runtime.Limits(max_turns=6, deadline_seconds=60),
 )
 
@@ -38,19 +38,19 @@ def build_model() -> FakeModel:
 async def main() -> None:
     """Ask the agent one question and print its answer and what the Run used."""
     # Runs are kept in a SQLite file next to this script, so they outlive the process.
-    # Point this at postgresql://... or mysql://... to share Runs between machines.
-    store = await psych_runtime.open_store("sqlite:///storefront.db", migrate=True)
-    async with psych_runtime.session(build_model(), tools=[check_stock], store=store) as s:
+    # Point this at postgresql://... or mysql://... to share Runs between machines;
+    # session() opens the store (creating its tables) and closes it on the way out.
+    async with psych_runtime.session(
+        build_model(), tools=[check_stock], store="sqlite:///storefront.db"
+    ) as s:
         reply = await s.ask(spec, "Do you still have the LAMP-7 desk lamp?")
         if not reply.finished:
-            raise SystemExit(f"run {reply.run_id} did not finish; see psych_runtime.status()")
+            raise SystemExit(f"run {reply.run_id} did not finish; s.status() says why")
         print(reply.text)
 
-        spent = await psych_runtime.report(s.store, reply.run_id)
+        spent = await s.report(reply.run_id)
         print(f"usage: {spent.totals.usage}")
         print(f"cost: {spent.totals.cost}")
-    await store.close()
-
 
 if __name__ == "__main__":
     asyncio.run(main())
