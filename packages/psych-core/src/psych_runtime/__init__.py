@@ -141,6 +141,12 @@ if TYPE_CHECKING:
         stream_text as stream_text,
         thread as thread,
     )
+    from psych_runtime.runtime.resume import (
+        InvalidResume as InvalidResume,
+        RunNotSuspended as RunNotSuspended,
+        SuspensionExpired as SuspensionExpired,
+        resume as resume,
+    )
     from psych_runtime.runtime.runtime import (
         Runtime as Runtime,
     )
@@ -165,6 +171,16 @@ if TYPE_CHECKING:
     from psych_runtime.store.port import (
         Store as Store,
     )
+
+    # tools, HTTP egress and secrets
+    from psych_runtime.tools.approval import (
+        AllowAll as AllowAll,
+        ApprovalRules as ApprovalRules,
+        Decision as Decision,
+        InvalidApprovalRule as InvalidApprovalRule,
+        Policy as Policy,
+        ToolClass as ToolClass,
+    )
     from psych_runtime.tools.context import (
         ToolContext as ToolContext,
         idempotency_key_for as idempotency_key_for,
@@ -175,8 +191,6 @@ if TYPE_CHECKING:
         ToolSchemaError as ToolSchemaError,
         UnknownTool as UnknownTool,
     )
-
-    # tools, HTTP egress and secrets
     from psych_runtime.tools.registry import (
         ToolRegistry as ToolRegistry,
     )
@@ -205,12 +219,26 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "send",
         "SharedVersionScope",
     ),
+    "psych_runtime.runtime.resume": (
+        "InvalidResume",
+        "resume",
+        "RunNotSuspended",
+        "SuspensionExpired",
+    ),
     "psych_runtime.runtime.runtime": ("Runtime",),
     "psych_runtime.runtime.worker": ("Worker",),
     "psych_runtime.model.openai_compat": ("OpenAICompatibleClient",),
     "psych_runtime.model.pricing": ("CostPolicy",),
     # tools, HTTP egress and secrets
     "psych_runtime.tools.registry": ("ToolRegistry",),
+    "psych_runtime.tools.approval": (
+        "AllowAll",
+        "ApprovalRules",
+        "Decision",
+        "InvalidApprovalRule",
+        "Policy",
+        "ToolClass",
+    ),
     "psych_runtime.tools.context": ("idempotency_key_for", "ToolContext"),
     "psych_runtime.tools.errors": (
         "ToolArgumentsInvalid",

@@ -772,6 +772,7 @@ def _resumed(state: RunStateView, record: Resumed) -> None:
         state.resume_payloads[call_id] = record.payload
         if record.approved is not None:
             state.approval_decisions[call_id] = record.approved
+            state.decided_at_attempt[call_id] = state.attempt_count
     step_id = state.suspended_step_id
     if step_id is not None:
         answer = StepResume(

@@ -250,6 +250,7 @@ class RunStateView:
     suspended_seconds: float = 0.0
     resume_payloads: dict[ToolCallId, JsonObject] = field(default_factory=dict)
     approval_decisions: dict[ToolCallId, bool] = field(default_factory=dict)
+    decided_at_attempt: dict[ToolCallId, int] = field(default_factory=dict)
     step_resumes: dict[StepId, list[StepResume]] = field(default_factory=dict)
 
     # tools

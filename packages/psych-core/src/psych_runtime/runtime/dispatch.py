@@ -2,7 +2,7 @@
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -259,27 +259,30 @@ async def _append_external(
     store: Store,
     run_id: RunId,
     header: RunHeader,
-    build: Callable[[RunStateView, int, Scope], Record | None],
+    build: Callable[[RunStateView, int, Scope], Record | Sequence[Record] | None],
 ) -> Record | None:
-    """Append one consumer record at the head, retrying when a Worker writes first.
+    """Append consumer records at the head, retrying when a Worker writes first.
 
     ``build`` sees the current state, the next seq and the Run's own scope, and returns
-    the record to write (or None to write nothing). The record is folded onto the
-    current state before it is written, so a message the protocol forbids (a steer
-    after an abort) raises ``CorruptLog`` here and never reaches the log.
+    the record (or the records, numbered from that seq) to write, or None to write
+    nothing. The records are folded onto the current state before they are written,
+    so a message the protocol forbids (a steer after an abort) raises ``CorruptLog``
+    here and never reaches the log. Returns the last record written.
     """
     for _ in range(_APPEND_RETRIES):
         fold = await FOLDS.fold(store, run_id)
-        record = build(fold.state, fold.state.head_seq + 1, header.scope)
-        if record is None:
+        built = build(fold.state, fold.state.head_seq + 1, header.scope)
+        if built is None:
             return None
+        batch: list[Record] = list(built) if isinstance(built, Sequence) else [built]
         probe = fold.state.copy()
-        fold_into(probe, record)
+        for record in batch:
+            fold_into(probe, record)
         try:
-            await store.append(run_id, record.seq, [record])
+            await store.append(run_id, batch[0].seq, batch)
         except SeqConflict:
             continue
-        return record
+        return batch[-1]
     raise SeqConflict(run_id, -1)
 
 

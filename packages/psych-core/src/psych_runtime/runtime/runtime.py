@@ -21,6 +21,7 @@ from psych_runtime.runtime.open_calls import (
     close_open_calls,
 )
 from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -71,6 +72,10 @@ class Runtime:
         secrets: where an HTTP tool's ``credential`` name is turned into the secret
             sent as ``Authorization: Bearer ...``. Without one (or when it finds
             nothing), such a call fails with ``missing_credential`` and is not sent.
+        approvals: which tool calls wait for a person (``resume()`` decides them);
+            by default none do.
+        policy: the consumer's allow / deny / ask judgement of each call, asked
+            before the approval rules; ``AllowAll`` by default.
 
     Raises:
         ValueError: ``blob_offload_bytes`` is not positive.
@@ -90,6 +95,8 @@ class Runtime:
         blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
         http: HttpTransport | None = None,
         secrets: SecretResolver | None = None,
+        approvals: ApprovalRules | None = None,
+        policy: Policy | None = None,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -104,6 +111,8 @@ class Runtime:
         self.blob_offload_bytes = blob_offload_bytes
         self.http = http
         self.secrets = secrets
+        self.approvals = approvals if approvals is not None else ApprovalRules()
+        self.policy: Policy = policy if policy is not None else AllowAll()
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
@@ -125,6 +134,8 @@ class Runtime:
             http=self.http,
             secrets=self.secrets,
             wakeups=self.store,
+            approvals=self.approvals,
+            policy=self.policy,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

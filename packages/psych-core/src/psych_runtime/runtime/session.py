@@ -30,9 +30,11 @@ from psych_runtime.model.transport import HttpTransport
 from psych_runtime.plugins.urls import open_store
 from psych_runtime.runtime import reads
 from psych_runtime.runtime.dispatch import Dispatched, dispatch, interrupt, publish, send
+from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
+from psych_runtime.tools.approval import ApprovalRules, Policy
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -202,6 +204,19 @@ class Session:
         """Queue a message for the Run; see ``psych_runtime.send``."""
         return await send(self.store, run_id, message, queue=queue, scope=self.scope)
 
+    async def resume(
+        self,
+        run_id: RunId,
+        *,
+        approved: bool | None = None,
+        payload: JsonObject | None = None,
+        by: str | None = None,
+    ) -> None:
+        """End the Run's suspension; see ``psych_runtime.resume``."""
+        await resume(
+            self.store, run_id, approved=approved, payload=payload, by=by, scope=self.scope
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class RuntimeSettings:
@@ -218,6 +233,8 @@ class RuntimeSettings:
         http: the transport HTTP tools are sent through (its ``EgressPolicy`` decides
             where they may go); not closed by the session.
         secrets: resolves the credential names HTTP tools declare.
+        approvals: which tool calls wait for a person; none by default.
+        policy: the consumer's allow / deny / ask judgement of each call.
     """
 
     prices: PriceResolver | None = None
@@ -228,6 +245,8 @@ class RuntimeSettings:
     blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES
     http: HttpTransport | None = None
     secrets: SecretResolver | None = None
+    approvals: ApprovalRules | None = None
+    policy: Policy | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -322,6 +341,8 @@ async def _session(
         blob_offload_bytes=rs.blob_offload_bytes,
         http=rs.http,
         secrets=rs.secrets,
+        approvals=rs.approvals,
+        policy=rs.policy,
     )
     ws = worker_settings or WorkerSettings()
     worker = Worker(

@@ -25,7 +25,6 @@ from psych_runtime.core.ids import AttemptId, RunId, WorkerId
 from psych_runtime.core.records import (
     AttemptStarted,
     RunSettled,
-    SuspendReason,
     TerminalState,
     ToolFailure,
     ToolOutcome,
@@ -36,6 +35,7 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.journal import Journal, JournalClosed
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
+from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
@@ -256,6 +256,19 @@ class Worker:
             state = journal.state
             if state.settled:
                 return
+            if state.suspended:
+                claimed = on_claim(journal, utcnow())
+                if claimed.action is OnClaim.PARK:
+                    # Claimed before its time (a clock ahead of the suspending one's):
+                    # hand it back parked, having written nothing.
+                    await self._release(
+                        attempt, RunState.RUNNABLE, runnable_at=claimed.parked_until
+                    )
+                    release = False
+                    return
+                if claimed.action is OnClaim.SETTLED:
+                    await journal.flush()
+                    return
             if header.attempt_count > self.max_attempts:
                 journal.stage(
                     RunSettled,
@@ -397,23 +410,32 @@ class Worker:
             log.exception("run %s: could not read the log to release it", attempt.run_id)
             return False
         state = journal.state
-        runnable_at = None
-        if state.settled:
-            target = RunState.SETTLED
-        elif state.suspended and state.suspend_reason is SuspendReason.TIMER:
-            target = RunState.RUNNABLE
-            runnable_at = state.suspend_wake_at
-        elif state.suspended:
-            target = RunState.SUSPENDED
-        else:
-            target = RunState.RUNNABLE
-        return await self._release(
+        # A suspended Run is parked until it next needs looking at (a timer's wake
+        # time, else the suspension's expiry); resume() clears the parking.
+        runnable_at = parked_until(state)
+        target = RunState.SETTLED if state.settled else RunState.RUNNABLE
+        released = await self._release(
             attempt,
             target,
             runnable_at=runnable_at,
             state_deadline=state.effective_deadline_at,
             quiet=quiet,
         )
+        if released and runnable_at is not None:
+            await self._unpark_if_resumed(attempt.run_id, state.head_seq)
+        return released
+
+    async def _unpark_if_resumed(self, run_id: RunId, seen_seq: int) -> None:
+        """Clear the parking just set if the log grew meanwhile (a resume raced it).
+
+        ``resume()`` appends before it clears parking, so either it cleared after
+        this release (nothing to do), or its record is already in the log here.
+        """
+        try:
+            if await self.store.head(run_id) > seen_seq:
+                await self.store.set_runnable_at(run_id, None)
+        except Exception:
+            log.exception("run %s: could not check for a resume that raced parking", run_id)
 
     async def _release(
         self,

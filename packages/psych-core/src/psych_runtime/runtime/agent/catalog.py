@@ -14,6 +14,7 @@ from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.prompt import withheld_advisory
+from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.http_request import http_tool_definition
 from psych_runtime.tools.narrowing import narrow
 from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
@@ -62,6 +63,21 @@ class ToolCatalog:
             return http.method == "GET"
         registered = self._registry.get(name)
         return (registered is not None and registered.idempotent) or name == READ_TOOL_OUTPUT
+
+    def tool_class(self, name: str) -> ToolClass:
+        """How much harm a call of ``name`` could do, for the approval rules.
+
+        An HTTP GET is read-only and every other method a write; a code tool is what
+        its registration annotations say (nothing said means write); reading a result
+        back is read-only.
+        """
+        if name == READ_TOOL_OUTPUT:
+            return ToolClass.READ_ONLY
+        http = self.http_tools.get(name)
+        if http is not None:
+            return ToolClass.READ_ONLY if http.method == "GET" else ToolClass.WRITE
+        registered = self._registry.get(name)
+        return classify(registered.annotations if registered is not None else ())
 
     def withheld_by_streak(self, name: str, state: RunStateView, threshold: int) -> int | None:
         """The failure streak that took ``name`` away, or None when it was not withheld.

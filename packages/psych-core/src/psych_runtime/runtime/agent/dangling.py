@@ -1,5 +1,10 @@
 """Calls a previous Attempt left open, settled before this one takes a turn.
 
+A call a person decided is settled by the decision: denied, it is closed ``denied``;
+approved, the first Attempt after the approval runs it (``gate.approved_now``). Its
+start is made durable first, so if this Attempt vanishes while the call runs, the next
+one finds it in doubt like any other call and does not run it blindly again.
+
 A call in doubt (started, never finished) is run again when doing so is safe: a
 ``read_tool_output``, an HTTP GET, or a code tool registered idempotent, provided this
 process can still execute it. Every other one is closed ``unknown`` with the
@@ -12,6 +17,7 @@ from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
+from psych_runtime.runtime.agent.gate import approved_now, denied
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
 
 
@@ -22,6 +28,25 @@ async def settle_dangling(ctx: AttemptContext) -> None:
         return
     for call in list(state.open_tool_calls.values()):
         runnable = ctx.tools.executable(call.tool) or call.tool == READ_TOOL_OUTPUT
+        decision = approved_now(ctx, call.call_id)
+        if decision is False:
+            denied(ctx, call.call_id)
+            continue
+        if decision is True:
+            if not runnable:
+                close_call(
+                    ctx.journal,
+                    call.call_id,
+                    ToolOutcome.ERROR,
+                    "tool_unavailable",
+                    f"approved, but no tool {call.tool!r} is registered in this process",
+                )
+                continue
+            # Durable before the call runs: a vanished Attempt leaves it in doubt.
+            await ctx.journal.flush()
+            executed = await execute(ctx, call.call_id, call.tool, call.arguments)
+            await finish(ctx, call.call_id, call.tool, executed)
+            continue
         if call.safe_to_retry and runnable:
             executed = await execute(ctx, call.call_id, call.tool, call.arguments)
             await finish(ctx, call.call_id, call.tool, executed)

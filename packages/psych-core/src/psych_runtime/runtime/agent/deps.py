@@ -6,7 +6,7 @@ anything else and a reader can see in one place every outside thing a turn touch
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
@@ -14,6 +14,7 @@ from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
 from psych_runtime.store.notify import Notifier
+from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 
@@ -52,6 +53,8 @@ class AgentDeps:
         http: the transport HTTP tool calls are sent through; None fails them.
         secrets: where an HTTP tool's credential name is turned into its secret.
         wakeups: whose notifier ends a retry pause early when a record lands.
+        approvals: which calls wait for a person before they run.
+        policy: the consumer's allow / deny / ask judgement of each call.
     """
 
     registry: ToolRegistry
@@ -64,3 +67,5 @@ class AgentDeps:
     http: HttpTransport | None
     secrets: SecretResolver | None
     wakeups: NotifierSource
+    approvals: ApprovalRules = field(default_factory=ApprovalRules)
+    policy: Policy = field(default_factory=AllowAll)

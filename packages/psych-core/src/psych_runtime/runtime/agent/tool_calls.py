@@ -3,15 +3,17 @@
 Each call's ``tool_call_started`` is written (with whatever finished before it) just
 before the call runs; its ``tool_call_finished`` rides along with the next durable
 point. The phase closes the rest of the turn unexecuted when the per-turn cap is
-reached, when a repeated call hits the hard stop, or when the Run is aborted between
-two calls.
+reached, when a repeated call hits the hard stop, when a call waits for a person's
+approval (``gate.py``: the Run suspends), or when the Run is aborted between two calls.
 """
 
 from psych_runtime.runtime.agent.call_checks import Refused, check_call, close_unexecuted, reject
 from psych_runtime.runtime.agent.context import AttemptContext, Next
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
+from psych_runtime.runtime.agent.gate import WAITING_MESSAGE, judge_call, suspend_for_approval
 from psych_runtime.runtime.agent.model_turn import Answer
+from psych_runtime.tools.approval import Verdict
 
 _STOP_ASKED = "the run was asked to stop"
 
@@ -36,12 +38,21 @@ async def run_calls(ctx: AttemptContext, answer: Answer) -> Next:
             break
         if checked is Refused.CALL:
             continue
+        name = calls[index].name or "unnamed"
+        judgement = await judge_call(ctx, call_id, name, checked)
+        if judgement.verdict is Verdict.DENY:
+            continue
+        if judgement.verdict is Verdict.ASK:
+            later = slice(index + 1, None)
+            await close_unexecuted(ctx, turn, calls[later], ids[later], WAITING_MESSAGE)
+            suspend_for_approval(ctx, call_id, judgement.reason)
+            await journal.flush()
+            return Next.STOP
         await journal.flush()
         if ctx.aborted():
             reject(ctx, call_id, "not_executed", _STOP_ASKED)
             await close_unexecuted(ctx, turn, calls[index + 1 :], ids[index + 1 :], _STOP_ASKED)
             break
-        name = calls[index].name or "unnamed"
         executed = await execute(ctx, call_id, name, checked)
         await finish(ctx, call_id, name, executed)
         await journal.refresh()

@@ -1,0 +1,139 @@
+"""``resume()``: a person's decision, an answer or an event ends a Run's suspension.
+
+The decision goes into the Run's log (``resumed``, with who made it), the parking is
+cleared, and the store's notifier wakes an idle Worker at once. A resume that arrives
+after the suspension expired settles the Run ``abandoned`` instead and raises
+``SuspensionExpired``, so a stale approval never runs anything.
+"""
+
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.records import (
+    JsonObject,
+    Record,
+    Resumed,
+    RunSettled,
+    SuspendReason,
+    TerminalState,
+    ToolCallFinished,
+    ToolFailure,
+    ToolOutcome,
+)
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.storable import check_storable
+from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.dispatch import _append_external
+from psych_runtime.runtime.reads import checked_header
+from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
+from psych_runtime.store.port import Store
+
+
+class RunNotSuspended(PsychError):
+    """The Run is not waiting on anything (it is running, or has settled)."""
+
+    def __init__(self, run_id: RunId) -> None:
+        super().__init__(f"run {run_id} is not suspended")
+        self.run_id = run_id
+
+
+class SuspensionExpired(PsychError):
+    """The suspension outlived its expiry; the Run has been settled ``abandoned``."""
+
+    def __init__(self, run_id: RunId) -> None:
+        super().__init__(f"run {run_id} waited past its suspension's expiry and was abandoned")
+        self.run_id = run_id
+
+
+class InvalidResume(PsychError, ValueError):
+    """The resume does not fit what the Run waits for (an approval needs a decision)."""
+
+
+async def resume(
+    store: Store,
+    run_id: RunId,
+    *,
+    approved: bool | None = None,
+    payload: JsonObject | None = None,
+    by: str | None = None,
+    scope: Scope | None = None,
+) -> None:
+    """End a Run's suspension and wake a Worker to continue it.
+
+    Args:
+        store: where the Run lives.
+        run_id: the suspended Run.
+        approved: the decision on a pending approval (required for one); ignored by
+            other suspensions.
+        payload: the answer, the event's data, or (with a denial) ``{"reason": ...}``
+            that the model is told.
+        by: who decided, kept in the log as given (at most 256 characters).
+        scope: the caller's tenancy; another tenant's Run raises ``AccessDenied``.
+
+    Raises:
+        RunNotFound: no such Run.
+        AccessDenied: the Run belongs to another tenant.
+        RunNotSuspended: the Run waits on nothing (running, or settled).
+        InvalidResume: an approval without ``approved``, or ``by`` too long.
+        SuspensionExpired: too late; the Run is now settled ``abandoned``.
+        UnstorableValue: the payload cannot be kept by every store.
+    """
+    header = await checked_header(store, run_id, scope)
+    body: JsonObject = dict(payload or {})
+    check_storable(body)
+    if by is not None and len(by) > 256:
+        raise InvalidResume("by= is at most 256 characters")
+    too_late = False
+
+    def build(state: RunStateView, seq: int, run_scope: Scope) -> list[Record]:
+        nonlocal too_late
+        if not state.suspended:
+            raise RunNotSuspended(run_id)
+        now = utcnow()
+        if expired(state, now):
+            too_late = True
+            closes: list[Record] = [
+                ToolCallFinished(
+                    run_id=run_id,
+                    at=now,
+                    scope=run_scope,
+                    seq=seq + n,
+                    call_id=call_id,
+                    outcome=ToolOutcome.ERROR,
+                    failure=ToolFailure(kind="not_executed", message=EXPIRED_CALL_MESSAGE),
+                )
+                for n, call_id in enumerate(state.open_tool_calls)
+            ]
+            settled = RunSettled(
+                run_id=run_id,
+                at=now,
+                scope=run_scope,
+                seq=seq + len(closes),
+                state=TerminalState.ABANDONED,
+                failure=ToolFailure(kind="suspension_expired", message=EXPIRED_MESSAGE),
+            )
+            return [*closes, settled]
+        if state.suspend_reason is SuspendReason.APPROVAL and approved is None:
+            raise InvalidResume(
+                f"run {run_id} waits for an approval: pass approved=True or approved=False"
+            )
+        resumed = Resumed(
+            run_id=run_id,
+            at=now,
+            scope=run_scope,
+            seq=seq,
+            payload=body,
+            approved=approved,
+            resumed_by=by,
+        )
+        return [resumed]
+
+    await _append_external(store, run_id, header, build)
+    # Wake the Run now: a Worker continues it, or (expired) finds it settled and lets
+    # it go.
+    await store.set_runnable_at(run_id, None)
+    if too_late:
+        raise SuspensionExpired(run_id)
+
+
+__all__ = ["InvalidResume", "RunNotSuspended", "SuspensionExpired", "resume"]
