@@ -406,3 +406,97 @@ async def test_an_approved_call_survives_a_killed_worker_without_running_twice(
     assert ledger.refunds == refunds
     finished = [r for r in log if isinstance(r, ToolCallFinished)]
     assert [f.outcome for f in finished] == [outcome]
+
+
+def _asking_spec() -> psych_runtime.AgentSpec:
+    return _spec().model_copy(update={"suspension": SuspensionPolicy(may_ask_questions=True)})
+
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Refund to the card or as store credit?",
+            "header": "Refund method",
+            "options": [{"label": "card"}, {"label": "credit", "description": "10% bonus"}],
+        }
+    ]
+}
+
+
+async def test_ask_question_round_trip(ledger: Ledger, store: psych_runtime.Store) -> None:
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("ask_question", QUESTION), ("lookup", {"order_id": "A-1"})])
+        .turn(text="I will refund to your card.")
+    )
+    async with _session(model, ledger, store) as s:
+        run = await s.dispatch(_asking_spec(), "Refund A-1")
+        await _suspended(s, run.run_id)
+        status = await s.status(run.run_id)
+        assert status.pending_question is not None
+        assert status.pending_question.questions[0].header == "Refund method"
+        assert [o.label for o in status.pending_question.questions[0].options] == [
+            "card",
+            "credit",
+        ]
+        await s.resume(run.run_id, payload={"answer": "card"}, by="customer")
+        await s.wait(run.run_id, timeout=10)
+        assert (await s.answer(run.run_id)).text == "I will refund to your card."
+        log = await s.read_log(run.run_id)
+    # The model saw the answer as the question's result, and was asked once only.
+    assert '"card"' in str(model.requests[1].messages)
+    assert len([r for r in log if isinstance(r, Suspended)]) == 1
+    tools = {r.call_id: r.tool for r in log if isinstance(r, ToolCallStarted)}
+    outcomes = {tools[r.call_id]: r.outcome for r in log if isinstance(r, ToolCallFinished)}
+    assert outcomes == {
+        "ask_question": psych_runtime.ToolOutcome.OK,  # answered
+        "lookup": psych_runtime.ToolOutcome.ERROR,  # after the question: not run
+    }
+    assert ledger.lookups == []
+    # The question is offered only because the Spec allows it.
+    offered = {t.name for t in model.requests[0].tools}
+    assert "ask_question" in offered
+
+
+async def test_a_malformed_question_is_refused_without_suspending(
+    ledger: Ledger, store: psych_runtime.Store
+) -> None:
+    model = (
+        FakeModel().turn(tool_calls=[("ask_question", {"questions": []})]).turn(text="Never mind.")
+    )
+    async with _session(model, ledger, store) as s:
+        answer = await s.ask(_asking_spec(), "Refund A-1", timeout=10)
+        log = await s.read_log(answer.run_id)
+    assert answer.text == "Never mind."
+    assert not any(isinstance(r, Suspended) for r in log)
+    finished = next(r for r in log if isinstance(r, ToolCallFinished))
+    assert finished.failure is not None and finished.failure.kind == "invalid_arguments"
+
+
+async def test_ask_question_is_not_offered_unless_the_spec_allows_it(
+    ledger: Ledger, store: psych_runtime.Store
+) -> None:
+    model = FakeModel().turn(text="Hello.")
+    async with _session(model, ledger, store) as s:
+        await s.ask(_spec(), "Hi", timeout=10)
+    assert "ask_question" not in {t.name for t in model.requests[0].tools}
+
+
+async def test_interrupting_a_waiting_run_settles_it_at_once_without_running_the_call(
+    ledger: Ledger, store: psych_runtime.Store
+) -> None:
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
+    async with _session(model, ledger, store) as s:
+        run = await s.dispatch(_spec(), "Refund A-1")
+        await _suspended(s, run.run_id)
+        assert await s.interrupt(run.run_id, reason="customer left", by="agent-7")
+        async with asyncio.timeout(5):  # woken at once, not left parked for a day
+            while (status := await s.status(run.run_id)).terminal_state is None:
+                await asyncio.sleep(0.02)
+        log = await s.read_log(run.run_id)
+        with pytest.raises(psych_runtime.RunNotSuspended):
+            await s.resume(run.run_id, approved=True)
+    assert status.terminal_state is psych_runtime.TerminalState.ABORTED
+    finished = next(r for r in log if isinstance(r, ToolCallFinished))
+    assert finished.failure is not None and finished.failure.kind == "not_executed"
+    assert ledger.refunds == []

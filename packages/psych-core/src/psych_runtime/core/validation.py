@@ -346,7 +346,6 @@ NOT_RUN_YET: Mapping[str, str] = {
     "agent.subagents": "subagents",
     "agent.spawn": "subagents composed at run time",
     "agent.code_execution": "code execution",
-    "agent.suspension.may_ask_questions": "questions to the user",
     "agent.tasks_enabled": "task lists",
     "agent.components_enabled": "UI components",
 }

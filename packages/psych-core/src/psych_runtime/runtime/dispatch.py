@@ -297,18 +297,26 @@ async def interrupt(
     """Ask a Run to stop; returns False when it had already settled or been asked.
 
     The Worker sees the request at its next check (after the tool call in progress,
-    or before the next turn) and settles the Run ``aborted``.
+    or before the next turn) and settles the Run ``aborted``. A suspended Run is woken
+    for that, and a call that waited for a decision is closed without running.
     """
     header = await checked_header(store, run_id, scope)
+    waiting = False
 
     def build(state: RunStateView, seq: int, run_scope: Scope) -> Record | None:
+        nonlocal waiting
         if state.settled or state.aborted:
             return None
+        waiting = state.suspended
         return AbortRequested(
             run_id=run_id, seq=seq, at=utcnow(), scope=run_scope, reason=reason, requested_by=by
         )
 
-    return await _append_external(store, run_id, header, build) is not None
+    asked = await _append_external(store, run_id, header, build) is not None
+    if asked and waiting:
+        # Nobody holds a suspended Run: wake it so a Worker settles it now.
+        await store.set_runnable_at(run_id, None)
+    return asked
 
 
 async def send(

@@ -87,7 +87,7 @@ async def resume(
 
     def build(state: RunStateView, seq: int, run_scope: Scope) -> list[Record]:
         nonlocal too_late
-        if not state.suspended:
+        if state.settled or not state.suspended:
             raise RunNotSuspended(run_id)
         now = utcnow()
         if expired(state, now):

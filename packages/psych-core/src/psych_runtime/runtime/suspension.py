@@ -114,7 +114,8 @@ class OnClaim(Enum):
     """What a Worker does with a claimed Run whose log shows it suspended."""
 
     RUN = "run"
-    """The timer woke it: ``resumed`` is staged and the Attempt goes on."""
+    """The timer woke it (``resumed`` is staged), or it was interrupted while waiting:
+    the Attempt goes on, and settles it in the second case."""
     SETTLED = "settled"
     """Its suspension expired: the abandonment is staged."""
     PARK = "park"
@@ -132,6 +133,8 @@ class ClaimedSuspension:
 def on_claim(journal: Journal, now: datetime) -> ClaimedSuspension:
     """Decide (and stage) what a Worker does with a claimed, still suspended Run."""
     state = journal.state
+    if state.aborted:
+        return ClaimedSuspension(OnClaim.RUN)  # interrupted while waiting: settle it
     if expired(state, now):
         settle_expired(journal)
         return ClaimedSuspension(OnClaim.SETTLED)

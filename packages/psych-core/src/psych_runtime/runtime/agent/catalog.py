@@ -2,7 +2,8 @@
 
 A Spec grants code tools (executed from the process's registry) and HTTP tools (data
 in the Spec, sent through the egress seam); the built-in ``read_tool_output`` joins
-them once the Run has issued a result handle. The catalog answers every question the
+them once the Run has issued a result handle, and ``ask_question`` when the Spec lets
+the model ask the user. The catalog answers every question the
 phases ask about a tool by name: is it offered this turn, how is it described to the
 model, may it run through a cancellation, may it be run again after a crash.
 """
@@ -15,6 +16,7 @@ from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
+from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
 from psych_runtime.tools.http_request import http_tool_definition
 from psych_runtime.tools.narrowing import narrow
 from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
@@ -29,7 +31,14 @@ class ToolCatalog:
         registry: the code tools this process can execute.
     """
 
-    __slots__ = ("_http_definitions", "_interruptible", "_registry", "granted", "http_tools")
+    __slots__ = (
+        "_http_definitions",
+        "_interruptible",
+        "_registry",
+        "asks_questions",
+        "granted",
+        "http_tools",
+    )
 
     def __init__(self, spec: AgentSpec, registry: ToolRegistry) -> None:
         self._registry = registry
@@ -42,6 +51,7 @@ class ToolCatalog:
             name: http_tool_definition(tool) for name, tool in self.http_tools.items()
         }
         self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
+        self.asks_questions = spec.suspension.may_ask_questions
 
     def interruptible(self, name: str) -> bool:
         """Whether a call may be abandoned half way when the Attempt is cancelled."""
@@ -71,7 +81,7 @@ class ToolCatalog:
         its registration annotations say (nothing said means write); reading a result
         back is read-only.
         """
-        if name == READ_TOOL_OUTPUT:
+        if name in (READ_TOOL_OUTPUT, ASK_QUESTION):
             return ToolClass.READ_ONLY
         http = self.http_tools.get(name)
         if http is not None:
@@ -115,6 +125,8 @@ class ToolCatalog:
         definitions = tuple(self._definitions(names))
         if reader_offered and READ_TOOL_OUTPUT not in withheld:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
+        if self.asks_questions:
+            definitions += (ASK_QUESTION_DEFINITION,)
         return definitions, advisories
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:

@@ -1,6 +1,7 @@
 """Calls a previous Attempt left open, settled before this one takes a turn.
 
-A call a person decided is settled by the decision: denied, it is closed ``denied``;
+A question (``ask_question``) is closed with the person's answer from the log. A call
+a person decided is settled by the decision: denied, it is closed ``denied``;
 approved, the first Attempt after the approval runs it (``gate.approved_now``). Its
 start is made durable first, so if this Attempt vanishes while the call runs, the next
 one finds it in doubt like any other call and does not run it blindly again.
@@ -18,7 +19,11 @@ from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.agent.gate import approved_now, denied
+from psych_runtime.runtime.agent.question import close_answered
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
+from psych_runtime.tools.ask_question import ASK_QUESTION
+
+UNDECIDED = "not run: the run was stopped before anyone decided on this call"
 
 
 async def settle_dangling(ctx: AttemptContext) -> None:
@@ -27,8 +32,15 @@ async def settle_dangling(ctx: AttemptContext) -> None:
     if state.settled or not state.open_tool_calls:
         return
     for call in list(state.open_tool_calls.values()):
+        if call.tool == ASK_QUESTION:
+            await close_answered(ctx, call.call_id)
+            continue
         runnable = ctx.tools.executable(call.tool) or call.tool == READ_TOOL_OUTPUT
         decision = approved_now(ctx, call.call_id)
+        if decision is None and call.call_id == state.pending_approval_call_id:
+            # Still waiting for a decision (the Run was interrupted meanwhile).
+            close_call(ctx.journal, call.call_id, ToolOutcome.ERROR, "not_executed", UNDECIDED)
+            continue
         if decision is False:
             denied(ctx, call.call_id)
             continue

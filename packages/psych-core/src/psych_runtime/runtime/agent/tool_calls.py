@@ -4,7 +4,8 @@ Each call's ``tool_call_started`` is written (with whatever finished before it) 
 before the call runs; its ``tool_call_finished`` rides along with the next durable
 point. The phase closes the rest of the turn unexecuted when the per-turn cap is
 reached, when a repeated call hits the hard stop, when a call waits for a person's
-approval (``gate.py``: the Run suspends), or when the Run is aborted between two calls.
+approval (``gate.py``) or asks the user a question (``question.py``): the Run
+suspends, or when the Run is aborted between two calls.
 """
 
 from psych_runtime.runtime.agent.call_checks import Refused, check_call, close_unexecuted, reject
@@ -13,7 +14,9 @@ from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.agent.gate import WAITING_MESSAGE, judge_call, suspend_for_approval
 from psych_runtime.runtime.agent.model_turn import Answer
+from psych_runtime.runtime.agent.question import ask
 from psych_runtime.tools.approval import Verdict
+from psych_runtime.tools.ask_question import ASK_QUESTION
 
 _STOP_ASKED = "the run was asked to stop"
 
@@ -39,6 +42,11 @@ async def run_calls(ctx: AttemptContext, answer: Answer) -> Next:
         if checked is Refused.CALL:
             continue
         name = calls[index].name or "unnamed"
+        if name == ASK_QUESTION:
+            asked = await ask(ctx, turn, calls, ids, index, checked)
+            if asked is None:
+                continue
+            return asked
         judgement = await judge_call(ctx, call_id, name, checked)
         if judgement.verdict is Verdict.DENY:
             continue
