@@ -7,7 +7,8 @@ writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``
 then hangs (when ``PSYCH_E2E_HANG=1``), sleeps a random time up to
 ``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
 ``PSYCH_E2E_TURNS`` times (default 1) and then answers. ``PSYCH_E2E_CONCURRENCY`` and
-``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit. MODE
+``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
+``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval. MODE
 ``claim`` only claims Runs in a loop and prints each claimed run id, to race another
 process for them; after NUMBER idle seconds it prints ``done`` and keeps its claims
 until a line arrives on standard input.
@@ -67,10 +68,16 @@ async def work(url: str, markers: Path, lease: float) -> None:
     store = await psych_runtime.open_store(url)
     registry = psych_runtime.ToolRegistry()
     registry.register(charge)
+    approvals = None
+    if os.environ.get("PSYCH_E2E_APPROVE") == "1":
+        approvals = psych_runtime.ApprovalRules(always=frozenset({"charge"}))
     worker = psych_runtime.Worker(
         store,
         psych_runtime.Runtime(
-            store, ConversationModel(int(os.environ.get("PSYCH_E2E_TURNS", "1"))), registry
+            store,
+            ConversationModel(int(os.environ.get("PSYCH_E2E_TURNS", "1"))),
+            registry,
+            approvals=approvals,
         ),
         lease_seconds=lease,
         heartbeat_seconds=lease / 4,
