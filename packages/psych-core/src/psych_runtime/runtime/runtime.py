@@ -14,6 +14,7 @@ from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
+from psych_runtime.runtime.history import continuation_history
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.open_calls import (
     DEADLINE_MESSAGE,
@@ -166,7 +167,13 @@ class Runtime:
             )
             await journal.flush()
             return
-        loop = AgentLoop(self._agent_deps(), journal, spec, abort)
+        history = await continuation_history(
+            self.store,
+            journal.state.continues_run_id,
+            journal.scope.tenant,
+            spec.limits.max_history_records,
+        )
+        loop = AgentLoop(self._agent_deps(), journal, spec, abort, history)
         work = asyncio.ensure_future(loop.run())
         stopper = asyncio.ensure_future(abort.wait())
         try:

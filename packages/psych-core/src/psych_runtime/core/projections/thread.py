@@ -19,6 +19,10 @@ turn after the model answered but before some of its calls were started; those c
 never ran and have no result, the model is not shown them again, and a reader is not
 shown them either.
 
+Messages queued ``next_run`` are carried into the Run that continues this one, so
+they close this Run's thread, in the order they were sent, just as the continuing
+Run's model is shown them.
+
 Walking ``continues_run_id`` from Run to Run needs a store, so it belongs to the
 runtime; :func:`combine_thread` joins the per-Run results it collects.
 """
@@ -35,8 +39,10 @@ from psych_runtime.core.records import (
     CompactionApplied,
     JsonObject,
     ModelCallFinished,
+    QueueCancelled,
     QueueConsumed,
     QueueEnqueued,
+    QueueKind,
     Record,
     RunAdmitted,
     StepStarted,
@@ -191,7 +197,20 @@ def thread_messages(records: Sequence[Record]) -> tuple[MessageView, ...]:
                 messages.append(_message(record, "user", SUMMARY_PREFIX + record.summary))
             case _:
                 pass
+    messages.extend(_carried(records, enqueued))
     return tuple(messages)
+
+
+def _carried(
+    records: Sequence[Record], enqueued: dict[EntryId, QueueEnqueued]
+) -> list[MessageView]:
+    """``next_run`` messages, shown last: they open the Run that continues this one."""
+    cancelled = {r.entry_id for r in records if isinstance(r, QueueCancelled)}
+    return [
+        _message(entry, "user", _payload_text(entry.payload))
+        for entry in enqueued.values()
+        if entry.queue is QueueKind.NEXT_RUN and entry.entry_id not in cancelled
+    ]
 
 
 def project_thread(records: Sequence[Record]) -> ThreadView:

@@ -9,6 +9,7 @@ None when it leaves that to the phases after it.
 from dataclasses import dataclass, field
 from enum import Enum
 
+from psych_runtime.core.messages import Message
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import JsonObject, RunSettled, TerminalState, ToolFailure
 from psych_runtime.core.spec import AgentSpec
@@ -43,6 +44,7 @@ class AttemptContext:
         tools: the tools the Spec grants, resolved against the registry.
         reader: the built-in ``read_tool_output`` for this Run.
         conversation: the model's view of the log, rebuilt incrementally each turn.
+        history: what the model is shown of the Runs this one continues, first.
     """
 
     deps: AgentDeps
@@ -52,13 +54,20 @@ class AttemptContext:
     tools: ToolCatalog
     reader: OutputReader
     conversation: Conversation = field(default_factory=Conversation)
+    history: tuple[Message, ...] = ()
 
     @classmethod
     def open(
-        cls, deps: AgentDeps, journal: Journal, spec: AgentSpec, abort: AbortSignal
+        cls,
+        deps: AgentDeps,
+        journal: Journal,
+        spec: AgentSpec,
+        abort: AbortSignal,
+        history: tuple[Message, ...] = (),
     ) -> "AttemptContext":
         """The context for an Attempt about to run ``spec`` on ``journal``'s Run."""
         return cls(
+            history=history,
             deps=deps,
             journal=journal,
             spec=spec,

@@ -12,6 +12,7 @@ A tool never starts before its ``tool_call_started`` is durable, so after a cras
 call is either known to have finished or visibly in doubt.
 """
 
+from psych_runtime.core.messages import Message
 from psych_runtime.core.records import CompactionReason
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.runtime.abort import AbortSignal
@@ -33,12 +34,18 @@ class AgentLoop:
         journal: the Attempt's Journal on the Run's log.
         spec: the Spec the Run pinned.
         abort: fired by the Worker when the Attempt must stop.
+        history: what the model is shown first of the Runs this one continues.
     """
 
     def __init__(
-        self, deps: AgentDeps, journal: Journal, spec: AgentSpec, abort: AbortSignal
+        self,
+        deps: AgentDeps,
+        journal: Journal,
+        spec: AgentSpec,
+        abort: AbortSignal,
+        history: tuple[Message, ...] = (),
     ) -> None:
-        self._ctx = AttemptContext.open(deps, journal, spec, abort)
+        self._ctx = AttemptContext.open(deps, journal, spec, abort, history)
 
     async def run(self) -> None:
         """Settle what a previous Attempt left dangling, then take turns until done."""

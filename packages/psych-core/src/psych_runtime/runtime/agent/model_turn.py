@@ -116,6 +116,7 @@ def answered(ctx: AttemptContext, text: str) -> Next:
 def _messages(ctx: AttemptContext, prompt: str) -> tuple[Message, ...]:
     ctx.conversation.update(ctx.journal.records, ctx.journal.epoch)
     messages: list[Message] = [SystemMessage(content=prompt)] if prompt else []
+    messages.extend(ctx.history)
     messages.extend(ctx.conversation.messages())
     return tuple(messages)
 
