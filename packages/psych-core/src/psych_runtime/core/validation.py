@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from psych_runtime.core.errors import PsychError
+from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.spec import (
     SPEC_ADAPTER,
     AgentSpec,
@@ -235,11 +236,15 @@ class _Collector:
 
     def tools(self, tools: tuple[StaticTool, ...], path: str) -> None:
         registered = self.context.registered_tools
+        checked = bool(registered) or self.context.registry_is_complete
+        code = [tool.name for tool in tools if tool.kind == "code"]
+        # What a turn would offer of the granted code tools: the same narrowing the
+        # runtime applies to the registry each turn.
+        offered = set(narrow(registered, granted=code)) if checked else set(code)
         for index, tool in enumerate(tools):
             where = _at(path, "tools", index)
             if tool.kind == "code":
-                checked = bool(registered) or self.context.registry_is_complete
-                if checked and tool.name not in registered:
+                if tool.name not in offered:
                     self.add(where, f"code tool {tool.name!r} is not registered")
             else:
                 for message in schema_issues(tool.input_schema):
@@ -289,18 +294,11 @@ class _Collector:
             return True
         for server in servers:
             prefix = server.name + OWNER_SEPARATOR
-            if name.startswith(prefix) and _allowed(name[len(prefix) :], server.allow):
+            tool = name[len(prefix) :]
+            # An empty allow list grants everything the server offers.
+            if name.startswith(prefix) and narrow([tool], granted=server.allow or None):
                 return True
         return False
-
-
-def _allowed(tool: str, allow: tuple[str, ...]) -> bool:
-    if not allow:
-        return True
-    return any(
-        tool.startswith(pattern[:-1]) if pattern.endswith("*") else tool == pattern
-        for pattern in allow
-    )
 
 
 def _delegation_depth(spec: AgentSpec, memo: dict[int, int], active: frozenset[int]) -> int:

@@ -11,6 +11,7 @@ model, may it run through a cancellation, may it be run again after a crash.
 from collections.abc import Iterable
 
 from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.core.state import RunStateView
@@ -18,7 +19,6 @@ from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
 from psych_runtime.tools.http_request import http_tool_definition
-from psych_runtime.tools.narrowing import narrow
 from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
 from psych_runtime.tools.registry import ToolRegistry
 

@@ -3,7 +3,9 @@
 Four planes nest inside each other: what a source offers contains what the tenant
 permits, which contains what the Spec grants, which contains what is callable right
 now (a tool withheld after repeated failures is granted but not callable). Publish-time
-validation and the per-turn resolver both call ``narrow`` so they cannot disagree.
+validation (``core/validation.py``) and the per-turn catalog
+(``runtime/agent/catalog.py``) both call ``narrow``, so what publishing accepts is
+exactly what a turn offers. It lives in the pure core so both can reach it.
 """
 
 from collections.abc import Collection, Iterable
