@@ -173,6 +173,10 @@ if TYPE_CHECKING:
     )
 
     # tools, HTTP egress and secrets
+    from psych_runtime.tools.access import (
+        PermitAll as PermitAll,
+        TenantAccess as TenantAccess,
+    )
     from psych_runtime.tools.approval import (
         AllowAll as AllowAll,
         ApprovalRules as ApprovalRules,
@@ -231,6 +235,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.model.pricing": ("CostPolicy",),
     # tools, HTTP egress and secrets
     "psych_runtime.tools.registry": ("ToolRegistry",),
+    "psych_runtime.tools.access": ("PermitAll", "TenantAccess"),
     "psych_runtime.tools.approval": (
         "AllowAll",
         "ApprovalRules",

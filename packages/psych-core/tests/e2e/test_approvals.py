@@ -500,3 +500,41 @@ async def test_interrupting_a_waiting_run_settles_it_at_once_without_running_the
     finished = next(r for r in log if isinstance(r, ToolCallFinished))
     assert finished.failure is not None and finished.failure.kind == "not_executed"
     assert ledger.refunds == []
+
+
+class _Plan:
+    """A consumer's per-tenant tool plan: acme may only look orders up."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    async def permitted(self, scope: psych_runtime.Scope) -> tuple[str, ...] | None:
+        if self.fail:
+            raise ConnectionError("plan service down")
+        return ("look*",) if scope.tenant == "acme" else None
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["plan", "plan-lookup-fails"])
+async def test_the_tenant_plane_narrows_what_a_turn_offers_and_what_may_be_called(
+    ledger: Ledger, store: psych_runtime.Store, fail: bool
+) -> None:
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("refund", {"order_id": "A-1"}), ("lookup", {"order_id": "A-1"})])
+        .turn(text="Looked.")
+    )
+    async with psych_runtime.session(
+        model,
+        registry=ledger.registry(),
+        store=store,
+        scope=ACME,
+        runtime=psych_runtime.RuntimeSettings(access=_Plan(fail)),
+    ) as s:
+        answer = await s.ask(_spec(), "Refund A-1", timeout=10)
+        log = await s.read_log(answer.run_id)
+    offered = {t.name for t in model.requests[0].tools}
+    assert offered == (set() if fail else {"lookup"})  # a failed lookup permits nothing
+    assert ledger.refunds == []  # never offered, and refused when named anyway
+    assert ledger.lookups == ([] if fail else ["A-1"])
+    kinds = [r.failure.kind for r in log if isinstance(r, ToolCallFinished) and r.failure]
+    assert kinds == (["unknown_tool", "unknown_tool"] if fail else ["unknown_tool"])

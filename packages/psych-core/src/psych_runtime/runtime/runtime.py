@@ -22,6 +22,7 @@ from psych_runtime.runtime.open_calls import (
     close_open_calls,
 )
 from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
@@ -77,6 +78,9 @@ class Runtime:
             by default none do.
         policy: the consumer's allow / deny / ask judgement of each call, asked
             before the approval rules; ``AllowAll`` by default.
+        access: which tools each tenant may use, asked every turn (patterns, or None
+            for everything); ``PermitAll`` by default. A lookup that raises permits
+            nothing.
 
     Raises:
         ValueError: ``blob_offload_bytes`` is not positive.
@@ -98,6 +102,7 @@ class Runtime:
         secrets: SecretResolver | None = None,
         approvals: ApprovalRules | None = None,
         policy: Policy | None = None,
+        access: TenantAccess | None = None,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -114,6 +119,7 @@ class Runtime:
         self.secrets = secrets
         self.approvals = approvals if approvals is not None else ApprovalRules()
         self.policy: Policy = policy if policy is not None else AllowAll()
+        self.access: TenantAccess = access if access is not None else PermitAll()
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
@@ -137,6 +143,7 @@ class Runtime:
             wakeups=self.store,
             approvals=self.approvals,
             policy=self.policy,
+            access=self.access,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

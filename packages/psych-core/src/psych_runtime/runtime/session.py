@@ -34,6 +34,7 @@ from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
+from psych_runtime.tools.access import TenantAccess
 from psych_runtime.tools.approval import ApprovalRules, Policy
 from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
@@ -235,6 +236,7 @@ class RuntimeSettings:
         secrets: resolves the credential names HTTP tools declare.
         approvals: which tool calls wait for a person; none by default.
         policy: the consumer's allow / deny / ask judgement of each call.
+        access: which tools each tenant may use; every granted tool by default.
     """
 
     prices: PriceResolver | None = None
@@ -247,6 +249,7 @@ class RuntimeSettings:
     secrets: SecretResolver | None = None
     approvals: ApprovalRules | None = None
     policy: Policy | None = None
+    access: TenantAccess | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -343,6 +346,7 @@ async def _session(
         secrets=rs.secrets,
         approvals=rs.approvals,
         policy=rs.policy,
+        access=rs.access,
     )
     ws = worker_settings or WorkerSettings()
     worker = Worker(

@@ -8,7 +8,7 @@ phases ask about a tool by name: is it offered this turn, how is it described to
 model, may it run through a cancellation, may it be run again after a crash.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.narrowing import narrow
@@ -101,18 +101,23 @@ class ToolCatalog:
         return None
 
     def offered(
-        self, state: RunStateView, threshold: int
+        self,
+        state: RunStateView,
+        threshold: int,
+        *,
+        permitted: Collection[str] | None = None,
     ) -> tuple[tuple[ToolDefinition, ...], list[str]]:
         """The tools offered this turn, and the advisories about those withheld.
 
         A tool that failed ``threshold`` times in a row is withheld, and the model is
-        told so in the system prompt.
+        told so in the system prompt. ``permitted`` is the tenant's plane (patterns;
+        None permits everything); the built-ins are the runtime's own and always pass.
         """
         withheld = {t for t, n in state.failure_streaks.items() if n >= threshold}
         names = narrow(
             self._registry.names.union(self._http_definitions),
             granted=self.granted,
-            permitted=None,
+            permitted=permitted,
             withheld=withheld,
         )
         # The reader is only worth its tokens once there is something to read.

@@ -14,6 +14,7 @@ from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.model.transport import HttpTransport
 from psych_runtime.store.notify import Notifier
+from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -55,6 +56,7 @@ class AgentDeps:
         wakeups: whose notifier ends a retry pause early when a record lands.
         approvals: which calls wait for a person before they run.
         policy: the consumer's allow / deny / ask judgement of each call.
+        access: which tools each tenant may use (the narrowing's tenant plane).
     """
 
     registry: ToolRegistry
@@ -69,3 +71,4 @@ class AgentDeps:
     wakeups: NotifierSource
     approvals: ApprovalRules = field(default_factory=ApprovalRules)
     policy: Policy = field(default_factory=AllowAll)
+    access: TenantAccess = field(default_factory=PermitAll)

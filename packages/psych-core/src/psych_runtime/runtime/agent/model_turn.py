@@ -28,6 +28,7 @@ from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
 from psych_runtime.runtime.prompt import system_prompt
+from psych_runtime.tools.access import permitted_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,10 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     journal = ctx.journal
     spec = ctx.spec
     state = journal.state
-    definitions, advisories = ctx.tools.offered(state, spec.limits.failure_streak_threshold)
+    permitted = await permitted_for(ctx.deps.access, journal.scope)
+    definitions, advisories = ctx.tools.offered(
+        state, spec.limits.failure_streak_threshold, permitted=permitted
+    )
     turn = state.turn + 1
     follow_ups = list(state.pending_follow_up) if _answered_last_turn(ctx) else []
     journal.stage(TurnStarted, turn=turn)
