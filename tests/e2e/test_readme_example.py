@@ -52,3 +52,22 @@ def test_the_core_package_readme_program_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["Order A-1 has shipped."]
+
+
+def test_the_readme_approval_example_runs_and_is_the_example_file(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    block = next(b for b in blocks if "ApprovalRules" in b)
+    assert block.strip() in (ROOT / "examples" / "approvals.py").read_text()
+    program = tmp_path / "approvals.py"
+    program.write_text(block)
+    done = subprocess.run(
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["waiting for: refund {'order_id': 'A-1'}", "Done."]
