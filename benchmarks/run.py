@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -270,6 +271,41 @@ async def bench_dispatch_to_claim(name: str, factory: StoreFactory, quick: bool)
         )
 
 
+async def bench_resume(name: str, factory: StoreFactory, quick: bool) -> None:
+    """From ``resume()`` returning control to the next record of the woken Run.
+
+    Each Run suspends on an approval of its one tool call; the clock starts just
+    before ``resume()`` and stops when the record after ``resumed`` (the new Attempt's
+    ``attempt_started``) can be read: the store's wake-up plus a Worker's claim.
+    """
+    n = 10 if quick else 40
+    settings = psych_runtime.RuntimeSettings(
+        approvals=psych_runtime.ApprovalRules(always=frozenset({"lookup"}))
+    )
+    async with (
+        factory() as store,
+        psych_runtime.session(
+            ScriptModel(1), tools=[lookup], store=store, scope=SCOPE, runtime=settings
+        ) as s,
+    ):
+        samples = []
+        for _ in range(n + 1):
+            run = await s.dispatch(spec(), "where is O0?")
+            await s.wait(run.run_id, timeout=30)
+            head = await store.head(run.run_id)
+            start = time.perf_counter()
+            await s.resume(run.run_id, approved=True)
+            stream = psych_runtime.stream(
+                store, run.run_id, after=head + 1, scope=SCOPE, poll_seconds=0.001
+            )
+            async with contextlib.aclosing(stream) as records:
+                async for _ in records:
+                    samples.append(time.perf_counter() - start)
+                    break
+            await s.wait(run.run_id, timeout=30)
+    emit("resume_to_next_record", name, median_ms=median_ms(samples[1:]), samples=n)
+
+
 def _registry() -> psych_runtime.ToolRegistry:
     registry = psych_runtime.ToolRegistry()
     registry.register(lookup)
@@ -519,11 +555,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=["turns", "ask", "claim", "drain", "processes", "large", "import"],
+        choices=["turns", "ask", "claim", "resume", "drain", "processes", "large", "import"],
         help="benchmarks to run (default: all)",
     )
     args = parser.parse_args(argv)
-    only = set(args.only or ["turns", "ask", "claim", "drain", "processes", "large", "import"])
+    every = ["turns", "ask", "claim", "resume", "drain", "processes", "large", "import"]
+    only = set(args.only or every)
     names = args.store or list(STORE_FACTORIES)
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
     if "import" in only:
@@ -539,6 +576,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             await bench_ask(name, factory, args.quick)
         if "claim" in only:
             await bench_dispatch_to_claim(name, factory, args.quick)
+        if "resume" in only:
+            await bench_resume(name, factory, args.quick)
         if "drain" in only:
             await bench_drain(name, factory, args.quick)
         if "processes" in only:

@@ -39,6 +39,8 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
         assert all(math.isfinite(n) and n >= 0 for n in _numbers(line)), line
     assert {
         "import_time",
+        "import_time_first_program",
+        "resume_to_next_record",
         "run_latency",
         "round_trips_per_run",
         "bytes_per_run",

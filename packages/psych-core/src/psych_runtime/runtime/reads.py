@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
@@ -273,7 +273,7 @@ async def stream(
     after: int = 0,
     scope: Scope | None = None,
     poll_seconds: float = 0.25,
-) -> AsyncIterator[Record]:
+) -> AsyncGenerator[Record]:
     """Every record after ``after``, then every new one as it lands, until settlement.
 
     The log is the stream: a client that reconnects with the last seq it saw misses
@@ -313,7 +313,7 @@ async def stream_text(
     after: int = 0,
     scope: Scope | None = None,
     poll_seconds: float = 0.25,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str]:
     """The assistant's words only, as they are recorded; ends when the Run completes.
 
     Raises:

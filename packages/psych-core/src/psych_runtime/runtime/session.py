@@ -8,7 +8,7 @@ object it builds is exposed, so a program can outgrow it piece by piece.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,11 +183,11 @@ class Session:
         """The folded state of the Run; see ``psych_runtime.state``."""
         return await reads.state(self.store, run_id, scope=self.scope)
 
-    def stream(self, run_id: RunId, *, after: int = 0) -> AsyncIterator[Record]:
+    def stream(self, run_id: RunId, *, after: int = 0) -> AsyncGenerator[Record]:
         """The Run's records from ``after`` on, tailing until it settles."""
         return reads.stream(self.store, run_id, after=after, scope=self.scope)
 
-    def stream_text(self, run_id: RunId, *, after: int = 0) -> AsyncIterator[str]:
+    def stream_text(self, run_id: RunId, *, after: int = 0) -> AsyncGenerator[str]:
         """The assistant's words as they are recorded; see ``psych_runtime.stream_text``."""
         return reads.stream_text(self.store, run_id, after=after, scope=self.scope)
 
