@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -538,3 +539,54 @@ async def test_the_tenant_plane_narrows_what_a_turn_offers_and_what_may_be_calle
     assert ledger.lookups == ([] if fail else ["A-1"])
     kinds = [r.failure.kind for r in log if isinstance(r, ToolCallFinished) and r.failure]
     assert kinds == (["unknown_tool", "unknown_tool"] if fail else ["unknown_tool"])
+
+
+async def test_a_timer_suspension_wakes_at_its_time_with_no_worker_waiting(
+    ledger: Ledger, store: psych_runtime.InMemoryStore
+) -> None:
+    from datetime import timedelta
+
+    from psych_runtime.records import AttemptStarted, SuspendReason, WorkerId
+
+    # A Run that suspended on a timer (as a workflow's sleep step does): its Attempt
+    # wrote ``suspended`` and handed the Run back parked until the wake time.
+    version = await psych_runtime.publish(store, _spec(), scope=ACME)
+    run = await psych_runtime.dispatch(store, version, "wait a moment", scope=ACME)
+    holder = WorkerId("wrk_sleeper")
+    header = await store.claim(holder, datetime.now(UTC), 30)
+    assert header is not None
+    now = datetime.now(UTC)
+    wake = now + timedelta(seconds=0.6)
+    envelope = {"run_id": run.run_id, "scope": ACME, "at": now}
+    await store.append(
+        run.run_id,
+        2,
+        [
+            AttemptStarted(**envelope, seq=2, worker_id=holder, attempt_number=1),
+            Suspended(
+                **envelope,
+                seq=3,
+                reason=SuspendReason.TIMER,
+                wake_at=wake,
+                expires_at=wake + timedelta(days=7),
+            ),
+        ],
+        fence=psych_runtime.adapters.Fence(holder, header.attempt_count),
+    )
+    await store.release(
+        run.run_id, holder, psych_runtime.adapters.RunState.RUNNABLE, runnable_at=wake
+    )
+    model = FakeModel().turn(text="Awake.")
+    async with _session(model, ledger, store) as s:
+        await asyncio.sleep(0.3)
+        early = await store.get_run(run.run_id)
+        assert early is not None and early.attempt_count == 1  # nobody claimed it early
+        async with asyncio.timeout(5):
+            while (status := await s.status(run.run_id)).terminal_state is None:
+                await asyncio.sleep(0.02)
+        log = await s.read_log(run.run_id)
+    assert status.terminal_state is psych_runtime.TerminalState.COMPLETED
+    woken = next(r for r in log if isinstance(r, Resumed))
+    assert woken.payload == {"woken_by": "timer"}
+    assert wake <= woken.at < wake + timedelta(seconds=1)
+    assert (await psych_runtime.answer(store, run.run_id)).text == "Awake."
