@@ -86,8 +86,9 @@ def http_tool_definition(tool: HttpTool) -> ToolDefinition:
 
     When the Spec gives no input schema, one is derived from the URL's placeholders
     (each a required string), because a model cannot fill a placeholder it was never
-    told about. A GET is annotated ``read-only``; every other method ``write``, so an
-    approval rule that targets writes cannot miss an HTTP tool.
+    told about. A GET is annotated ``read-only``, a DELETE ``destructive`` and every
+    other method ``write``, so an approval rule that targets writes cannot miss an
+    HTTP tool.
     """
     schema: dict[str, JsonValue] = dict(tool.input_schema)
     if not schema:
@@ -95,7 +96,7 @@ def http_tool_definition(tool: HttpTool) -> ToolDefinition:
         properties: dict[str, JsonValue] = {name: {"type": "string"} for name in names}
         required: list[JsonValue] = list(names)
         schema = {"type": "object", "properties": properties, "required": required}
-    annotation = "read-only" if tool.method == "GET" else "write"
+    annotation = {"GET": "read-only", "DELETE": "destructive"}.get(tool.method, "write")
     return ToolDefinition(
         name=tool.name,
         description=tool.description,

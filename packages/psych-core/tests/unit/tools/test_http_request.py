@@ -273,9 +273,10 @@ def test_prepare_request_reports_schema_and_placeholder_problems_together() -> N
 # --- the definition offered to the model ----------------------------------------------
 
 
-def test_a_get_is_read_only_and_other_methods_are_writes() -> None:
+def test_a_get_is_read_only_a_delete_destructive_and_other_methods_writes() -> None:
     assert http_tool_definition(_tool(method="GET")).annotations == {"read-only"}
-    for method in ("POST", "PUT", "PATCH", "DELETE"):
+    assert http_tool_definition(_tool(method="DELETE")).annotations == {"destructive"}
+    for method in ("POST", "PUT", "PATCH"):
         assert http_tool_definition(_tool(method=method)).annotations == {"write"}
 
 

@@ -77,15 +77,15 @@ class ToolCatalog:
     def tool_class(self, name: str) -> ToolClass:
         """How much harm a call of ``name`` could do, for the approval rules.
 
-        An HTTP GET is read-only and every other method a write; a code tool is what
-        its registration annotations say (nothing said means write); reading a result
+        An HTTP tool's class follows its method (GET read-only, DELETE destructive,
+        the rest write); a code tool is what its registration annotations say (nothing said means write); reading a result
         back is read-only.
         """
         if name in (READ_TOOL_OUTPUT, ASK_QUESTION):
             return ToolClass.READ_ONLY
-        http = self.http_tools.get(name)
+        http = self._http_definitions.get(name)
         if http is not None:
-            return ToolClass.READ_ONLY if http.method == "GET" else ToolClass.WRITE
+            return classify(http.annotations)
         registered = self._registry.get(name)
         return classify(registered.annotations if registered is not None else ())
 
