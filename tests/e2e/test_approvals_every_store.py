@@ -150,7 +150,7 @@ def _refund_spec(**policy: object) -> psych_runtime.AgentSpec:
 
 
 def _session(
-    model: FakeModel, ledger: Ledger, url: str
+    model: FakeModel, ledger: Ledger, url: str | psych_runtime.Store
 ) -> contextlib.AbstractAsyncContextManager[psych_runtime.Session]:
     return psych_runtime.session(
         model,
@@ -252,3 +252,100 @@ async def test_a_question_round_trip(kind: str, store_url_for: UrlFor) -> None:
         await _until(s, run.run_id, settled=True)
         assert (await s.answer(run.run_id)).text == "To your card."
     assert '"card"' in str(model.requests[1].messages)
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_a_timer_wakes_at_its_time_and_no_worker_claims_it_early(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from psych_runtime.adapters import Fence, RunState
+    from psych_runtime.records import AttemptStarted, SuspendReason, WorkerId
+
+    url = await store_url_for(kind)
+    store = await psych_runtime.open_store(url)
+    try:
+        version = await psych_runtime.publish(store, _refund_spec(), scope=ACME)
+        run = await psych_runtime.dispatch(store, version, "wait a moment", scope=ACME)
+        # The state a timer suspension leaves: ``suspended`` written, Run parked.
+        holder = WorkerId("wrk_sleeper")
+        header = await store.claim(holder, datetime.now(UTC), 30)
+        assert header is not None and header.run_id == run.run_id
+        now = datetime.now(UTC)
+        wake = now + timedelta(seconds=1.0)
+        envelope = {"run_id": run.run_id, "scope": ACME, "at": now}
+        await store.append(
+            run.run_id,
+            2,
+            [
+                AttemptStarted(**envelope, seq=2, worker_id=holder, attempt_number=1),
+                Suspended(
+                    **envelope,
+                    seq=3,
+                    reason=SuspendReason.TIMER,
+                    wake_at=wake,
+                    expires_at=wake + timedelta(days=7),
+                ),
+            ],
+            fence=Fence(holder, header.attempt_count),
+        )
+        await store.release(run.run_id, holder, RunState.RUNNABLE, runnable_at=wake)
+        model = FakeModel().turn(text="Awake.")
+        async with _session(model, Ledger(), store) as s:
+            await asyncio.sleep(0.5)
+            early = await store.get_run(run.run_id)
+            assert early is not None and early.attempt_count == 1  # nobody claimed it early
+            await _until(s, run.run_id, settled=True)
+            log = await s.read_log(run.run_id)
+    finally:
+        await store.close()
+    woken = next(r for r in log if isinstance(r, Resumed))
+    assert woken.payload == {"woken_by": "timer"}
+    assert wake <= woken.at < wake + timedelta(seconds=2)
+    assert log[-1].type == "run_settled"
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_time_spent_waiting_extends_the_deadline_the_worker_enforces(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    url = await store_url_for(kind)
+    ledger = Ledger()
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
+    async with _session(model, ledger, url) as s:
+        version = await s.publish(_refund_spec())
+        run = await psych_runtime.dispatch(
+            s.store, version, "Refund A-1", scope=ACME, deadline_seconds=1.5
+        )
+        await _until(s, run.run_id, settled=False)
+        await asyncio.sleep(1.7)  # longer than the whole deadline, spent waiting
+        await s.resume(run.run_id, approved=True)
+        await _until(s, run.run_id, settled=True)
+        status = await s.status(run.run_id)
+    assert status.terminal_state is psych_runtime.TerminalState.COMPLETED
+    assert ledger.refunds == ["A-1"]
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_next_run_messages_reach_the_continuation(kind: str, store_url_for: UrlFor) -> None:
+    url = await store_url_for(kind)
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("refund", {"order_id": "A-1"})])
+        .turn(text="Refunded.")
+        .turn(text="Noted your note.")
+    )
+    async with _session(model, Ledger(), url) as s:
+        first = await s.dispatch(_refund_spec(), "Refund A-1")
+        await _until(s, first.run_id, settled=False)  # waiting for approval
+        await s.send(first.run_id, "also email me", queue=psych_runtime.records.QueueKind.NEXT_RUN)
+        await s.resume(first.run_id, approved=True)
+        await _until(s, first.run_id, settled=True)
+        second = await s.ask(_refund_spec(), "thanks", continues=first.run_id, timeout=30)
+        thread = await s.thread(second.run_id)
+    assert second.text == "Noted your note."
+    users = [m.content for m in thread.messages if m.role == "user"]
+    assert users == ["Refund A-1", "also email me", "thanks"]
+    shown = [getattr(m, "content", "") for m in model.requests[2].messages]
+    assert shown.index("also email me") < shown.index("thanks")
