@@ -78,8 +78,8 @@ class ToolCatalog:
         """How much harm a call of ``name`` could do, for the approval rules.
 
         An HTTP tool's class follows its method (GET read-only, DELETE destructive,
-        the rest write); a code tool is what its registration annotations say (nothing said means write); reading a result
-        back is read-only.
+        the rest write); a code tool is what its registration annotations say
+        (nothing said means write); reading a result back is read-only.
         """
         if name in (READ_TOOL_OUTPUT, ASK_QUESTION):
             return ToolClass.READ_ONLY
