@@ -349,3 +349,31 @@ async def test_next_run_messages_reach_the_continuation(kind: str, store_url_for
     assert users == ["Refund A-1", "also email me", "thanks"]
     shown = [getattr(m, "content", "") for m in model.requests[2].messages]
     assert shown.index("also email me") < shown.index("thanks")
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_two_racing_resumes_decide_once_and_the_call_runs_once(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    url = await store_url_for(kind)
+    ledger = Ledger()
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
+    async with _session(model, ledger, url) as s:
+        run = await s.dispatch(_refund_spec(), "Refund A-1")
+        await _until(s, run.run_id, settled=False)
+        # Two deciders on two connections to the same store (one store for memory).
+        other = s.store if kind == "memory" else await psych_runtime.open_store(url)
+        try:
+            outcomes = await asyncio.gather(
+                psych_runtime.resume(s.store, run.run_id, approved=True, by="a", scope=ACME),
+                psych_runtime.resume(other, run.run_id, approved=True, by="b", scope=ACME),
+                return_exceptions=True,
+            )
+        finally:
+            if other is not s.store:
+                await other.close()
+        await _until(s, run.run_id, settled=True)
+        log = await s.read_log(run.run_id)
+    assert sorted(type(o).__name__ for o in outcomes) == ["NoneType", "RunNotSuspended"]
+    assert len([r for r in log if isinstance(r, Resumed)]) == 1
+    assert ledger.refunds == ["A-1"]
