@@ -337,7 +337,7 @@ def collect_issues(
 
 
 NOT_RUN_YET: Mapping[str, str] = {
-    "workflow": "workflows",
+    "workflow.mcp_servers": "MCP servers",
     "agent.mcp_servers": "MCP servers",
     "agent.a2a_peers": "A2A peers",
     "agent.skills": "skills",
@@ -364,40 +364,47 @@ def _not_default(spec: AgentSpec | WorkflowSpec, path: str) -> bool:
     return bool(getattr(owner, leaf) != default)
 
 
-def unsupported_issues(spec: AgentSpec | WorkflowSpec) -> tuple[ValidationIssue, ...]:
+def unsupported_issues(
+    spec: AgentSpec | WorkflowSpec, path: str = ""
+) -> tuple[ValidationIssue, ...]:
     """What in ``spec`` asks for a capability this release does not run yet.
 
     A Spec that publishes cleanly but then fails, or is quietly half-run, in front of a
-    customer is worse than one refused at publish. Only the root is examined: a nested
-    Spec is reachable only through a field or kind that is itself refused.
+    customer is worse than one refused at publish. A workflow's agent steps and nested
+    workflows are examined too, since the engine runs them.
 
     Args:
         spec: a constructed Spec.
+        path: where ``spec`` sits in the Spec being published ("" for the root).
 
     Returns:
-        One issue per refused kind or field, in ``NOT_RUN_YET`` order.
+        One issue per refused kind or field, in ``NOT_RUN_YET`` order, then those of
+        nested Specs in step order.
     """
     issues = []
     for key, capability in NOT_RUN_YET.items():
-        kind, _, path = key.partition(".")
+        kind, _, field_path = key.partition(".")
         if kind != spec.kind:
             continue
-        if not path:
+        if not field_path:
             issues.append(
                 ValidationIssue(
-                    path="kind",
-                    message=f"this release does not run {capability} yet; "
-                    "only agent Specs can be published",
+                    path=_at(path, "kind") if path else "kind",
+                    message=f"this release does not run {capability} yet",
                 )
             )
-        elif _not_default(spec, path):
+        elif _not_default(spec, field_path):
             issues.append(
                 ValidationIssue(
-                    path=path,
+                    path=_at(path, field_path) if path else field_path,
                     message=f"this release does not run {capability} yet; "
                     "leave this field at its default to publish",
                 )
             )
+    if isinstance(spec, WorkflowSpec):
+        for where, step in walk_steps(spec.steps, _at(path, "steps") if path else "steps"):
+            if isinstance(step, AgentStep | WorkflowStepRef):
+                issues.extend(unsupported_issues(step.spec, _at(where, "spec")))
     return tuple(issues)
 
 

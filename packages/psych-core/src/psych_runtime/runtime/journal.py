@@ -47,6 +47,7 @@ class Journal:
         "_closed",
         "_committed",
         "_fence",
+        "_io",
         "_lost",
         "_pending",
         "_seen_generation",
@@ -82,6 +83,9 @@ class Journal:
         self._closed = False
         self._lost: StoreUnavailable | None = None
         self._settle_withdrawn = False
+        # Concurrent workflow branches stage and flush through one Journal: its reads
+        # and writes take turns, and records staged while one is in flight stay staged.
+        self._io = asyncio.Lock()
         self.epoch = 0
         """Bumped whenever ``records`` is rebuilt rather than extended."""
 
@@ -152,13 +156,17 @@ class Journal:
             StoreUnavailable: this append, or an earlier one, met a store outage; what
                 it wrote is unknown, so nothing more is written through this Journal.
         """
+        async with self._io:
+            await self._flush()
+
+    async def _flush(self) -> None:
         for _ in range(_MAX_REBASES):
             if self._closed:
                 raise JournalClosed(self.run_id)
             self._check_not_lost()
             if not self._pending:
                 return
-            batch = self._pending
+            batch = list(self._pending)
             notifier = self._trusted_notifier()
             before = notifier.generation(self.run_id) if notifier is not None else 0
             write = asyncio.ensure_future(
@@ -176,7 +184,8 @@ class Journal:
             if error is not None:
                 raise error
             self._committed += len(batch)
-            self._pending = []
+            # Records staged while the write was in flight follow it; they stay staged.
+            self._pending = self._pending[len(batch) :]
             if notifier is not None and self._seen_generation == before:
                 # Only our own append moved the generation: nothing foreign to read.
                 after = notifier.generation(self.run_id)
@@ -253,6 +262,10 @@ class Journal:
         Raises:
             StoreUnavailable: the read met a store outage, or an earlier call did.
         """
+        async with self._io:
+            return await self._refresh()
+
+    async def _refresh(self) -> list[Record]:
         self._check_not_lost()
         notifier = self._trusted_notifier()
         if notifier is not None:
@@ -311,10 +324,11 @@ class Journal:
         # Someone appended between our writes. Re-read the committed log, check that
         # only external records (or our own batch, when an earlier append landed after
         # all) are there, then re-sequence what is still staged after them.
-        pending = list(self._pending)
         notifier = self._trusted_notifier()
         generation = notifier.generation(self.run_id) if notifier is not None else -1
         committed = await self._read()
+        # Taken after the read: whatever was staged meanwhile is re-sequenced too.
+        pending = list(self._pending)
         foreign = committed[self._committed :]
         ours = 0
         while (

@@ -27,6 +27,7 @@ from psych_runtime.runtime.dispatch import _append_external
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
 from psych_runtime.store.port import Store
+from psych_runtime.tools.http_request import argument_problems
 
 
 class RunNotSuspended(PsychError):
@@ -74,7 +75,8 @@ async def resume(
         RunNotFound: no such Run.
         AccessDenied: the Run belongs to another tenant.
         RunNotSuspended: the Run waits on nothing (running, or settled).
-        InvalidResume: an approval without ``approved``, or ``by`` too long.
+        InvalidResume: an approval without ``approved``, an event whose payload does
+            not fit the schema the wait declared, or ``by`` too long.
         SuspensionExpired: too late; the Run is now settled ``abandoned``.
         UnstorableValue: the payload cannot be kept by every store.
     """
@@ -117,6 +119,14 @@ async def resume(
             raise InvalidResume(
                 f"run {run_id} waits for an approval: pass approved=True or approved=False"
             )
+        if state.suspend_reason is SuspendReason.EXTERNAL:
+            problems = argument_problems(body, state.suspend_payload_schema)
+            if problems:
+                # The event is refused; the Run keeps waiting for a valid one.
+                raise InvalidResume(
+                    f"the payload does not fit event {state.suspend_event!r}: "
+                    + "; ".join(problems)
+                )
         resumed = Resumed(
             run_id=run_id,
             at=now,

@@ -6,8 +6,14 @@ from collections import OrderedDict
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
-from psych_runtime.core.ids import VersionHash
-from psych_runtime.core.records import RunSettled, TerminalState, ToolFailure, ToolOutcome
+from psych_runtime.core.ids import StepId, VersionHash
+from psych_runtime.core.records import (
+    JsonObject,
+    RunSettled,
+    TerminalState,
+    ToolFailure,
+    ToolOutcome,
+)
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
@@ -21,6 +27,9 @@ from psych_runtime.runtime.open_calls import (
     carry_over_finishes,
     close_open_calls,
 )
+from psych_runtime.runtime.workflow.agent_step import run_agent_step
+from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
+from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
@@ -163,25 +172,17 @@ class Runtime:
     async def __call__(self, journal: Journal, header: RunHeader, abort: AbortSignal) -> None:
         """Execute one Attempt of the Run ``journal`` writes to."""
         spec = await self.load_spec(header.version_hash)
-        if not isinstance(spec, AgentSpec):
-            journal.stage(
-                RunSettled,
-                state=TerminalState.FAILED,
-                failure=ToolFailure(
-                    kind="unsupported_spec",
-                    message="this runtime release executes agent specs only",
-                ),
+        if isinstance(spec, WorkflowSpec):
+            work = asyncio.ensure_future(self._workflow(journal, spec, abort).run())
+        else:
+            history = await continuation_history(
+                self.store,
+                journal.state.continues_run_id,
+                journal.scope.tenant,
+                spec.limits.max_history_records,
             )
-            await journal.flush()
-            return
-        history = await continuation_history(
-            self.store,
-            journal.state.continues_run_id,
-            journal.scope.tenant,
-            spec.limits.max_history_records,
-        )
-        loop = AgentLoop(self._agent_deps(), journal, spec, abort, history)
-        work = asyncio.ensure_future(loop.run())
+            loop = AgentLoop(self._agent_deps(), journal, spec, abort, history)
+            work = asyncio.ensure_future(loop.run())
         stopper = asyncio.ensure_future(abort.wait())
         try:
             await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -206,6 +207,17 @@ class Runtime:
             log.exception("run %s: the loop failed while unwinding", journal.run_id)
         if abort.reason is AbortReason.DEADLINE:
             await self._settle_after_deadline(journal)
+
+    def _workflow(self, journal: Journal, spec: WorkflowSpec, abort: AbortSignal) -> WorkflowEngine:
+        """The engine for one Attempt of a workflow Run."""
+        deps = self._agent_deps()
+
+        async def run_agent(
+            agent: AgentSpec, sid: StepId, message: str, data: JsonObject
+        ) -> AgentOutcome:
+            return await run_agent_step(self.store, deps, journal, abort, agent, sid, message, data)
+
+        return WorkflowEngine(WorkflowContext(deps, journal, spec, abort, run_agent))
 
     async def _settle_after_deadline(self, journal: Journal) -> None:
         fresh = await journal.reopen()

@@ -350,11 +350,9 @@ def test_validate_returns_the_spec_and_accepts_dicts() -> None:
     assert validate(spec, context=ValidationContext(registered_tools=["lookup"])) is spec
     built = validate(spec.model_dump())
     assert built == spec
-    # A workflow dict is built into a WorkflowSpec (no construction errors); the only
-    # issue is that this release does not run workflows yet.
-    with pytest.raises(SpecValidationError) as excinfo:
-        validate({"kind": "workflow", "name": "w", "steps": [noop().model_dump()]})
-    assert [i.path for i in excinfo.value.issues] == ["kind"]
+    # A workflow dict is built into a WorkflowSpec.
+    built_workflow = validate({"kind": "workflow", "name": "w", "steps": [noop().model_dump()]})
+    assert built_workflow == workflow(noop())
     assert collect_issues(workflow(noop())) == ()
 
 
@@ -469,16 +467,14 @@ def test_those_fields_at_their_defaults_publish_cleanly() -> None:
     assert validate(spec) is spec
 
 
-def test_a_workflow_is_refused_at_publish() -> None:
-    wf = workflow(noop())
+def test_a_workflow_publishes_but_not_capabilities_it_nests_that_do_not_run_yet() -> None:
+    assert validate(workflow(noop())) == workflow(noop())
+    nested = AgentStep(name="helper", spec=agent(tasks_enabled=True))
     with pytest.raises(SpecValidationError) as excinfo:
-        validate(wf)
+        validate(workflow(noop(), nested))
     [issue] = excinfo.value.issues
-    assert issue.path == "kind"
-    assert "this release does not run workflows" in issue.message
-    with pytest.raises(SpecValidationError) as from_dict:
-        validate(wf.model_dump())
-    assert from_dict.value.issues == (issue,)
+    assert issue.path == "steps.1.spec.tasks_enabled"
+    assert "this release does not run task lists" in issue.message
 
 
 def test_refused_specs_still_build_and_hash() -> None:

@@ -1,0 +1,560 @@
+"""Workflows end to end on a real Worker: every step kind, every option, memoisation."""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import psych_runtime
+from psych_runtime.records import StepStarted, Suspended, SuspendReason
+from psych_runtime.spec import (
+    AgentStep,
+    BranchCase,
+    BranchStep,
+    Condition,
+    ForeachStep,
+    HumanStep,
+    LiteralValue,
+    LoopStep,
+    MapStep,
+    ParallelStep,
+    RetryPolicy,
+    SetStateStep,
+    SleepStep,
+    ToolStep,
+    ValuePath,
+    WaitStep,
+    WorkflowSpec,
+    WorkflowStepRef,
+)
+from psych_runtime.testing import FakeModel
+
+ACME = psych_runtime.Scope(tenant="acme")
+
+
+def p(path: str) -> ValuePath:
+    return ValuePath(path=path)
+
+
+def lit(value: Any) -> LiteralValue:
+    return LiteralValue(value=value)
+
+
+class Tools:
+    """Tools that count what they really did, so memoisation is checked, not assumed."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.failures_left = 0
+        self.running = 0
+        self.most_at_once = 0
+
+    def registry(self) -> psych_runtime.ToolRegistry:
+        registry = psych_runtime.ToolRegistry()
+
+        async def fetch(order_id: str) -> dict[str, Any]:
+            """Fetch an order."""
+            self.calls.append(("fetch", order_id))
+            return {"id": order_id, "lines": ["a", "b", "c"], "total": 30}
+
+        async def double(n: int) -> int:
+            """Double a number, slowly enough to overlap with others."""
+            self.running += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+            await asyncio.sleep(0.05)
+            self.running -= 1
+            self.calls.append(("double", n))
+            return n * 2
+
+        async def flaky() -> str:
+            """Fail while failures are left."""
+            self.calls.append(("flaky", None))
+            if self.failures_left > 0:
+                self.failures_left -= 1
+                raise ConnectionError("upstream down")
+            return "ok"
+
+        async def hang() -> str:
+            """Never finish in time."""
+            await asyncio.sleep(30)
+            return "late"
+
+        async def refund(order_id: str) -> str:
+            """Refund an order."""
+            self.calls.append(("refund", order_id))
+            return "refunded"
+
+        registry.register(fetch)
+        registry.register(double)
+        registry.register(flaky)
+        registry.register(hang)
+        registry.register(refund, annotations=["destructive"])
+        return registry
+
+
+def flow(*steps: Any, **fields: Any) -> WorkflowSpec:
+    return WorkflowSpec(name="flow", steps=steps, **fields)
+
+
+@pytest.fixture
+def tools() -> Tools:
+    return Tools()
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[psych_runtime.InMemoryStore]:
+    store = psych_runtime.InMemoryStore()
+    yield store
+    await store.close()
+
+
+def _session(
+    tools: Tools, store: psych_runtime.Store, model: FakeModel | None = None, **runtime: Any
+) -> Any:
+    return psych_runtime.session(
+        model or FakeModel(),
+        registry=tools.registry(),
+        store=store,
+        scope=ACME,
+        runtime=psych_runtime.RuntimeSettings(**runtime),
+        worker=psych_runtime.WorkerSettings(poll_interval=0.05),
+    )
+
+
+async def _finish(s: psych_runtime.Session, spec: WorkflowSpec, **data: Any) -> Any:
+    run = await s.dispatch(spec, input=data)
+    await _settled(s, run.run_id)
+    return run.run_id
+
+
+async def _settled(s: psych_runtime.Session, run_id: psych_runtime.RunId) -> None:
+    async with asyncio.timeout(15):
+        while (await s.status(run_id)).terminal_state is None:
+            await asyncio.sleep(0.02)
+
+
+async def _waiting(s: psych_runtime.Session, run_id: psych_runtime.RunId) -> None:
+    async with asyncio.timeout(15):
+        while (await s.status(run_id)).lifecycle != "waiting":
+            await asyncio.sleep(0.02)
+
+
+async def test_steps_read_input_earlier_steps_and_state(tools: Tools, store: Any) -> None:
+    spec = flow(
+        ToolStep(name="fetch", tool="fetch", arguments_from={"order_id": p("input.order")}),
+        SetStateStep(name="remember", values={"seen": p("steps.fetch.output.id")}),
+        MapStep(
+            name="summary",
+            output={"n": p("steps.fetch.output.lines[2]"), "seen": p("state.seen")},
+        ),
+        output={"summary": p("steps.summary.output"), "fixed": lit(1)},
+        initial_state={"seen": None, "other": 5},
+    )
+    async with _session(tools, store) as s:
+        run_id = await _finish(s, spec, order="A1")
+        state = await s.state(run_id)
+    assert state.terminal_state is psych_runtime.TerminalState.COMPLETED
+    assert state.output == {"summary": {"n": "c", "seen": "A1"}, "fixed": 1}
+    assert tools.calls == [("fetch", "A1")]
+
+
+async def test_without_an_output_mapping_each_top_level_step_is_collected(
+    tools: Tools, store: Any
+) -> None:
+    spec = flow(MapStep(name="a", output={"x": lit(1)}), MapStep(name="b", output={"y": lit(2)}))
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec))
+    assert state.output == {"a": {"x": 1}, "b": {"y": 2}}
+
+
+async def test_a_false_when_skips_and_later_steps_can_see_it(tools: Tools, store: Any) -> None:
+    spec = flow(
+        ToolStep(
+            name="maybe",
+            tool="fetch",
+            arguments={"order_id": "X"},
+            when=Condition(path="input.go", op="eq", value=True),
+        ),
+        MapStep(name="after", output={"skipped": p("steps.maybe.skipped")}),
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec, go=False))
+    assert state.output == {"maybe": None, "after": {"skipped": True}}
+    assert tools.calls == []
+
+
+async def test_branches_first_all_and_otherwise(tools: Tools, store: Any) -> None:
+    def branch(mode: str) -> BranchStep:
+        return BranchStep(
+            name="route",
+            mode=mode,  # type: ignore[arg-type]
+            cases=(
+                BranchCase(
+                    name="big",
+                    when=Condition(path="input.total", op="gte", value=100),
+                    step=MapStep(name="big_path", output={"v": lit("big")}),
+                ),
+                BranchCase(
+                    name="any",
+                    when=Condition(path="input.total", op="gte", value=0),
+                    step=MapStep(name="any_path", output={"v": lit("any")}),
+                ),
+            ),
+            otherwise=MapStep(name="none_path", output={"v": lit("none")}),
+        )
+
+    async with _session(tools, store) as s:
+        first = await s.state(await _finish(s, flow(branch("first")), total=500))
+        every = await s.state(await _finish(s, flow(branch("all")), total=500))
+        neither = await s.state(await _finish(s, flow(branch("first")), total=-1))
+    assert first.output == {"route": {"big": {"v": "big"}, "chosen": "big"}}
+    assert every.output == {
+        "route": {"big": {"v": "big"}, "any": {"v": "any"}, "chosen": ["big", "any"]}
+    }
+    assert neither.output == {"route": {"otherwise": {"v": "none"}, "chosen": "otherwise"}}
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_foreach_runs_the_body_per_item_really_concurrently(
+    tools: Tools, store: Any, concurrency: int
+) -> None:
+    spec = flow(
+        ForeachStep(
+            name="each",
+            items=p("input.numbers"),
+            concurrency=concurrency,
+            body=ToolStep(name="twice", tool="double", arguments_from={"n": p("item")}),
+        )
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec, numbers=[1, 2, 3, 4, 5, 6, 7, 8]))
+    items = state.output["each"]["items"]  # type: ignore[index]
+    assert [item["result"] for item in items] == [2, 4, 6, 8, 10, 12, 14, 16]
+    assert state.output["each"]["count"] == 8  # type: ignore[index]
+    assert tools.most_at_once == concurrency
+    # Every item has a stable id of its own.
+    starts = [r for r in await s_read(store, state.run_id) if isinstance(r, StepStarted)]
+    assert len({r.step_id for r in starts if r.name == "twice"}) == 8
+
+
+async def s_read(store: Any, run_id: Any) -> list[Any]:
+    return await psych_runtime.read_log(store, run_id)
+
+
+async def test_loops_until_while_and_exhaustion(tools: Tools, store: Any) -> None:
+    counter = SetStateStep(name="bump", values={"i": p("iteration")})
+    until = flow(
+        LoopStep(
+            name="loop",
+            body=counter,
+            until=Condition(path="state.i", op="gte", value=2),
+        )
+    )
+    while_ = flow(
+        LoopStep(
+            name="loop",
+            body=MapStep(name="seen", output={"i": p("iteration")}),
+            while_=Condition(path="iteration", op="lt", value=3),
+        )
+    )
+    endless = flow(
+        LoopStep(
+            name="loop",
+            body=MapStep(name="spin", output={"i": p("iteration")}),
+            until=Condition(path="input.never", op="exists"),
+            max_iterations=4,
+        )
+    )
+    async with _session(tools, store) as s:
+        done_until = await s.state(await _finish(s, until))
+        done_while = await s.state(await _finish(s, while_))
+        exhausted = await s.state(await _finish(s, endless))
+    assert done_until.output == {"loop": {"iterations": 3, "last": {"i": 2}}}
+    assert done_while.output == {"loop": {"iterations": 3, "last": {"i": 2}}}
+    assert exhausted.terminal_state is psych_runtime.TerminalState.FAILED
+    assert exhausted.failure is not None and exhausted.failure.kind == "loop_exhausted"
+
+
+@pytest.mark.parametrize("mode", ["fail_fast", "wait_all"])
+async def test_parallel_branches_and_their_failure_modes(
+    tools: Tools, store: Any, mode: str
+) -> None:
+    ok = flow(
+        ParallelStep(
+            name="both",
+            branches=(
+                ToolStep(name="one", tool="double", arguments={"n": 1}),
+                ToolStep(name="two", tool="double", arguments={"n": 2}),
+            ),
+        )
+    )
+    failing = flow(
+        ParallelStep(
+            name="both",
+            on_branch_failure=mode,  # type: ignore[arg-type]
+            branches=(
+                ToolStep(name="bad", tool="flaky"),
+                ToolStep(name="good", tool="double", arguments={"n": 3}),
+            ),
+        )
+    )
+    async with _session(tools, store) as s:
+        together = await s.state(await _finish(s, ok))
+        tools.failures_left = 1
+        failed = await s.state(await _finish(s, failing))
+    assert together.output == {"both": {"one": {"result": 2}, "two": {"result": 4}}}
+    assert tools.most_at_once == 2
+    assert failed.terminal_state is psych_runtime.TerminalState.FAILED
+    assert failed.failure is not None and failed.failure.kind == "ConnectionError"
+    if mode == "wait_all":
+        assert ("double", 3) in tools.calls  # the other branch was let finish
+
+
+async def test_retries_at_once_and_after_a_backoff_parked_as_a_timer(
+    tools: Tools, store: Any
+) -> None:
+    at_once = flow(ToolStep(name="try", tool="flaky", retry=RetryPolicy(max_attempts=3)))
+    backoff = flow(
+        ToolStep(
+            name="try",
+            tool="flaky",
+            retry=RetryPolicy(max_attempts=2, backoff_seconds=0.4),
+        )
+    )
+    async with _session(tools, store) as s:
+        tools.failures_left = 2
+        first = await s.state(await _finish(s, at_once))
+        tools.failures_left = 1
+        run = await s.dispatch(backoff, input={})
+        await _waiting(s, run.run_id)
+        header = await store.get_run(run.run_id)
+        assert header is not None and header.lease_holder is None  # no Worker waits it out
+        await _settled(s, run.run_id)
+        second = await s.state(run.run_id)
+        log = await s.read_log(run.run_id)
+    assert first.output == {"try": {"result": "ok"}}
+    assert second.output == {"try": {"result": "ok"}}
+    timers = [r for r in log if isinstance(r, Suspended)]
+    assert [t.reason for t in timers] == [SuspendReason.TIMER]
+    attempts = [r.attempt_number for r in log if isinstance(r, StepStarted)]
+    assert attempts == [1, 2]
+
+
+async def test_continue_on_failure_schema_violation_and_timeout(tools: Tools, store: Any) -> None:
+    spec = flow(
+        ToolStep(name="bad", tool="flaky", on_failure="continue"),
+        MapStep(
+            name="after",
+            output={"status": p("steps.bad.status"), "kind": p("steps.bad.failure.kind")},
+        ),
+        ToolStep(
+            name="typed",
+            tool="fetch",
+            arguments={"order_id": "A"},
+            output_schema={
+                "type": "object",
+                "required": ["missing"],
+                "properties": {"missing": {}},
+            },
+            on_failure="continue",
+        ),
+        ToolStep(name="slow", tool="hang", timeout_seconds=0.2),
+    )
+    async with _session(tools, store) as s:
+        tools.failures_left = 1
+        state = await s.state(await _finish(s, spec))
+    assert state.terminal_state is psych_runtime.TerminalState.FAILED
+    assert state.failure is not None and state.failure.kind == "step_timeout"
+    steps = {r.name: r for r in state.steps.values()}
+    assert steps["after"].output == {"status": "failed", "kind": "ConnectionError"}
+    assert steps["typed"].failure is not None
+    assert steps["typed"].failure.kind == "schema_violation"
+
+
+async def test_a_bad_input_fails_before_any_step(tools: Tools, store: Any) -> None:
+    spec = flow(
+        ToolStep(name="fetch", tool="fetch", arguments_from={"order_id": p("input.order")}),
+        input_schema={
+            "type": "object",
+            "required": ["order"],
+            "properties": {"order": {"type": "string"}},
+        },
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec, order=5))
+    assert state.failure is not None and state.failure.kind == "input_invalid"
+    assert state.steps == {} and tools.calls == []
+
+
+async def test_ends_workflow_stops_early(tools: Tools, store: Any) -> None:
+    spec = flow(
+        MapStep(name="first", output={"v": lit(1)}, ends_workflow=True),
+        ToolStep(name="never", tool="fetch", arguments={"order_id": "X"}),
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec))
+    assert state.terminal_state is psych_runtime.TerminalState.COMPLETED
+    assert state.output == {"first": {"v": 1}}
+    assert tools.calls == []
+
+
+async def test_sleep_parks_a_timer_and_wakes(tools: Tools, store: Any) -> None:
+    spec = flow(SleepStep(name="nap", seconds=0.4), MapStep(name="after", output={"v": lit(1)}))
+    async with _session(tools, store) as s:
+        started = time.monotonic()
+        run = await s.dispatch(spec, input={})
+        await _settled(s, run.run_id)
+        elapsed = time.monotonic() - started
+        log = await s.read_log(run.run_id)
+    assert elapsed >= 0.4
+    assert [r.reason for r in log if isinstance(r, Suspended)] == [SuspendReason.TIMER]
+
+
+async def test_wait_for_an_event_checks_its_payload(tools: Tools, store: Any) -> None:
+    spec = flow(
+        WaitStep(
+            name="paid",
+            event="payment.settled",
+            payload_schema={
+                "type": "object",
+                "required": ["amount"],
+                "properties": {"amount": {"type": "integer"}},
+            },
+        ),
+        MapStep(name="after", output={"amount": p("steps.paid.output.amount")}),
+    )
+    async with _session(tools, store) as s:
+        run = await s.dispatch(spec, input={})
+        await _waiting(s, run.run_id)
+        status = await s.status(run.run_id)
+        assert status.pending_wait is not None and status.pending_wait.event == "payment.settled"
+        with pytest.raises(psych_runtime.InvalidResume):
+            await s.resume(run.run_id, payload={"amount": "lots"})
+        await s.resume(run.run_id, payload={"amount": 30}, by="psp-webhook")
+        await _settled(s, run.run_id)
+        state = await s.state(run.run_id)
+    assert state.output["after"] == {"amount": 30}  # type: ignore[index]
+
+
+async def test_a_human_step_asks_and_its_answer_is_the_output(tools: Tools, store: Any) -> None:
+    spec = flow(
+        HumanStep(name="ok", prompt="Ship order A1?", questions=("Which carrier?",)),
+        MapStep(name="after", output={"carrier": p("steps.ok.output.carrier")}),
+    )
+    async with _session(tools, store) as s:
+        run = await s.dispatch(spec, input={})
+        await _waiting(s, run.run_id)
+        pending = (await s.status(run.run_id)).pending_question
+        assert pending is not None and "Ship order A1?" in pending.summary
+        assert [q.question for q in pending.questions] == ["Which carrier?"]
+        await s.resume(run.run_id, payload={"carrier": "ups"}, by="ops")
+        await _settled(s, run.run_id)
+        state = await s.state(run.run_id)
+    assert state.output["after"] == {"carrier": "ups"}  # type: ignore[index]
+
+
+async def test_a_nested_workflow_has_its_own_namespace(tools: Tools, store: Any) -> None:
+    inner = WorkflowSpec(
+        name="inner",
+        steps=(MapStep(name="same", output={"x": p("input.x")}),),
+        output={"got": p("steps.same.output.x")},
+    )
+    spec = flow(
+        MapStep(name="same", output={"x": lit("outer")}),
+        WorkflowStepRef(name="sub", spec=inner, input={"x": p("steps.same.output.x")}),
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec))
+    assert state.output == {"same": {"x": "outer"}, "sub": {"got": "outer"}}
+
+
+async def test_agent_steps_run_the_loop_as_a_nested_run(tools: Tools, store: Any) -> None:
+    agent = psych_runtime.AgentSpec(name="writer", model="fake-standard", tools=("fetch",))
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("fetch", {"order_id": "A9"})])
+        .turn(text="A9 has three lines.")
+        .raises_permanent(403)
+    )
+    spec = flow(AgentStep(name="describe", spec=agent, input={"message": p("input.ask")}))
+    failing = flow(AgentStep(name="describe", spec=agent, input={"message": lit("again")}))
+    async with _session(tools, store, model) as s:
+        state = await s.state(await _finish(s, spec, ask="Describe A9"))
+        failed = await s.state(await _finish(s, failing))
+        child = state.steps[next(iter(state.steps))].child_run_id
+        assert child is not None
+        child_report = await s.report(child)
+    assert state.output == {"describe": {"text": "A9 has three lines."}}
+    assert child_report.terminal_state is psych_runtime.TerminalState.COMPLETED
+    assert tools.calls == [("fetch", "A9")]
+    # A failed agent step records the agent's own failure kind.
+    assert failed.failure is not None and failed.failure.kind != "agent_failed"
+    assert failed.failure.kind == next(iter(failed.steps.values())).failure.kind  # type: ignore[union-attr]
+
+
+async def test_tool_steps_go_through_approvals(tools: Tools, store: Any) -> None:
+    spec = flow(ToolStep(name="pay_back", tool="refund", arguments={"order_id": "A1"}))
+    rules = psych_runtime.ApprovalRules(selectors=("@destructive",))
+    async with _session(tools, store, approvals=rules) as s:
+        approved = await s.dispatch(spec, input={})
+        await _waiting(s, approved.run_id)
+        assert tools.calls == []
+        pending = (await s.status(approved.run_id)).pending_approval
+        assert pending is not None and pending.step_id is not None
+        await s.resume(approved.run_id, approved=True, by="alice")
+        await _settled(s, approved.run_id)
+        denied = await s.dispatch(spec, input={})
+        await _waiting(s, denied.run_id)
+        await s.resume(denied.run_id, approved=False, by="bob")
+        await _settled(s, denied.run_id)
+        refused = await s.state(denied.run_id)
+    assert tools.calls == [("refund", "A1")]
+    assert refused.failure is not None and refused.failure.kind == "denied"
+
+
+@pytest.mark.parametrize("idempotent", [False, True], ids=["in-doubt", "idempotent"])
+async def test_a_completed_step_is_never_run_again_after_a_crash(
+    tools: Tools, store: Any, idempotent: bool
+) -> None:
+    from psych_runtime.testing import crash_and_recover
+
+    spec = flow(
+        ToolStep(name="fetch", tool="fetch", arguments={"order_id": "A1"}),
+        ToolStep(name="twice", tool="double", arguments={"n": 21}),
+        MapStep(name="done", output={"v": p("steps.twice.output.result")}),
+        tools=("fetch", "double"),
+    )
+    registry = tools.registry()
+    if idempotent:
+        registry = psych_runtime.ToolRegistry()
+        for name in ("fetch", "double"):
+            tool = tools.registry().get(name)
+            assert tool is not None
+            registry.register(tool.function, idempotent=name == "double")
+    published = await psych_runtime.publish(store, spec, scope=ACME)
+    # Killed just before the second tool's completion is written: the first step's
+    # completion is durable (it went out with the second step's start).
+    recovery = await crash_and_recover(
+        store,
+        FakeModel(),
+        registry,
+        published,
+        input={},
+        scope=ACME,
+        crash_before="step_completed",
+        occurrence=2,
+    )
+    state = psych_runtime.records.reduce(recovery.final_log)
+    assert tools.calls.count(("fetch", "A1")) == 1  # read back, never run again
+    if idempotent:
+        assert state.output == {
+            "fetch": {"id": "A1", "lines": ["a", "b", "c"], "total": 30},
+            "twice": {"result": 42},
+            "done": {"v": 42},
+        }
+        assert tools.calls.count(("double", 21)) == 2  # safe to repeat, so repeated
+    else:
+        assert state.failure is not None and state.failure.kind == "orphaned"
+        assert tools.calls.count(("double", 21)) == 1  # in doubt: reported, not rerun
