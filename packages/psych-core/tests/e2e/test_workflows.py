@@ -558,3 +558,31 @@ async def test_a_completed_step_is_never_run_again_after_a_crash(
     else:
         assert state.failure is not None and state.failure.kind == "orphaned"
         assert tools.calls.count(("double", 21)) == 1  # in doubt: reported, not rerun
+
+
+async def test_status_shows_step_progress_and_stream_carries_step_records(
+    tools: Tools, store: Any
+) -> None:
+    spec = flow(
+        MapStep(name="one", output={"v": lit(1)}),
+        ToolStep(
+            name="maybe", tool="fetch", arguments={"order_id": "X"}, when=Condition(path="input.no")
+        ),
+        WaitStep(name="gate", event="go"),
+        MapStep(name="after", output={"v": lit(2)}),
+    )
+    async with _session(tools, store) as s:
+        run = await s.dispatch(spec, input={})
+        await _waiting(s, run.run_id)
+        waiting = await s.status(run.run_id)
+        await s.resume(run.run_id, payload={})
+        await _settled(s, run.run_id)
+        done = await s.status(run.run_id)
+        streamed = [r.type async for r in s.stream(run.run_id)]
+    assert (waiting.steps_completed, waiting.steps_skipped, waiting.steps_running) == (
+        1,
+        1,
+        ("gate",),
+    )
+    assert (done.steps_completed, done.steps_skipped, done.steps_running) == (3, 1, ())
+    assert streamed.count("step_started") == 4 and streamed.count("step_completed") == 4

@@ -125,6 +125,11 @@ class RunStatus(BaseModel):
         continues_run_id: the Run this one continues in a chat thread.
         parent_run_id: the Run that delegated this one.
         has_dangling_tool_calls: a call started and has no recorded ending.
+        steps_completed: workflow steps completed for good with an output.
+        steps_failed: workflow steps that failed for good.
+        steps_skipped: workflow steps whose ``when`` was false.
+        steps_running: names of the workflow steps started and not yet ended (a
+            composite, and whichever of its children are under way).
     """
 
     model_config = _FROZEN
@@ -155,6 +160,10 @@ class RunStatus(BaseModel):
     continues_run_id: RunId | None = None
     parent_run_id: RunId | None = None
     has_dangling_tool_calls: bool = False
+    steps_completed: int = 0
+    steps_failed: int = 0
+    steps_skipped: int = 0
+    steps_running: tuple[str, ...] = ()
 
 
 def _questions_summary(state: RunStateView) -> str:
@@ -198,6 +207,7 @@ def project_status(state: RunStateView) -> RunStatus:
     """
     if state.head_seq == 0:
         raise ValueError("a Run's status needs at least its admission record")
+    steps = list(state.steps.values())
     approval: PendingApproval | None = None
     question: PendingQuestion | None = None
     wait: PendingWait | None = None
@@ -253,6 +263,10 @@ def project_status(state: RunStateView) -> RunStatus:
         continues_run_id=state.continues_run_id,
         parent_run_id=state.parent_run_id,
         has_dangling_tool_calls=state.has_dangling_tool_calls,
+        steps_completed=sum(1 for s in steps if s.settled and not s.skipped and not s.failure),
+        steps_failed=sum(1 for s in steps if s.settled and s.failure is not None),
+        steps_skipped=sum(1 for s in steps if s.skipped),
+        steps_running=tuple(s.name for s in steps if not s.completed),
     )
 
 
