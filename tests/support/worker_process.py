@@ -4,7 +4,8 @@ Usage: ``python tests/support/worker_process.py URL MARKER_DIR MODE [NUMBER]``
 
 MODE ``work`` runs a Worker (lease NUMBER seconds, default 2) whose ``charge`` tool
 writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``, and
-then hangs (when ``PSYCH_E2E_HANG=1``), sleeps a random time up to
+then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
+``PSYCH_E2E_HANG_ON`` names), sleeps a random time up to
 ``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
 ``PSYCH_E2E_TURNS`` times (default 1) and then answers. ``PSYCH_E2E_CONCURRENCY`` and
 ``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
@@ -59,7 +60,8 @@ async def work(url: str, markers: Path, lease: float) -> None:
         pid = os.getpid()
         (markers / f"started.{pid}").write_text(order_id)
         (markers / f"call.{context.run_id}.{context.call_id}.{pid}").write_text(order_id)
-        if os.environ.get("PSYCH_E2E_HANG") == "1":
+        hang_on = os.environ.get("PSYCH_E2E_HANG_ON")
+        if os.environ.get("PSYCH_E2E_HANG") == "1" or order_id == hang_on:
             await asyncio.Event().wait()
         if pause:
             await asyncio.sleep(random.uniform(0, pause))

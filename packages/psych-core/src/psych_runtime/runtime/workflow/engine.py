@@ -333,6 +333,8 @@ class WorkflowEngine:
             case HumanStep():
                 return leaves.run_human(wctx, step, sid, started_seq), None
             case AgentStep():
+                # Durable before the agent acts, with what finished before it.
+                await wctx.journal.flush()
                 data = render(step.input, frame)
                 message = data.get("message")
                 outcome = await wctx.run_agent(
