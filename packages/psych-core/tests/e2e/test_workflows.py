@@ -586,3 +586,55 @@ async def test_status_shows_step_progress_and_stream_carries_step_records(
     )
     assert (done.steps_completed, done.steps_skipped, done.steps_running) == (3, 1, ())
     assert streamed.count("step_started") == 4 and streamed.count("step_completed") == 4
+
+
+async def test_a_replay_reuses_steps_before_its_start_and_runs_the_rest(
+    tools: Tools, store: Any
+) -> None:
+    spec = flow(
+        ToolStep(name="fetch", tool="fetch", arguments={"order_id": "A1"}),
+        ToolStep(name="twice", tool="double", arguments_from={"n": p("steps.fetch.output.total")}),
+        MapStep(name="done", output={"v": p("steps.twice.output.result")}),
+    )
+    async with _session(tools, store) as s:
+        first = await _finish(s, spec)
+        replay = await s.dispatch(spec, input={}, replay_of=first, replay_from="twice")
+        await _settled(s, replay.run_id)
+        state = await s.state(replay.run_id)
+        with pytest.raises(psych_runtime.InvalidDispatch):
+            await s.dispatch(spec, input={}, replay_of=first, replay_from="nope")
+        with pytest.raises(psych_runtime.InvalidDispatch):
+            await s.dispatch(spec, input={}, breakpoints=("nope",))
+    assert state.output == {
+        "fetch": {"id": "A1", "lines": ["a", "b", "c"], "total": 30},
+        "twice": {"result": 60},
+        "done": {"v": 60},
+    }
+    # fetch ran once (for the first Run); twice ran for both.
+    assert tools.calls.count(("fetch", "A1")) == 1
+    assert tools.calls.count(("double", 30)) == 2
+    reused = [r for r in state.step_starts if r.replayed_from is not None]
+    assert [r.name for r in reused] == ["fetch"]
+
+
+async def test_breakpoints_suspend_before_a_step_and_step_mode_stops_at_each(
+    tools: Tools, store: Any
+) -> None:
+    spec = flow(
+        MapStep(name="a", output={"v": lit(1)}),
+        MapStep(name="b", output={"v": lit(2)}),
+        MapStep(name="c", output={"v": lit(3)}),
+    )
+    async with _session(tools, store) as s:
+        run = await s.dispatch(spec, input={}, breakpoints=("b",))
+        await _waiting(s, run.run_id)
+        status = await s.status(run.run_id)
+        assert status.suspend_reason is SuspendReason.BREAKPOINT
+        assert status.steps_completed == 1  # stopped before b started
+        await s.resume(run.run_id, payload={"step_mode": True})
+        await _waiting(s, run.run_id)  # stepping: stops again before c
+        assert (await s.status(run.run_id)).steps_completed == 2
+        await s.resume(run.run_id, payload={"step_mode": False})
+        await _settled(s, run.run_id)
+        state = await s.state(run.run_id)
+    assert state.output == {"a": {"v": 1}, "b": {"v": 2}, "c": {"v": 3}}

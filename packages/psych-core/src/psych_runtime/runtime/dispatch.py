@@ -18,7 +18,7 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.reducer import fold_into
 from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.validation import ValidationContext, validate
@@ -171,6 +171,10 @@ async def dispatch(
     idempotency_key: str | None = None,
     continues: RunId | None = None,
     deadline_seconds: float | None = None,
+    replay_of: RunId | None = None,
+    replay_from: str | None = None,
+    breakpoints: Sequence[str] = (),
+    step_mode: bool = False,
 ) -> Dispatched:
     """Admit a Run of ``version`` for ``scope``; a Worker will pick it up.
 
@@ -187,6 +191,12 @@ async def dispatch(
         continues: the previous Run of the same conversation, whose history the new
             Run carries; it must belong to the same tenant.
         deadline_seconds: overrides the Spec's ``limits.deadline_seconds``.
+        replay_of: (workflows) an earlier Run of the same tenant whose completed
+            top-level steps before ``replay_from`` are reused instead of run again.
+        replay_from: (workflows) the top-level step from which the replay executes.
+        breakpoints: (workflows) step names the Run suspends before (``breakpoint``);
+            a resume with ``{"step_mode": true}`` then stops before every step.
+        step_mode: (workflows) suspend before every step from the start.
 
     Raises:
         VersionNotFound: the Version is not published for ``scope``'s tenant and not
@@ -194,7 +204,8 @@ async def dispatch(
         AccessDenied: ``continues`` names another tenant's Run.
         RunNotFound: ``continues`` names no Run.
         InvalidDispatch: ``deadline_seconds`` is not finite, not positive, or longer
-            than ``MAX_DEADLINE_SECONDS``.
+            than ``MAX_DEADLINE_SECONDS``; or a replay or breakpoint names no step of
+            the workflow, or is asked of an agent.
         UnstorableValue: the tenant, principal or idempotency key holds a character no
             store can keep (NUL, a lone surrogate), or the input a value not every
             store can keep.
@@ -224,6 +235,9 @@ async def dispatch(
     pinned = found
     if continues is not None:
         await checked_header(store, continues, scope)
+    _check_debugging(pinned.spec, replay_of, replay_from, breakpoints, step_mode)
+    if replay_of is not None:
+        await checked_header(store, replay_of, scope)
     now = utcnow()
     seconds = (
         deadline_seconds if deadline_seconds is not None else pinned.spec.limits.deadline_seconds
@@ -250,9 +264,41 @@ async def dispatch(
         idempotency_key=idempotency_key,
         deadline_at=deadline,
         continues_run_id=continues,
+        replays_run_id=replay_of,
+        replay_from_step=replay_from,
+        breakpoints=tuple(breakpoints),
+        step_mode=step_mode,
     )
     result = await store.create_run(header, admitted)
     return Dispatched(run_id=result.header.run_id, created=result.created)
+
+
+def _check_debugging(
+    spec: AgentSpec | WorkflowSpec,
+    replay_of: RunId | None,
+    replay_from: str | None,
+    breakpoints: Sequence[str],
+    step_mode: bool,
+) -> None:
+    """Refuse replay and breakpoint settings that could never take effect."""
+    asked = replay_of is not None or replay_from is not None or breakpoints or step_mode
+    if not asked:
+        return
+    if not isinstance(spec, WorkflowSpec):
+        argument = "replay_of" if replay_of is not None else "breakpoints"
+        value = replay_of if replay_of is not None else (breakpoints or step_mode)
+        raise InvalidDispatch(argument, value, "replays and breakpoints apply to workflows")
+    if (replay_of is None) != (replay_from is None):
+        raise InvalidDispatch(
+            "replay_from", replay_from, "a replay needs both replay_of and replay_from"
+        )
+    top = [step.name for step in spec.steps]
+    if replay_from is not None and replay_from not in top:
+        raise InvalidDispatch("replay_from", replay_from, "it names no top-level step")
+    names = {step.name for _, step in walk_steps(spec.steps)}
+    unknown = sorted(set(breakpoints) - names)
+    if unknown:
+        raise InvalidDispatch("breakpoints", unknown, "they name no step of the workflow")
 
 
 async def _append_external(

@@ -27,7 +27,7 @@ from psych_runtime.runtime.open_calls import (
     carry_over_finishes,
     close_open_calls,
 )
-from psych_runtime.runtime.workflow.agent_step import run_agent_step
+from psych_runtime.runtime.workflow.agent_step import replay_source, run_agent_step
 from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.store.port import RunHeader, Store
@@ -173,7 +173,8 @@ class Runtime:
         """Execute one Attempt of the Run ``journal`` writes to."""
         spec = await self.load_spec(header.version_hash)
         if isinstance(spec, WorkflowSpec):
-            work = asyncio.ensure_future(self._workflow(journal, spec, abort).run())
+            engine = await self._workflow(journal, spec, abort)
+            work = asyncio.ensure_future(engine.run())
         else:
             history = await continuation_history(
                 self.store,
@@ -208,7 +209,9 @@ class Runtime:
         if abort.reason is AbortReason.DEADLINE:
             await self._settle_after_deadline(journal)
 
-    def _workflow(self, journal: Journal, spec: WorkflowSpec, abort: AbortSignal) -> WorkflowEngine:
+    async def _workflow(
+        self, journal: Journal, spec: WorkflowSpec, abort: AbortSignal
+    ) -> WorkflowEngine:
         """The engine for one Attempt of a workflow Run."""
         deps = self._agent_deps()
 
@@ -217,7 +220,8 @@ class Runtime:
         ) -> AgentOutcome:
             return await run_agent_step(self.store, deps, journal, abort, agent, sid, message, data)
 
-        return WorkflowEngine(WorkflowContext(deps, journal, spec, abort, run_agent))
+        replay = await replay_source(self.store, journal.state, spec)
+        return WorkflowEngine(WorkflowContext(deps, journal, spec, abort, run_agent, replay=replay))
 
     async def _settle_after_deadline(self, journal: Journal) -> None:
         fresh = await journal.reopen()

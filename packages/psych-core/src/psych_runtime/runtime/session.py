@@ -8,7 +8,7 @@ object it builds is exposed, so a program can outgrow it piece by piece.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,8 +97,16 @@ class Session:
         input: JsonObject | None = None,
         idempotency_key: str | None = None,
         continues: RunId | None = None,
+        deadline_seconds: float | None = None,
+        replay_of: RunId | None = None,
+        replay_from: str | None = None,
+        breakpoints: Sequence[str] = (),
+        step_mode: bool = False,
     ) -> Dispatched:
-        """Publish (once per Spec object) and admit a Run; returns without waiting."""
+        """Publish (once per Spec object) and admit a Run; returns without waiting.
+
+        Every keyword is ``psych_runtime.dispatch``'s; the scope is the session's.
+        """
         version = await self._version(spec)
         return await dispatch(
             self.store,
@@ -108,6 +116,11 @@ class Session:
             scope=self.scope,
             idempotency_key=idempotency_key,
             continues=continues,
+            deadline_seconds=deadline_seconds,
+            replay_of=replay_of,
+            replay_from=replay_from,
+            breakpoints=breakpoints,
+            step_mode=step_mode,
         )
 
     async def wait(self, run_id: RunId, *, timeout: float | None = None) -> None:

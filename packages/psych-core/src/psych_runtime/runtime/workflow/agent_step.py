@@ -1,4 +1,6 @@
-"""An agent step: the agent loop run as a nested Run, inline in the workflow's Attempt.
+"""Reaching outside the workflow's own log: agent steps as nested Runs, and replays.
+
+An agent step is the agent loop run as a nested Run, inline in the workflow's Attempt.
 
 The child is a Run of its own (its own log, so ``report()`` and ``thread()`` read it
 like any other), admitted once per step through an idempotency key derived from the
@@ -12,14 +14,16 @@ from datetime import timedelta
 
 from psych_runtime.core.ids import StepId, WorkerId
 from psych_runtime.core.records import AttemptStarted, JsonObject, RunAdmitted
-from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.reducer import reduce
+from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.state import RunStateView
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.workflow.context import AgentOutcome, failure
+from psych_runtime.runtime.workflow.context import AgentOutcome, ReplaySource, failure
 from psych_runtime.store.port import RunHeader, RunState, Store
 
 INLINE_WORKER = WorkerId("wrk_inline_step")
@@ -95,4 +99,20 @@ async def run_agent_step(
     return AgentOutcome(child_id, state.output, None)
 
 
-__all__ = ["INLINE_WORKER", "run_agent_step"]
+async def replay_source(
+    store: Store, state: RunStateView, spec: WorkflowSpec
+) -> ReplaySource | None:
+    """The earlier Run a replay reuses steps of (read once per Attempt), if any."""
+    earlier = state.replays_run_id
+    if earlier is None or state.replay_from_step is None:
+        return None
+    names = [step.name for step in spec.steps]
+    if state.replay_from_step not in names:
+        return None
+    records = await store.read(earlier, tenant=state.scope.tenant)
+    if not records:
+        return None
+    return ReplaySource(earlier, reduce(records).steps, names.index(state.replay_from_step))
+
+
+__all__ = ["INLINE_WORKER", "replay_source", "run_agent_step"]

@@ -6,12 +6,13 @@ Run); ``StepFailed`` carries a failure up to the composite step or the workflow 
 decides what it means.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import RunId, StepId
 from psych_runtime.core.records import JsonObject, ToolFailure
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.state import StepRecord
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.journal import Journal
@@ -42,6 +43,21 @@ class AgentOutcome:
     failure: ToolFailure | None
 
 
+@dataclass(frozen=True, slots=True)
+class ReplaySource:
+    """An earlier Run whose completed top-level steps a replay reuses.
+
+    Attributes:
+        run_id: the earlier Run.
+        steps: its steps, as its log has them.
+        from_index: top-level steps before this index are reused, not run.
+    """
+
+    run_id: RunId
+    steps: Mapping[StepId, StepRecord]
+    from_index: int
+
+
 @dataclass
 class WorkflowContext:
     """One Attempt of one workflow Run.
@@ -54,6 +70,7 @@ class WorkflowContext:
         run_agent: runs an agent step as a nested Run.
         suspended: whether a suspension is already staged in this Attempt (only one
             may be; a second branch that must wait simply stops).
+        replay: the earlier Run a replay reuses steps of, if this Run is a replay.
     """
 
     deps: AgentDeps
@@ -62,6 +79,7 @@ class WorkflowContext:
     abort: AbortSignal
     run_agent: AgentRunner
     suspended: bool = False
+    replay: ReplaySource | None = None
 
     @property
     def run_id(self) -> RunId:
@@ -77,6 +95,7 @@ def failure(kind: str, message: str) -> ToolFailure:
 __all__ = [
     "AgentOutcome",
     "AgentRunner",
+    "ReplaySource",
     "StepFailed",
     "Suspend",
     "WorkflowContext",

@@ -167,6 +167,10 @@ class WorkflowEngine:
             return self._read_back(step, record)
         self._check_stop()
         if record is None:
+            replayed = self._replayed(step, sid, path, parent, frame)
+            if replayed is not None:
+                return replayed
+            self._break_before(step, sid)
             if step.when is not None and not holds(step.when, frame):
                 self._start(step, sid, path, parent, 1, frame)
                 self.wctx.journal.stage(StepCompleted, step_id=sid, skipped=True)
@@ -268,6 +272,8 @@ class WorkflowEngine:
         parent: StepId | None,
         attempt: int,
         frame: Frame,
+        *,
+        replayed_from: RunId | None = None,
     ) -> None:
         limit = self.wctx.spec.limits.max_steps
         if attempt == 1 and len(self._state.step_starts) >= limit:
@@ -285,7 +291,36 @@ class WorkflowEngine:
             path=path,
             parent_step_id=parent,
             iteration=frame.iteration if isinstance(frame.iteration, int) else None,
+            replayed_from=replayed_from,
         )
+
+    def _replayed(
+        self, step: Step, sid: StepId, path: Path, parent: StepId | None, frame: Frame
+    ) -> StepView | None:
+        """Reuse the earlier Run's result of a step before the replay point, if any."""
+        replay = self.wctx.replay
+        top_index = path[1] if len(path) > 1 else None
+        if replay is None or not isinstance(top_index, int) or top_index >= replay.from_index:
+            return None
+        earlier = replay.steps.get(step_id(replay.run_id, path))
+        if earlier is None or not earlier.settled or earlier.failure is not None:
+            return None
+        self._start(step, sid, path, parent, 1, frame, replayed_from=replay.run_id)
+        if earlier.skipped:
+            self.wctx.journal.stage(StepCompleted, step_id=sid, skipped=True)
+            return StepView("skipped")
+        self.wctx.journal.stage(StepCompleted, step_id=sid, output=earlier.output)
+        return StepView("completed", earlier.output)
+
+    def _break_before(self, step: Step, sid: StepId) -> None:
+        """Suspend before a breakpoint's step (or any step, stepping) until resumed."""
+        state = self._state
+        if step.name not in state.breakpoints and not state.step_mode:
+            return
+        answers = state.step_resumes.get(sid, [])
+        if any(answer.reason is SuspendReason.BREAKPOINT for answer in answers):
+            return
+        raise leaves.suspend_step(self.wctx, sid, step.name, SuspendReason.BREAKPOINT)
 
     def _check_stop(self) -> None:
         if self._state.aborted:
