@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 import psych_runtime
 from benchmarks.stores import STORE_FACTORIES, StoreFactory
 from psych_runtime import RunId, Store, read_log as read_records
@@ -267,6 +269,84 @@ async def bench_dispatch_to_claim(name: str, factory: StoreFactory, quick: bool)
             name,
             notifier=notify and store.notifier is not None,
             median_ms=median_ms(samples),
+            samples=n,
+        )
+
+
+async def bench_workflows(name: str, factory: StoreFactory, quick: bool) -> None:
+    """Workflows: 100 sequential tool steps, and a foreach of 100 items 8 at a time.
+
+    Per-step overhead is the Run's time minus the same tool calls made in a plain
+    loop, divided by the steps; writes per step count the store's appends.
+    """
+    from psych_runtime.spec import ForeachStep, ToolStep, ValuePath, WorkflowSpec
+
+    steps = 100
+    n = 2 if quick else 5
+    shapes = {
+        "sequential": WorkflowSpec(
+            name="seq",
+            tools=(psych_runtime.CodeTool(name="lookup"),),
+            steps=tuple(
+                ToolStep(name=f"s{i}", tool="lookup", arguments={"order_id": f"O{i}"})
+                for i in range(steps)
+            ),
+            limits=psych_runtime.Limits(max_steps=1000),
+        ),
+        "foreach_c8": WorkflowSpec(
+            name="fan",
+            tools=(psych_runtime.CodeTool(name="lookup"),),
+            steps=(
+                ForeachStep(
+                    name="each",
+                    items=ValuePath(path="input.ids"),
+                    concurrency=8,
+                    body=ToolStep(
+                        name="one",
+                        tool="lookup",
+                        arguments_from={"order_id": ValuePath(path="item")},
+                    ),
+                ),
+            ),
+            limits=psych_runtime.Limits(max_steps=1000),
+        ),
+    }
+    ids: list[JsonValue] = [f"O{i}" for i in range(steps)]
+
+    async def bare() -> None:
+        for i in range(steps):
+            await lookup(f"O{i}")
+
+    baseline = median_ms(await timed(bare, n))
+    for shape, workflow in shapes.items():
+        async with factory() as store:
+            counters = Counters()
+            counting = CountingStore(store, counters)
+            async with psych_runtime.session(
+                ScriptModel(0), tools=[lookup], store=counting, scope=SCOPE
+            ) as s:
+
+                async def one(
+                    s: psych_runtime.Session = s,
+                    workflow: WorkflowSpec = workflow,
+                    counting: CountingStore = counting,
+                ) -> None:
+                    run = await s.dispatch(workflow, input={"ids": ids})
+                    await wait_settled(counting, run.run_id)
+
+                await one()  # warm up
+                counters.appends = counters.reads = 0
+                samples = await timed(one, n)
+        per_run = median_ms(samples)
+        emit(
+            "workflow_steps",
+            name,
+            shape=shape,
+            steps=steps,
+            median_ms=per_run,
+            baseline_ms=baseline,
+            overhead_per_step_ms=round((per_run - baseline) / steps, 4),
+            appends_per_step=round(counters.appends / (n * steps), 3),
             samples=n,
         )
 
@@ -555,11 +635,31 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=["turns", "ask", "claim", "resume", "drain", "processes", "large", "import"],
+        choices=[
+            "turns",
+            "ask",
+            "claim",
+            "resume",
+            "workflows",
+            "drain",
+            "processes",
+            "large",
+            "import",
+        ],
         help="benchmarks to run (default: all)",
     )
     args = parser.parse_args(argv)
-    every = ["turns", "ask", "claim", "resume", "drain", "processes", "large", "import"]
+    every = [
+        "turns",
+        "ask",
+        "claim",
+        "resume",
+        "workflows",
+        "drain",
+        "processes",
+        "large",
+        "import",
+    ]
     only = set(args.only or every)
     names = args.store or list(STORE_FACTORIES)
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
@@ -578,6 +678,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             await bench_dispatch_to_claim(name, factory, args.quick)
         if "resume" in only:
             await bench_resume(name, factory, args.quick)
+        if "workflows" in only:
+            await bench_workflows(name, factory, args.quick)
         if "drain" in only:
             await bench_drain(name, factory, args.quick)
         if "processes" in only:

@@ -41,6 +41,7 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
         "import_time",
         "import_time_first_program",
         "resume_to_next_record",
+        "workflow_steps",
         "run_latency",
         "round_trips_per_run",
         "bytes_per_run",
@@ -52,6 +53,10 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
     assert {line["k"] for line in by_metric["run_latency"]} == {1, 10}
     assert {line["notifier"] for line in by_metric["dispatch_to_claim"]} == {True, False}
     assert {line["workers"] for line in by_metric["drain"]} == {1, 2}
+    shapes = {line["shape"]: line for line in by_metric["workflow_steps"]}
+    assert set(shapes) == {"sequential", "foreach_c8"}
+    # One durable write per completed step (plus admission and settlement).
+    assert all(1 <= line["appends_per_step"] < 1.1 for line in shapes.values())
 
     trips = {line["k"]: line for line in by_metric["round_trips_per_run"]}
     # Ten tool turns take more commits and leave more records than one.
