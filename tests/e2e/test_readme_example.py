@@ -71,3 +71,25 @@ def test_the_readme_approval_example_runs_and_is_the_example_file(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["waiting for: refund {'order_id': 'A-1'}", "Done."]
+
+
+def test_the_readme_workflow_example_runs_and_is_the_example_file(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    block = next(b for b in blocks if "WorkflowSpec(" in b)
+    assert block.strip() in (ROOT / "examples" / "workflow.py").read_text()
+    program = tmp_path / "workflow.py"
+    program.write_text(block)
+    done = subprocess.run(
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    asked, output = done.stdout.splitlines()
+    assert asked == "asked: Refund the disputed orders?"
+    assert "refunded A-1, A-2" in output
+    assert "Arrived damaged." in output and "Never delivered." in output
