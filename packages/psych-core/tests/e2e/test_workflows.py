@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime.records import StepStarted, Suspended, SuspendReason
+from psych_runtime.records import StepCompleted, StepStarted, Suspended, SuspendReason
 from psych_runtime.spec import (
     AgentStep,
     BranchCase,
@@ -328,9 +328,6 @@ async def test_retries_at_once_and_after_a_backoff_parked_as_a_timer(
         first = await s.state(await _finish(s, at_once))
         tools.failures_left = 1
         run = await s.dispatch(backoff, input={})
-        await _waiting(s, run.run_id)
-        header = await store.get_run(run.run_id)
-        assert header is not None and header.lease_holder is None  # no Worker waits it out
         await _settled(s, run.run_id)
         second = await s.state(run.run_id)
         log = await s.read_log(run.run_id)
@@ -338,8 +335,13 @@ async def test_retries_at_once_and_after_a_backoff_parked_as_a_timer(
     assert second.output == {"try": {"result": "ok"}}
     timers = [r for r in log if isinstance(r, Suspended)]
     assert [t.reason for t in timers] == [SuspendReason.TIMER]
-    attempts = [r.attempt_number for r in log if isinstance(r, StepStarted)]
-    assert attempts == [1, 2]
+    # The backoff was waited out parked: the Attempt ended, and another one started
+    # only once the retry was due (no Worker slept through it holding the lease).
+    retry_at = next(r for r in log if isinstance(r, StepCompleted) and r.will_retry).retry_at
+    attempts = [r for r in log if r.type == "attempt_started"]
+    assert len(attempts) == 2 and retry_at is not None and attempts[1].at >= retry_at
+    step_attempts = [r.attempt_number for r in log if isinstance(r, StepStarted)]
+    assert step_attempts == [1, 2]
 
 
 async def test_continue_on_failure_schema_violation_and_timeout(tools: Tools, store: Any) -> None:

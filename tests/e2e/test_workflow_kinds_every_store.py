@@ -1,0 +1,59 @@
+"""Every workflow step kind and option, the same tests as the core package's, on every
+durable store.
+
+The core package's workflow tests run on the in-memory store; this module runs each of
+them again with the ``store`` fixture swapped for a fresh SQLite, PostgreSQL, MariaDB
+or DynamoDB store.
+"""
+
+import importlib.util
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import psych_runtime
+
+from .conftest import DURABLE
+
+# Now and then aiobotocore leaves an aiohttp session of a request cancelled with its
+# Attempt (the crash cases kill Workers mid-request) for the garbage collector to
+# close, which Python reports as an unraisable warning during a later test. That is the
+# HTTP client's clean-up, not a workflow's outcome, so only that report is tolerated.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <function ClientSession.__del__"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
+
+_SOURCE = (
+    Path(__file__).resolve().parents[2]
+    / "packages"
+    / "psych-core"
+    / "tests"
+    / "e2e"
+    / "test_workflows.py"
+)
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("core_workflow_cases", _SOURCE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_cases = _load()
+tools = _cases.tools  # the fixture, shared as is
+globals().update({name: value for name, value in vars(_cases).items() if name.startswith("test_")})
+
+
+@pytest.fixture(params=DURABLE)
+async def store(
+    request: pytest.FixtureRequest, store_url_for: Callable[[str], Awaitable[str]]
+) -> AsyncIterator[psych_runtime.Store]:
+    """A fresh store of each durable kind, in place of the in-memory one."""
+    opened = await psych_runtime.open_store(await store_url_for(request.param))
+    yield opened
+    await opened.close()
