@@ -163,7 +163,8 @@ def _spawn(url: str, markers: Path, hang_on: str | None = None) -> subprocess.Po
     env = {"PSYCH_E2E_HANG": "0"}
     if hang_on is not None:
         env["PSYCH_E2E_HANG_ON"] = hang_on
-    return spawn_worker(url, markers, "work", 1.0, env=env, keep_stdin=True, capture_stderr=True)
+    # A lease long enough that a slow backend under load never loses it mid-scenario.
+    return spawn_worker(url, markers, "work", 3.0, env=env, keep_stdin=True, capture_stderr=True)
 
 
 def _kill(process: subprocess.Popen[str] | None) -> None:
@@ -244,10 +245,15 @@ async def test_a_worker_killed_mid_workflow_never_repeats_a_completed_step(
     try:
         processes.append(_spawn(url, tmp_path, hang_on=hang_on))
 
-        async def hanging() -> bool:
-            return hang_on in _charges(tmp_path)
+        async def hanging_or_over() -> bool:
+            if hang_on in _charges(tmp_path):
+                return True
+            status = await psych_runtime.status(store, run.run_id, scope=ACME)
+            return status.terminal_state is not None
 
-        await _wait_for(hanging, 60)
+        await _wait_for(hanging_or_over, 60)
+        over = await psych_runtime.status(store, run.run_id, scope=ACME)
+        assert over.terminal_state is None, "the run ended before the hanging call"
         _kill(processes[0])
         processes.append(_spawn(url, tmp_path))
 
