@@ -51,7 +51,7 @@ def test_the_core_package_readme_program_runs(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["Order A-1 has shipped."]
+    assert done.stdout.splitlines() == ["Two copies are free to borrow."]
 
 
 def test_the_readme_approval_example_runs_and_is_the_example_file(tmp_path: Path) -> None:
