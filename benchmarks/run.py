@@ -628,6 +628,20 @@ def bench_import(quick: bool) -> None:
         emit(row, "-", median_ms=median_ms(samples), samples=n)
 
 
+BENCHMARKS = (
+    "turns",
+    "ask",
+    "claim",
+    "resume",
+    "workflows",
+    "drain",
+    "processes",
+    "large",
+    "import",
+)
+"""Every benchmark ``--only`` may name; all of them run by default."""
+
+
 async def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", action="append", help="store names (default: every one)")
@@ -635,32 +649,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=[
-            "turns",
-            "ask",
-            "claim",
-            "resume",
-            "workflows",
-            "drain",
-            "processes",
-            "large",
-            "import",
-        ],
+        choices=BENCHMARKS,
         help="benchmarks to run (default: all)",
     )
     args = parser.parse_args(argv)
-    every = [
-        "turns",
-        "ask",
-        "claim",
-        "resume",
-        "workflows",
-        "drain",
-        "processes",
-        "large",
-        "import",
-    ]
-    only = set(args.only or every)
+    only = set(args.only or BENCHMARKS)
     names = args.store or list(STORE_FACTORIES)
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
     if "import" in only:

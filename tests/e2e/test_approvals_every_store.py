@@ -2,7 +2,6 @@
 
 import asyncio
 import contextlib
-import signal
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ import psych_runtime
 from psych_runtime.records import Resumed, Suspended, ToolCallFinished
 from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
+from tests.support.processes import kill, wait_for
 from tests.support.worker_process import spawn_worker
 
 from .conftest import DURABLE, EVERY
@@ -20,12 +20,6 @@ from .conftest import DURABLE, EVERY
 ACME = psych_runtime.Scope(tenant="acme")
 OTHER = psych_runtime.Scope(tenant="other")
 UrlFor = Callable[[str], Awaitable[str]]
-
-
-async def _wait_for(predicate: Callable[[], Awaitable[bool]], timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not await predicate():
-            await asyncio.sleep(0.02)
 
 
 def _charge_spec(**suspension: float) -> psych_runtime.AgentSpec:
@@ -47,14 +41,6 @@ def _spawn(url: str, markers: Path, *, hang: bool = False) -> subprocess.Popen[s
         keep_stdin=True,
         capture_stderr=True,
     )
-
-
-def _kill(process: subprocess.Popen[str] | None) -> None:
-    if process is None:
-        return
-    if process.poll() is None:
-        process.send_signal(signal.SIGKILL)
-    process.communicate()
 
 
 def _calls(markers: Path) -> int:
@@ -79,12 +65,12 @@ async def test_an_approval_from_another_process_runs_the_call_exactly_once(
             status = await psych_runtime.status(store, run.run_id, scope=ACME)
             return status.pending_approval is not None
 
-        await _wait_for(waiting, 30)
+        await wait_for(waiting, 30)
         status = await psych_runtime.status(store, run.run_id, scope=ACME)
         assert status.pending_approval is not None
         assert status.pending_approval.tool == "charge"
         assert status.pending_approval.arguments == {"order_id": "A0"}
-        _kill(processes[0])
+        kill(processes[0])
         assert _calls(tmp_path) == 0  # nothing ran before the decision
         header = await store.get_run(run.run_id)
         assert header is not None and header.lease_holder is None
@@ -96,19 +82,19 @@ async def test_an_approval_from_another_process_runs_the_call_exactly_once(
         processes.append(_spawn(url, tmp_path, hang=kill_during_call))
         if kill_during_call:
             # Killed while the approved call runs: the next Worker must not run it again.
-            await _wait_for(lambda: _has_calls(tmp_path, 1), 30)
-            _kill(processes[1])
+            await wait_for(lambda: _has_calls(tmp_path, 1), 30)
+            kill(processes[1])
             processes.append(_spawn(url, tmp_path))
 
         async def settled() -> bool:
             status = await psych_runtime.status(store, run.run_id, scope=ACME)
             return status.terminal_state is not None
 
-        await _wait_for(settled, 30)
+        await wait_for(settled, 30)
         log = await psych_runtime.read_log(store, run.run_id, scope=ACME)
     finally:
         for process in processes:
-            _kill(process)
+            kill(process)
         await store.close()
     assert _calls(tmp_path) == 1
     assert [(r.approved, r.resumed_by) for r in log if isinstance(r, Resumed)] == [(True, "alice")]
@@ -171,7 +157,7 @@ async def _until(s: psych_runtime.Session, run_id: psych_runtime.RunId, *, settl
             return status.terminal_state is not None
         return status.lifecycle == "waiting"
 
-    await _wait_for(reached, 30)
+    await wait_for(reached, 30)
 
 
 @pytest.mark.parametrize("kind", EVERY)

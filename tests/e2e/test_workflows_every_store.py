@@ -4,8 +4,6 @@ Side effects are counted by the marker files the worker process's ``charge`` too
 writes, one per real execution, so "not re-executed" is checked, not assumed.
 """
 
-import asyncio
-import signal
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,6 +32,7 @@ from psych_runtime.spec import (
     WorkflowStepRef,
 )
 from psych_runtime.testing import FakeModel
+from tests.support.processes import kill, wait_for
 from tests.support.worker_process import spawn_worker
 
 from .conftest import DURABLE, EVERY
@@ -44,12 +43,6 @@ UrlFor = Callable[[str], Awaitable[str]]
 
 def p(path: str) -> ValuePath:
     return ValuePath(path=path)
-
-
-async def _wait_for(predicate: Callable[[], Awaitable[bool]], timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not await predicate():
-            await asyncio.sleep(0.02)
 
 
 class Counter:
@@ -140,13 +133,13 @@ async def test_every_step_kind_together(kind: str, store_url_for: UrlFor) -> Non
             status = await s.status(run.run_id)
             return status.pending_wait is not None and status.pending_wait.event == "go"
 
-        await _wait_for(waiting, 30)
+        await wait_for(waiting, 30)
         await s.resume(run.run_id, payload={"ok": True})
 
         async def settled() -> bool:
             return (await s.status(run.run_id)).terminal_state is not None
 
-        await _wait_for(settled, 30)
+        await wait_for(settled, 30)
         state = await s.state(run.run_id)
     assert state.failure is None, state.failure
     assert state.output == {
@@ -165,14 +158,6 @@ def _spawn(url: str, markers: Path, hang_on: str | None = None) -> subprocess.Po
         env["PSYCH_E2E_HANG_ON"] = hang_on
     # A lease long enough that a slow backend under load never loses it mid-scenario.
     return spawn_worker(url, markers, "work", 3.0, env=env, keep_stdin=True, capture_stderr=True)
-
-
-def _kill(process: subprocess.Popen[str] | None) -> None:
-    if process is None:
-        return
-    if process.poll() is None:
-        process.send_signal(signal.SIGKILL)
-    process.communicate()
 
 
 def _charges(markers: Path) -> list[str]:
@@ -251,21 +236,21 @@ async def test_a_worker_killed_mid_workflow_never_repeats_a_completed_step(
             status = await psych_runtime.status(store, run.run_id, scope=ACME)
             return status.terminal_state is not None
 
-        await _wait_for(hanging_or_over, 60)
+        await wait_for(hanging_or_over, 60)
         over = await psych_runtime.status(store, run.run_id, scope=ACME)
         assert over.terminal_state is None, "the run ended before the hanging call"
-        _kill(processes[0])
+        kill(processes[0])
         processes.append(_spawn(url, tmp_path))
 
         async def settled() -> bool:
             status = await psych_runtime.status(store, run.run_id, scope=ACME)
             return status.terminal_state is not None
 
-        await _wait_for(settled, 60)
+        await wait_for(settled, 60)
         state = await psych_runtime.state(store, run.run_id, scope=ACME)
     finally:
         for process in processes:
-            _kill(process)
+            kill(process)
         await store.close()
     assert _charges(tmp_path) == expected  # every side effect exactly once
     assert state.terminal_state is psych_runtime.TerminalState.COMPLETED, state.failure
