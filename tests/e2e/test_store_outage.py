@@ -155,7 +155,8 @@ async def _drain(
     async def charge(order_id: str, context: psych_runtime.ToolContext) -> str:
         """Charge an order."""
         executions[context.run_id, context.call_id] += 1
-        await asyncio.sleep(random.uniform(0, 0.03))
+        # Long enough that a drain of RUNS runs outlasts the disruption's start.
+        await asyncio.sleep(random.uniform(0.04, 0.08))
         return "charged"
 
     registry = psych_runtime.ToolRegistry()
@@ -338,7 +339,7 @@ async def test_a_server_restart_during_a_drain_fails_no_run(
 
     async def restart(done: Callable[[], bool]) -> int:
         # Let the drain get going, then take the whole server down and up once.
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.15)
         if done():
             return 0
         await asyncio.to_thread(_restart_postgres if kind == "postgres" else _restart_mariadb)
