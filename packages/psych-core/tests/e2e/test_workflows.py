@@ -580,7 +580,14 @@ async def test_status_shows_step_progress_and_stream_carries_step_records(
         await s.resume(run.run_id, payload={})
         await _settled(s, run.run_id)
         done = await s.status(run.run_id)
+        report = await s.report(run.run_id)
         streamed = [r.type async for r in s.stream(run.run_id)]
+    assert [(step.name, step.completed, step.skipped) for step in report.steps] == [
+        ("one", True, False),
+        ("maybe", True, True),
+        ("gate", True, False),
+        ("after", True, False),
+    ]
     assert (waiting.steps_completed, waiting.steps_skipped, waiting.steps_running) == (
         1,
         1,
