@@ -134,10 +134,13 @@ async def _drain(
     url: str,
     observer: psych_runtime.Store,
     disrupt: Callable[[Callable[[], bool]], Awaitable[int]],
+    *,
+    tool_seconds: tuple[float, float] = (0.0, 0.03),
 ) -> tuple[list[psych_runtime.RunId], Counter[tuple[str, str]], int]:
     """Dispatch a batch, drain it with two Workers while ``disrupt`` runs, and wait.
 
-    Returns the run ids, how often each call's tool ran, and what ``disrupt`` counted.
+    Each tool call takes a random time within ``tool_seconds``. Returns the run ids,
+    how often each call's tool ran, and what ``disrupt`` counted.
     """
     spec = psych_runtime.AgentSpec(
         name="pay",
@@ -155,8 +158,7 @@ async def _drain(
     async def charge(order_id: str, context: psych_runtime.ToolContext) -> str:
         """Charge an order."""
         executions[context.run_id, context.call_id] += 1
-        # Long enough that a drain of RUNS runs outlasts the disruption's start.
-        await asyncio.sleep(random.uniform(0.04, 0.08))
+        await asyncio.sleep(random.uniform(*tool_seconds))
         return "charged"
 
     registry = psych_runtime.ToolRegistry()
@@ -349,7 +351,8 @@ async def test_a_server_restart_during_a_drain_fails_no_run(
         return 1
 
     try:
-        ids, executions, restarts = await _drain(url, observer, restart)
+        # Slower tools, so the drain is still under way when the restart starts.
+        ids, executions, restarts = await _drain(url, observer, restart, tool_seconds=(0.04, 0.08))
         await _check_every_run(observer, ids, executions)
     finally:
         await observer.close()
