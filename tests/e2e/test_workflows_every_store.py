@@ -194,7 +194,9 @@ SCENARIOS = {
             ),
         ),
         "P1",
-        ["P1", "P2", "S1"],
+        # P2 runs once, or not at all when the kill came between its step's start
+        # and its call (then it is in doubt, and reported rather than run).
+        ["P1", "P2?", "S1"],
     ),
     # Killed inside a nested agent step's tool call: the agent's Run is continued from
     # its own log, its call in doubt is reported to its model, and it answers.
@@ -252,7 +254,10 @@ async def test_a_worker_killed_mid_workflow_never_repeats_a_completed_step(
         for process in processes:
             kill(process)
         await store.close()
-    assert _charges(tmp_path) == expected  # every side effect exactly once
+    charges = _charges(tmp_path)
+    assert len(charges) == len(set(charges)), charges  # no side effect twice
+    assert set(charges) >= {c for c in expected if not c.endswith("?")}
+    assert set(charges) <= {c.rstrip("?") for c in expected}
     assert state.terminal_state is psych_runtime.TerminalState.COMPLETED, state.failure
     first = [s for s in state.step_starts if s.name == "first"]
     assert [s.attempt_number for s in first] == [1]  # read back, never started again
