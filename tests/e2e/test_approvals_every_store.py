@@ -32,11 +32,12 @@ def _charge_spec(**suspension: float) -> psych_runtime.AgentSpec:
 
 
 def _spawn(url: str, markers: Path, *, hang: bool = False) -> subprocess.Popen[str]:
+    # A lease long enough that a slow backend under load never loses it mid-scenario.
     return spawn_worker(
         url,
         markers,
         "work",
-        1.0,
+        3.0,
         env={"PSYCH_E2E_APPROVE": "1", "PSYCH_E2E_HANG": "1" if hang else "0"},
         keep_stdin=True,
         capture_stderr=True,
