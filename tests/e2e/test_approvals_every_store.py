@@ -209,15 +209,15 @@ async def test_expiry_by_a_late_resume_and_by_the_worker_alone(
         model.turn(tool_calls=[("refund", {"order_id": "A-1"})])
     async with _session(model, ledger, url) as s:
         # Nobody resumes: the Worker claims the Run at its expiry and abandons it.
-        alone = await s.dispatch(_refund_spec(approval_expires_seconds=0.5), "Refund A-1")
+        alone = await s.dispatch(_refund_spec(approval_expires_seconds=2.0), "Refund A-1")
         await _until(s, alone.run_id, settled=False)
         await _until(s, alone.run_id, settled=True)
         assert (await s.status(alone.run_id)).failure_kind == "suspension_expired"
         # A resume after the expiry abandons the Run and runs nothing.
-        late = await s.dispatch(_refund_spec(approval_expires_seconds=1.5), "Refund A-1")
+        late = await s.dispatch(_refund_spec(approval_expires_seconds=3.0), "Refund A-1")
         await _until(s, late.run_id, settled=False)
         await s.worker.stop()
-        await asyncio.sleep(1.6)
+        await asyncio.sleep(3.1)
         with pytest.raises(psych_runtime.SuspensionExpired):
             await s.resume(late.run_id, approved=True)
         status = await s.status(late.run_id)

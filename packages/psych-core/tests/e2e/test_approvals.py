@@ -274,10 +274,10 @@ async def test_a_resume_after_expiry_abandons_the_run_and_runs_nothing(
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
     # Long enough that the Worker's own expiry claim does not race the late resume.
     async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(approval_expires_seconds=0.5), "Refund A-1")
+        run = await s.dispatch(_spec(approval_expires_seconds=1.5), "Refund A-1")
         await _suspended(s, run.run_id)
         await s.worker.stop()  # nobody claims the Run at its expiry
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(1.6)
         with pytest.raises(psych_runtime.SuspensionExpired):
             await s.resume(run.run_id, approved=True, by="late")
         status = await s.status(run.run_id)
@@ -291,12 +291,12 @@ async def test_an_expired_suspension_nobody_resumes_is_abandoned_by_a_worker(
 ) -> None:
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
     async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(approval_expires_seconds=0.3), "Refund A-1")
+        run = await s.dispatch(_spec(approval_expires_seconds=1.5), "Refund A-1")
         await _suspended(s, run.run_id)
         header = await store.get_run(run.run_id)
         assert header is not None and header.lease_holder is None  # nobody holds it
         assert header.runnable_at is not None  # parked until the expiry
-        for _ in range(100):
+        for _ in range(200):
             if (await s.status(run.run_id)).terminal_state is not None:
                 break
             await asyncio.sleep(0.05)
