@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
-from psych_store_mysql import MySQLStore, _driver
-from psych_store_mysql.batch import Batch
+from psych_store_mysql import MySQLStore, _connection
+from psych_store_mysql._batches import Batch
 from psych_store_mysql.schema import Tables
-from psych_store_mysql.settings import parse_url
+from psych_store_mysql.settings import MySQLSettings
 
 DSN_ENV = "PSYCH_TEST_MYSQL_DSN"
 DEFAULT_DSN = "mysql://root@127.0.0.1:3306/test"
@@ -41,7 +41,7 @@ def prefix() -> str:
 
 
 async def existing_tables(dsn: str, prefix: str) -> list[str]:
-    conn = await _driver.connect(parse_url(dsn))
+    conn = await _connection.connect(MySQLSettings.from_url(dsn))
     try:
         batch = Batch(conn, 1 << 20)
         names = Tables(prefix).all
@@ -60,7 +60,7 @@ async def existing_tables(dsn: str, prefix: str) -> list[str]:
 
 async def run_sql(dsn: str, *statements: str) -> list[list[tuple[object, ...]]]:
     """Run statements on a fresh connection and return each one's rows."""
-    conn = await _driver.connect(parse_url(dsn))
+    conn = await _connection.connect(MySQLSettings.from_url(dsn))
     try:
         results = await Batch(conn, 1 << 20).run(*((sql, ()) for sql in statements))
         return [list(result.rows) for result in results]

@@ -93,20 +93,20 @@ if TYPE_CHECKING:
     from psych_runtime.core.version import (
         Version as Version,
     )
-    from psych_runtime.model.egress import (
+    from psych_runtime.egress.policy import (
         EgressDecision as EgressDecision,
         EgressDenied as EgressDenied,
         EgressPolicy as EgressPolicy,
         EgressRule as EgressRule,
+    )
+    from psych_runtime.egress.transport import (
+        HttpTransport as HttpTransport,
     )
     from psych_runtime.model.openai_compat import (
         OpenAICompatibleClient as OpenAICompatibleClient,
     )
     from psych_runtime.model.pricing import (
         CostPolicy as CostPolicy,
-    )
-    from psych_runtime.model.transport import (
-        HttpTransport as HttpTransport,
     )
 
     # stores
@@ -116,15 +116,19 @@ if TYPE_CHECKING:
     from psych_runtime.plugins.urls import (
         open_blob_store as open_blob_store,
     )
-    from psych_runtime.runtime.dispatch import (
+    from psych_runtime.runtime.admission import (
         Dispatched as Dispatched,
         InvalidDispatch as InvalidDispatch,
-        RunAlreadySettled as RunAlreadySettled,
-        SharedVersionScope as SharedVersionScope,
         dispatch as dispatch,
+    )
+    from psych_runtime.runtime.control import (
+        RunAlreadySettled as RunAlreadySettled,
         interrupt as interrupt,
-        publish as publish,
         send as send,
+    )
+    from psych_runtime.runtime.publish import (
+        SharedVersionScope as SharedVersionScope,
+        publish as publish,
     )
 
     # reading a Run
@@ -213,16 +217,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
     # running
     "psych_runtime.runtime.session": ("RuntimeSettings", "Session", "session", "WorkerSettings"),
-    "psych_runtime.runtime.dispatch": (
-        "dispatch",
-        "Dispatched",
-        "interrupt",
-        "InvalidDispatch",
-        "publish",
-        "RunAlreadySettled",
-        "send",
-        "SharedVersionScope",
-    ),
+    "psych_runtime.runtime.publish": ("publish", "SharedVersionScope"),
+    "psych_runtime.runtime.admission": ("dispatch", "Dispatched", "InvalidDispatch"),
+    "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "send"),
     "psych_runtime.runtime.resume": (
         "InvalidResume",
         "resume",
@@ -257,8 +254,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SecretResolver",
         "StaticSecretResolver",
     ),
-    "psych_runtime.model.transport": ("HttpTransport",),
-    "psych_runtime.model.egress": ("EgressDecision", "EgressDenied", "EgressPolicy", "EgressRule"),
+    "psych_runtime.egress.transport": ("HttpTransport",),
+    "psych_runtime.egress.policy": ("EgressDecision", "EgressDenied", "EgressPolicy", "EgressRule"),
     # reading a Run
     "psych_runtime.runtime.reads": (
         "answer",

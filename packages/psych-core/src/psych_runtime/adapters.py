@@ -48,6 +48,12 @@ from psych_runtime.plugins.manager import (
     AUTOLOAD_ENV,
     reset_plugin_manager,
 )
+from psych_runtime.plugins.offer import (
+    lazy_exports,
+    offer_blob_stores,
+    offer_doctor_checks,
+    offer_stores,
+)
 from psych_runtime.plugins.urls import (
     blob_store_backends,
     store_backends,
@@ -68,6 +74,11 @@ from psych_runtime.store.errors import (
     StoreError,
     StoreUnavailable,
 )
+from psych_runtime.store.header_columns import (
+    HEADER_COLUMNS,
+    header_from_row,
+    header_row,
+)
 from psych_runtime.store.memory import (
     InMemoryStore,
 )
@@ -84,9 +95,14 @@ from psych_runtime.store.port import (
     RunState,
     Store,
 )
+from psych_runtime.store.settings import (
+    UrlSettings,
+    settings_from,
+)
 
 __all__ = [
     "AUTOLOAD_ENV",
+    "HEADER_COLUMNS",
     "MAX_JSON_DEPTH",
     "MAX_RECORD_DEPTH",
     "PLUGIN_API_VERSION",
@@ -124,6 +140,7 @@ __all__ = [
     "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
     "UnstorableValue",
+    "UrlSettings",
     "blob_store_backends",
     "check_admission",
     "check_append_batch",
@@ -131,11 +148,18 @@ __all__ = [
     "check_read_window",
     "check_window",
     "coerce_bytes",
+    "header_from_row",
+    "header_row",
     "hookimpl",
     "import_check",
+    "lazy_exports",
     "no_run_can_match",
+    "offer_blob_stores",
+    "offer_doctor_checks",
+    "offer_stores",
     "register_plugin",
     "reset_plugin_manager",
+    "settings_from",
     "store_backends",
     "unstorable",
 ]

@@ -276,6 +276,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "psych_runtime.adapters": (
         "AUTOLOAD_ENV",
+        "HEADER_COLUMNS",
         "Admission",
         "BlobInfo",
         "BlobKey",
@@ -312,6 +313,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "UnknownBlobStoreScheme",
         "UnknownStoreScheme",
         "UnstorableValue",
+        "UrlSettings",
         "WORK",
         "blob_store_backends",
         "check_admission",
@@ -320,11 +322,18 @@ PINNED: dict[str, tuple[str, ...]] = {
         "check_read_window",
         "check_window",
         "coerce_bytes",
+        "header_from_row",
+        "header_row",
         "hookimpl",
         "import_check",
+        "lazy_exports",
         "no_run_can_match",
+        "offer_blob_stores",
+        "offer_doctor_checks",
+        "offer_stores",
         "register_plugin",
         "reset_plugin_manager",
+        "settings_from",
         "store_backends",
         "unstorable",
     ),
@@ -444,3 +453,21 @@ def test_the_package_docstring_example_runs() -> None:
 
     failures, tried = doctest.testmod(psych_runtime, verbose=False, report=False)[:2]
     assert tried > 0 and failures == 0
+
+
+def test_a_first_program_does_not_import_the_http_client() -> None:
+    # httpx (with its optional command-line extras) costs a few hundred milliseconds to
+    # import; a program that never calls out over HTTP should not pay for it.
+    code = (
+        "import sys, asyncio, psych_runtime\n"
+        "from psych_runtime.testing import FakeModel\n"
+        "from psych_runtime.tools import ToolRegistry\n"
+        "async def main():\n"
+        "    store = await psych_runtime.open_store('memory://')\n"
+        "    psych_runtime.Runtime(store, FakeModel(), ToolRegistry())\n"
+        "    psych_runtime.AgentSpec(name='a', instructions='b', model='m')\n"
+        "asyncio.run(main())\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

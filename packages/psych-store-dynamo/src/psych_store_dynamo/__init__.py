@@ -28,37 +28,38 @@ first access, so importing this package (or its plugin module) never imports aio
 
 from typing import TYPE_CHECKING
 
+from psych_runtime.adapters import lazy_exports
 from psych_store_dynamo._version import __version__
 
 if TYPE_CHECKING:
     from psych_store_dynamo.blob import S3BlobStore as S3BlobStore
     from psych_store_dynamo.errors import BatchTooLarge as BatchTooLarge
+    from psych_store_dynamo.settings import (
+        DynamoSettings as DynamoSettings,
+        S3Settings as S3Settings,
+    )
     from psych_store_dynamo.store import DynamoStore as DynamoStore
     from psych_store_dynamo.tables import create_table as create_table, drop_table as drop_table
 
-_LAZY = {
-    "DynamoStore": "psych_store_dynamo.store",
-    "S3BlobStore": "psych_store_dynamo.blob",
-    "BatchTooLarge": "psych_store_dynamo.errors",
-    "create_table": "psych_store_dynamo.tables",
-    "drop_table": "psych_store_dynamo.tables",
-}
-
-
-def __getattr__(name: str) -> object:
-    """Load the stores (and with them aioboto3) only when someone asks for them."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DynamoStore": "psych_store_dynamo.store",
+        "DynamoSettings": "psych_store_dynamo.settings",
+        "S3BlobStore": "psych_store_dynamo.blob",
+        "S3Settings": "psych_store_dynamo.settings",
+        "BatchTooLarge": "psych_store_dynamo.errors",
+        "create_table": "psych_store_dynamo.tables",
+        "drop_table": "psych_store_dynamo.tables",
+    },
+)
 
 __all__ = [
     "BatchTooLarge",
+    "DynamoSettings",
     "DynamoStore",
     "S3BlobStore",
+    "S3Settings",
     "__version__",
     "create_table",
     "drop_table",

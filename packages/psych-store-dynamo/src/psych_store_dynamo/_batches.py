@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from psych_runtime import RunId
 from psych_runtime.adapters import RecordTooLarge
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _rows as it
 from psych_store_dynamo.errors import BatchTooLarge
 
 TRANSACTION_MARGIN = 4096

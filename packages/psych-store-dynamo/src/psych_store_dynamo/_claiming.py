@@ -1,6 +1,6 @@
 """The claim: find candidates on the sparse index, then win one with a conditional write.
 
-The ``claimable`` index (see ``_items``) keeps three partitions: ``ready`` (runnable,
+The ``claimable`` index (see ``_rows``) keeps three partitions: ``ready`` (runnable,
 by created_at), ``parked`` (runnable with a parking time, by that time) and ``leased``
 (running, by lease expiry). A claim reads the first few entries of ``ready``, the
 first few of ``parked`` whose time has come, and every expired entry of ``leased``
@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from psych_runtime import RunId
 from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import ConditionFailed, Table
 
 CANDIDATES = 8

@@ -11,9 +11,9 @@ import random
 from collections.abc import Mapping, Sequence
 
 from psych_runtime.adapters import SchemaNotMigrated
-from psych_store_dynamo import _driver
-from psych_store_dynamo._driver import DynamoClient, Response
-from psych_store_dynamo._items import Attribute, Item, names_in, wire_item, wire_items
+from psych_store_dynamo import errors
+from psych_store_dynamo._connection import DynamoClient, Response
+from psych_store_dynamo._rows import Attribute, Item, names_in, wire_item, wire_items
 from psych_store_dynamo.settings import AwsSettings
 
 _SERVICE = "DynamoDB"
@@ -68,7 +68,7 @@ class Table:
 
     def _fail(self, exc: Exception, operation: str) -> BaseException:
         """The exception to raise for ``exc``, which ``operation`` raised."""
-        failure = _driver.failure_of(exc)
+        failure = errors.failure_of(exc)
         if failure is not None:
             if failure.code == "ConditionalCheckFailedException":
                 return ConditionFailed(failure.message)
@@ -80,11 +80,11 @@ class Table:
                     f"DynamoDB table {self.name!r} does not exist at {self.aws.where()}; "
                     "create it with `await store.migrate()` (or open_store(url, migrate=True))"
                 )
-        replacement = _driver.translate(exc, _SERVICE, self.aws)
+        replacement = errors.translate(exc, _SERVICE, self.aws)
         if replacement is not None:
             return replacement
         if failure is not None:
-            return _driver.unexpected(failure, _SERVICE, operation)
+            return errors.unexpected(failure, _SERVICE, operation)
         return exc
 
     async def get(self, key: Item, *, projection: Sequence[str] = ()) -> Item | None:
@@ -246,7 +246,7 @@ class Table:
         try:
             response = await self.client.describe_table(TableName=self.name)
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code == "ResourceNotFoundException":
                 return None
             raise self._fail(exc, "DescribeTable") from exc
@@ -258,7 +258,7 @@ class Table:
         try:
             await self.client.create_table(TableName=self.name, **definition)
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code == "ResourceInUseException":
                 return False
             raise self._fail(exc, "CreateTable") from exc
@@ -269,7 +269,7 @@ class Table:
         try:
             await self.client.update_table(TableName=self.name, **request)
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code in (
                 "ResourceInUseException",
                 "LimitExceededException",
@@ -289,7 +289,7 @@ class Table:
         try:
             await self.client.delete_table(TableName=self.name)
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code == "ResourceNotFoundException":
                 return False
             raise self._fail(exc, "DeleteTable") from exc

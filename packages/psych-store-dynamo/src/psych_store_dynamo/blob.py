@@ -24,10 +24,11 @@ from psych_runtime.adapters import (
     check_content_type,
     check_window,
     coerce_bytes,
+    settings_from,
 )
-from psych_store_dynamo import _driver
-from psych_store_dynamo._driver import S3Client
-from psych_store_dynamo.settings import S3Settings, s3_settings
+from psych_store_dynamo import _connection, errors
+from psych_store_dynamo._connection import S3Client
+from psych_store_dynamo.settings import S3Settings
 
 _SERVICE = "S3"
 _MAX_NAME_BYTES = 1024
@@ -45,7 +46,8 @@ class S3BlobStore:
     another delete of the same key may both answer True.
 
     Args:
-        url: ``s3://BUCKET/optional/prefix?region=...&endpoint_url=...``.
+        url: ``s3://BUCKET/optional/prefix?region=...&endpoint_url=...``, or
+            ``S3Settings`` already resolved. The options below override the query.
         region: AWS region (overrides the URL's).
         endpoint_url: a local endpoint such as MinIO, LocalStack or moto.
         connect_timeout: seconds to wait for a connection (default 5).
@@ -60,37 +62,8 @@ class S3BlobStore:
         ValueError: an option value is out of range.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        region: str | None = None,
-        endpoint_url: str | None = None,
-        connect_timeout: float | None = None,
-        read_timeout: float | None = None,
-        max_attempts: int | None = None,
-        addressing_style: str | None = None,
-    ) -> None:
-        given = {
-            "region": region,
-            "endpoint_url": endpoint_url,
-            "connect_timeout": connect_timeout,
-            "read_timeout": read_timeout,
-            "max_attempts": max_attempts,
-            "addressing_style": addressing_style,
-        }
-        options = {name: value for name, value in given.items() if value is not None}
-        self._init(s3_settings(url, options))
-
-    @classmethod
-    def from_settings(cls, settings: S3Settings) -> "S3BlobStore":
-        """Build a store from settings already resolved (see ``s3_settings``)."""
-        store = cls.__new__(cls)
-        store._init(settings)
-        return store
-
-    def _init(self, settings: S3Settings) -> None:
-        self._settings = settings
+    def __init__(self, url: str | S3Settings, /, **options: object) -> None:
+        self._settings = settings_from(url, S3Settings, options)
         self._stack: AsyncExitStack | None = None
         self._client: S3Client | None = None
         self._closed = False
@@ -120,7 +93,7 @@ class S3BlobStore:
             if self._client is None:
                 stack = AsyncExitStack()
                 try:
-                    client = await _driver.open_client(
+                    client = await _connection.open_client(
                         "s3",
                         self._settings.aws,
                         stack,
@@ -129,7 +102,7 @@ class S3BlobStore:
                 except BaseException:
                     await stack.aclose()
                     raise
-                self._stack, self._client = stack, _driver.s3(client)
+                self._stack, self._client = stack, _connection.s3(client)
             return self._client
 
     async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
@@ -173,7 +146,7 @@ class S3BlobStore:
         try:
             response = await client.get_object(**request)
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code in _MISSING:
                 raise BlobNotFound(key) from None
             if failure is not None and (failure.code == "InvalidRange" or failure.status == 416):
@@ -184,7 +157,7 @@ class S3BlobStore:
         body = response.get("Body")
         if body is None:
             raise StoreError(f"S3 GetObject for {key} returned no body")
-        stream = _driver.s3_body(body)
+        stream = _connection.s3_body(body)
         try:
             async with stream:
                 return await stream.read()
@@ -199,7 +172,7 @@ class S3BlobStore:
                 Bucket=self._settings.bucket, Key=self.object_name(key)
             )
         except Exception as exc:
-            failure = _driver.failure_of(exc)
+            failure = errors.failure_of(exc)
             if failure is not None and failure.code in _MISSING:
                 return None
             raise self._fail(exc, "HeadObject") from exc
@@ -229,17 +202,17 @@ class S3BlobStore:
             await stack.aclose()
 
     def _fail(self, exc: Exception, operation: str) -> BaseException:
-        replacement = _driver.translate(exc, _SERVICE, self._settings.aws)
+        replacement = errors.translate(exc, _SERVICE, self._settings.aws)
         if replacement is not None:
             return replacement
-        failure = _driver.failure_of(exc)
+        failure = errors.failure_of(exc)
         if failure is not None:
             if failure.code == "NoSuchBucket":
                 return StoreError(
                     f"S3 bucket {self._settings.bucket!r} does not exist at "
                     f"{self._settings.aws.where()}; create it first"
                 )
-            return _driver.unexpected(failure, _SERVICE, operation)
+            return errors.unexpected(failure, _SERVICE, operation)
         return exc
 
 

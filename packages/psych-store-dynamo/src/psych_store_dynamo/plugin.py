@@ -5,7 +5,6 @@ plugin when it first looks for backends. Nothing here imports aioboto3, botocore
 the store modules; the factories import them when a store is actually opened.
 """
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from psych_runtime.adapters import (
@@ -13,7 +12,9 @@ from psych_runtime.adapters import (
     DoctorCheck,
     DoctorResult,
     StoreBackend,
-    hookimpl,
+    offer_blob_stores,
+    offer_doctor_checks,
+    offer_stores,
 )
 
 if TYPE_CHECKING:
@@ -43,10 +44,9 @@ async def open_dynamo_store(url: str, **options: object) -> "Store":
         InvalidStoreUrl: the URL is malformed.
         TypeError: an unknown option, or a value of the wrong type.
     """
-    from psych_store_dynamo.settings import dynamo_settings  # deferred: keep loading cheap
-    from psych_store_dynamo.store import DynamoStore
+    from psych_store_dynamo.store import DynamoStore  # deferred: keep loading cheap
 
-    return DynamoStore.from_settings(dynamo_settings(url, options))
+    return DynamoStore(url, **options)
 
 
 async def open_s3_blob_store(url: str, **options: object) -> "S3BlobStore":
@@ -62,9 +62,8 @@ async def open_s3_blob_store(url: str, **options: object) -> "S3BlobStore":
         TypeError: an unknown option, or a value of the wrong type.
     """
     from psych_store_dynamo.blob import S3BlobStore  # deferred: keep loading cheap
-    from psych_store_dynamo.settings import s3_settings
 
-    return S3BlobStore.from_settings(s3_settings(url, options))
+    return S3BlobStore(url, **options)
 
 
 def _driver_importable() -> DoctorResult:
@@ -76,35 +75,24 @@ def _driver_importable() -> DoctorResult:
     return DoctorResult(True, "aioboto3 is installed (dynamodb:// and s3:// available)")
 
 
-@hookimpl
-def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
-    """Offer the DynamoDB Store under ``dynamodb://``."""
-    register(
-        StoreBackend(
-            name="dynamodb",
-            schemes=("dynamodb",),
-            open=open_dynamo_store,
-            package=_PACKAGE,
-            description="Durable store in one DynamoDB table (transactions, sparse indexes).",
-        )
+psych_register_stores = offer_stores(
+    StoreBackend(
+        name="dynamodb",
+        schemes=("dynamodb",),
+        open=open_dynamo_store,
+        package=_PACKAGE,
+        description="Durable store in one DynamoDB table (transactions, sparse indexes).",
     )
+)
 
-
-@hookimpl
-def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
-    """Offer the S3 blob store under ``s3://``."""
-    register(
-        BlobStoreBackend(
-            name="s3",
-            schemes=("s3",),
-            open=open_s3_blob_store,
-            package=_PACKAGE,
-            description="Blobs as S3 objects under a bucket prefix.",
-        )
+psych_register_blob_stores = offer_blob_stores(
+    BlobStoreBackend(
+        name="s3",
+        schemes=("s3",),
+        open=open_s3_blob_store,
+        package=_PACKAGE,
+        description="Blobs as S3 objects under a bucket prefix.",
     )
+)
 
-
-@hookimpl
-def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
-    """Report whether the AWS driver is installed."""
-    register(DoctorCheck("dynamodb store", _driver_importable))
+psych_doctor_checks = offer_doctor_checks(DoctorCheck("dynamodb store", _driver_importable))

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from psych_runtime import StoreError, StoreUnavailable
 from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import ConditionFailed, Table, TableMissing
 from psych_store_dynamo._version import __version__
 
@@ -54,7 +54,7 @@ INDEXES: dict[str, dict[str, object]] = {
         "Projection": {"ProjectionType": "KEYS_ONLY"},
     },
 }
-"""The two sparse global secondary indexes (see ``_items`` for what they hold)."""
+"""The two sparse global secondary indexes (see ``_rows`` for what they hold)."""
 
 
 def table_definition() -> dict[str, object]:

@@ -86,6 +86,17 @@ class DynamoSettings:
     aws: AwsSettings = AwsSettings()
     wait_seconds: float = DEFAULT_WAIT_SECONDS
 
+    @classmethod
+    def from_url(cls, url: str, /, **options: object) -> "DynamoSettings":
+        """Settings for ``dynamodb://TABLE?region=...&endpoint_url=...``.
+
+        ``region``, ``endpoint_url``, ``connect_timeout``, ``read_timeout``,
+        ``max_attempts`` and ``wait_seconds`` may come from the query or as keywords;
+        a keyword wins. A bad keyword is a ``TypeError`` or ``ValueError``, a bad URL
+        an ``InvalidStoreUrl``.
+        """
+        return _dynamo_settings(url, options)
+
 
 @dataclass(frozen=True, slots=True)
 class S3Settings:
@@ -104,6 +115,15 @@ class S3Settings:
     prefix: str = ""
     aws: AwsSettings = AwsSettings()
     addressing_style: str = "auto"
+
+    @classmethod
+    def from_url(cls, url: str, /, **options: object) -> "S3Settings":
+        """Settings for ``s3://BUCKET/optional/prefix``.
+
+        The AWS options of ``DynamoSettings.from_url`` apply, plus
+        ``addressing_style`` (``path`` by default when ``endpoint_url`` is set).
+        """
+        return _s3_settings(url, options)
 
 
 def redact(url: str) -> str:
@@ -126,7 +146,7 @@ def _shown(url: str) -> str:
     return _USERINFO.sub(r"\1***@", url)
 
 
-def dynamo_settings(url: str, options: Mapping[str, object]) -> DynamoSettings:
+def _dynamo_settings(url: str, options: Mapping[str, object]) -> DynamoSettings:
     """Check a ``dynamodb://TABLE?...`` URL and combine it with keyword options.
 
     Raises:
@@ -155,7 +175,7 @@ def dynamo_settings(url: str, options: Mapping[str, object]) -> DynamoSettings:
     )
 
 
-def s3_settings(url: str, options: Mapping[str, object]) -> S3Settings:
+def _s3_settings(url: str, options: Mapping[str, object]) -> S3Settings:
     """Check an ``s3://BUCKET/prefix?...`` URL and combine it with keyword options.
 
     Raises:
@@ -335,7 +355,5 @@ __all__ = [
     "AwsSettings",
     "DynamoSettings",
     "S3Settings",
-    "dynamo_settings",
     "redact",
-    "s3_settings",
 ]

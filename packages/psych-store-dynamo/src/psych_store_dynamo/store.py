@@ -1,6 +1,6 @@
 """``DynamoStore``: the Store port on one DynamoDB table.
 
-Where each guarantee comes from (the layout is described in ``_items``):
+Where each guarantee comes from (the layout is described in ``_rows``):
 
 * append: one ``TransactWriteItems``. Its first operation updates the Run's header on
   the condition ``head_seq = expected_seq - 1`` (and, when fenced, that the lease
@@ -42,6 +42,7 @@ from psych_runtime.adapters import (
     check_admission,
     check_append_batch,
     no_run_can_match,
+    settings_from,
 )
 from psych_runtime.records import (
     Record,
@@ -50,11 +51,11 @@ from psych_runtime.records import (
     record_from_json,
     record_to_json,
 )
-from psych_store_dynamo import _claiming, _driver, _items as it, schema
+from psych_store_dynamo import _claiming, _connection, _rows as it, schema
 from psych_store_dynamo._batches import check_sizes
-from psych_store_dynamo._expressions import set_entry, update_expression
+from psych_store_dynamo._queries import set_entry, update_expression
 from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
-from psych_store_dynamo.settings import DynamoSettings, dynamo_settings
+from psych_store_dynamo.settings import DynamoSettings
 
 _CONDITION_FAILED = "ConditionalCheckFailed"
 _TRANSIENT_REASONS = frozenset(
@@ -95,7 +96,8 @@ class DynamoStore:
     other processes are not heard and rely on their polling.
 
     Args:
-        url: ``dynamodb://TABLE?region=...&endpoint_url=...``.
+        url: ``dynamodb://TABLE?region=...&endpoint_url=...``, or ``DynamoSettings``
+            already resolved. The options below override the URL's query.
         region: AWS region (overrides the URL's).
         endpoint_url: a local endpoint such as DynamoDB Local or moto.
         connect_timeout: seconds to wait for a connection (default 5).
@@ -109,37 +111,8 @@ class DynamoStore:
         ValueError: an option value is out of range.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        region: str | None = None,
-        endpoint_url: str | None = None,
-        connect_timeout: float | None = None,
-        read_timeout: float | None = None,
-        max_attempts: int | None = None,
-        wait_seconds: float | None = None,
-    ) -> None:
-        given = {
-            "region": region,
-            "endpoint_url": endpoint_url,
-            "connect_timeout": connect_timeout,
-            "read_timeout": read_timeout,
-            "max_attempts": max_attempts,
-            "wait_seconds": wait_seconds,
-        }
-        options = {name: value for name, value in given.items() if value is not None}
-        self._init(dynamo_settings(url, options))
-
-    @classmethod
-    def from_settings(cls, settings: DynamoSettings) -> "DynamoStore":
-        """Build a store from settings already resolved (see ``dynamo_settings``)."""
-        store = cls.__new__(cls)
-        store._init(settings)
-        return store
-
-    def _init(self, settings: DynamoSettings) -> None:
-        self._settings = settings
+    def __init__(self, url: str | DynamoSettings, /, **options: object) -> None:
+        self._settings = settings_from(url, DynamoSettings, options)
         # Signalled by this instance's own commits only: other processes are not heard.
         self._notifier = LocalNotifier(complete=False)
         self._lock = asyncio.Lock()
@@ -173,12 +146,12 @@ class DynamoStore:
             if self._table is None:
                 stack = AsyncExitStack()
                 try:
-                    client = await _driver.open_client("dynamodb", self._settings.aws, stack)
+                    client = await _connection.open_client("dynamodb", self._settings.aws, stack)
                 except BaseException:
                     await stack.aclose()
                     raise
                 self._stack = stack
-                self._table = Table(_driver.dynamo(client), self.table_name, self._settings.aws)
+                self._table = Table(_connection.dynamo(client), self.table_name, self._settings.aws)
             return self._table
 
     async def _ready(self) -> Table:

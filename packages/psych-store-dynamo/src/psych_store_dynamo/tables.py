@@ -23,9 +23,7 @@ async def create_table(url: str, **options: object) -> list[int]:
             ACTIVE in time.
         SchemaTooNew: a newer release migrated the table.
     """
-    from psych_store_dynamo.settings import dynamo_settings
-
-    store = DynamoStore.from_settings(dynamo_settings(url, options))
+    store = DynamoStore(url, **options)
     try:
         return await store.migrate()
     finally:
@@ -37,9 +35,7 @@ async def drop_table(url: str, **options: object) -> bool:
 
     For development and tests: every Run, record and Version in it is gone for good.
     """
-    from psych_store_dynamo.settings import dynamo_settings
-
-    store = DynamoStore.from_settings(dynamo_settings(url, options))
+    store = DynamoStore(url, **options)
     try:
         return await store.drop_table()
     finally:

@@ -10,7 +10,7 @@ from psych_contract import _data as data
 from psych_runtime import RunId, StoreError
 from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import DynamoStore, _items as it, create_table, drop_table, schema
+from psych_store_dynamo import DynamoStore, _rows as it, create_table, drop_table, schema
 
 from ..conftest import REGION, StoreFactory
 

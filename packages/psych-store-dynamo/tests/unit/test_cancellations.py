@@ -15,7 +15,7 @@ from psych_contract import _data as data
 from psych_runtime import RunNotFound, StoreError
 from psych_runtime.adapters import Fence, LeaseLost, SeqConflict
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import DynamoStore, _items as it
+from psych_store_dynamo import DynamoStore, _rows as it
 from psych_store_dynamo._table import Table
 
 Response = dict[str, object]

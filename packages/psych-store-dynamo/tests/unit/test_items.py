@@ -8,7 +8,7 @@ from psych_contract import _data as data
 from psych_runtime import RunId, Scope
 from psych_runtime.adapters import RunHeader, RunState
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _rows as it
 
 AWARE = st.datetimes(
     min_value=datetime(1, 1, 2),

@@ -7,15 +7,15 @@ from psych_store_dynamo.settings import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_WAIT_SECONDS,
-    dynamo_settings,
+    DynamoSettings,
+    S3Settings,
     redact,
-    s3_settings,
 )
 
 
 def test_a_table_url_with_region_and_endpoint() -> None:
-    settings = dynamo_settings(
-        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:8000", {}
+    settings = DynamoSettings.from_url(
+        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:8000"
     )
     assert settings.table == "psych-runs"
     assert settings.aws.region == "eu-west-1"
@@ -26,18 +26,18 @@ def test_a_table_url_with_region_and_endpoint() -> None:
 
 
 def test_a_bare_table_url_defers_region_and_endpoint_to_aws_defaults() -> None:
-    settings = dynamo_settings("dynamodb://Psych_Table.v2", {})
+    settings = DynamoSettings.from_url("dynamodb://Psych_Table.v2")
     assert settings.table == "Psych_Table.v2"  # case is kept: table names are case-sensitive
     assert settings.aws.region is None
     assert settings.aws.endpoint_url is None
-    assert dynamo_settings("dynamodb://psych/", {}).table == "psych"
+    assert DynamoSettings.from_url("dynamodb://psych/").table == "psych"
 
 
 def test_query_numbers_are_converted_and_keywords_win() -> None:
-    settings = dynamo_settings(
+    settings = DynamoSettings.from_url(
         "dynamodb://psych?max_attempts=5&connect_timeout=1.5&read_timeout=2&wait_seconds=9"
         "&region=us-east-1",
-        {"region": "ap-south-1", "max_attempts": 1},
+        **{"region": "ap-south-1", "max_attempts": 1},
     )
     assert settings.aws.region == "ap-south-1"
     assert settings.aws.max_attempts == 1
@@ -74,36 +74,36 @@ def test_query_numbers_are_converted_and_keywords_win() -> None:
 )
 def test_a_malformed_dynamodb_url_is_refused_clearly(url: str, fragment: str) -> None:
     with pytest.raises(InvalidStoreUrl, match=fragment):
-        dynamo_settings(url, {})
+        DynamoSettings.from_url(url)
 
 
 def test_bad_keyword_options_raise_type_and_value_errors() -> None:
     with pytest.raises(TypeError, match="no option 'pool_size'"):
-        dynamo_settings("dynamodb://psych", {"pool_size": 3})
+        DynamoSettings.from_url("dynamodb://psych", **{"pool_size": 3})
     with pytest.raises(TypeError, match="max_attempts"):
-        dynamo_settings("dynamodb://psych", {"max_attempts": "3"})
+        DynamoSettings.from_url("dynamodb://psych", **{"max_attempts": "3"})
     with pytest.raises(TypeError, match="max_attempts"):
-        dynamo_settings("dynamodb://psych", {"max_attempts": True})
+        DynamoSettings.from_url("dynamodb://psych", **{"max_attempts": True})
     with pytest.raises(ValueError, match="read_timeout"):
-        dynamo_settings("dynamodb://psych", {"read_timeout": 0})
+        DynamoSettings.from_url("dynamodb://psych", **{"read_timeout": 0})
     with pytest.raises(TypeError, match="endpoint_url"):
-        dynamo_settings("dynamodb://psych", {"endpoint_url": 8000})
+        DynamoSettings.from_url("dynamodb://psych", **{"endpoint_url": 8000})
 
 
 def test_an_s3_url_names_bucket_and_prefix() -> None:
-    settings = s3_settings("s3://my-bucket/psych/blobs/?region=eu-west-1", {})
+    settings = S3Settings.from_url("s3://my-bucket/psych/blobs/?region=eu-west-1")
     assert settings.bucket == "my-bucket"
     assert settings.prefix == "psych/blobs"
     assert settings.aws.region == "eu-west-1"
     assert settings.addressing_style == "auto"
-    assert s3_settings("s3://my-bucket", {}).prefix == ""
+    assert S3Settings.from_url("s3://my-bucket").prefix == ""
 
 
 def test_s3_defaults_to_path_addressing_for_a_local_endpoint() -> None:
-    local = s3_settings("s3://my-bucket?endpoint_url=http://127.0.0.1:9000", {})
+    local = S3Settings.from_url("s3://my-bucket?endpoint_url=http://127.0.0.1:9000")
     assert local.addressing_style == "path"
-    chosen = s3_settings(
-        "s3://my-bucket?endpoint_url=http://127.0.0.1:9000&addressing_style=virtual", {}
+    chosen = S3Settings.from_url(
+        "s3://my-bucket?endpoint_url=http://127.0.0.1:9000&addressing_style=virtual"
     )
     assert chosen.addressing_style == "virtual"
 
@@ -122,7 +122,7 @@ def test_s3_defaults_to_path_addressing_for_a_local_endpoint() -> None:
 )
 def test_a_malformed_s3_url_is_refused_clearly(url: str, fragment: str) -> None:
     with pytest.raises(InvalidStoreUrl, match=fragment):
-        s3_settings(url, {})
+        S3Settings.from_url(url)
 
 
 def test_redact_hides_credentials_in_an_endpoint() -> None:
@@ -132,11 +132,11 @@ def test_redact_hides_credentials_in_an_endpoint() -> None:
 
 def test_messages_never_repeat_a_password() -> None:
     with pytest.raises(InvalidStoreUrl) as caught:
-        dynamo_settings("dynamodb://psych?endpoint_url=ftp://user:hunter2@host", {})
+        DynamoSettings.from_url("dynamodb://psych?endpoint_url=ftp://user:hunter2@host")
     assert "hunter2" not in str(caught.value)
 
 
 def test_credentials_in_the_store_url_are_not_echoed() -> None:
     with pytest.raises(InvalidStoreUrl) as caught:
-        dynamo_settings("dynamodb://admin:sw0rdfish@psych", {})
+        DynamoSettings.from_url("dynamodb://admin:sw0rdfish@psych")
     assert "sw0rdfish" not in str(caught.value)

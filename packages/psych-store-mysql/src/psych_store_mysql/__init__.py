@@ -24,32 +24,23 @@ first use.
 
 from typing import TYPE_CHECKING
 
+from psych_runtime.adapters import lazy_exports
 from psych_store_mysql._version import __version__
 
 if TYPE_CHECKING:
-    from psych_store_mysql.settings import MySQLSettings as MySQLSettings, parse_url as parse_url
+    from psych_store_mysql.settings import MySQLSettings as MySQLSettings
     from psych_store_mysql.store import MySQLStore as MySQLStore
 
-_EXPORTS = {
-    "MySQLStore": "psych_store_mysql.store",
-    "MySQLSettings": "psych_store_mysql.settings",
-    "parse_url": "psych_store_mysql.settings",
-}
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "MySQLStore": "psych_store_mysql.store",
+        "MySQLSettings": "psych_store_mysql.settings",
+    },
+)
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'psych_store_mysql' has no attribute {name!r}")
-    import importlib
-
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-__all__ = ["MySQLSettings", "MySQLStore", "__version__", "parse_url"]
+__all__ = [
+    "MySQLSettings",
+    "MySQLStore",
+    "__version__",
+]

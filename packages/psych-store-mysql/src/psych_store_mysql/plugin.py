@@ -4,10 +4,14 @@ Importing this module is cheap: it imports neither the store nor aiomysql. Both 
 when somebody opens a store with one of these schemes.
 """
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import DoctorCheck, StoreBackend, hookimpl, import_check
+from psych_runtime.adapters import (
+    StoreBackend,
+    import_check,
+    offer_doctor_checks,
+    offer_stores,
+)
 
 if TYPE_CHECKING:
     from psych_store_mysql.store import MySQLStore
@@ -34,28 +38,21 @@ async def open_mysql_store(url: str, **options: object) -> "MySQLStore":
     return MySQLStore(url, **options)
 
 
-@hookimpl
-def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
-    """Offer the MySQL / MariaDB Store."""
-    register(
-        StoreBackend(
-            name="mysql",
-            schemes=("mysql", "mariadb"),
-            open=open_mysql_store,
-            package=_PACKAGE,
-            description="Durable store on MySQL 8 or MariaDB 10.6+ (aiomysql).",
-        )
+psych_register_stores = offer_stores(
+    StoreBackend(
+        name="mysql",
+        schemes=("mysql", "mariadb"),
+        open=open_mysql_store,
+        package=_PACKAGE,
+        description="Durable store on MySQL 8 or MariaDB 10.6+ (aiomysql).",
     )
+)
 
-
-@hookimpl
-def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
-    """Report whether the MySQL driver can be imported."""
-    register(
-        import_check(
-            "mysql store",
-            "aiomysql",
-            ok="aiomysql importable (mysql:// and mariadb:// URLs)",
-            missing="cannot import aiomysql: {error}; pip install psych-store-mysql",
-        )
+psych_doctor_checks = offer_doctor_checks(
+    import_check(
+        "mysql store",
+        "aiomysql",
+        ok="aiomysql importable (mysql:// and mariadb:// URLs)",
+        missing="cannot import aiomysql: {error}; pip install psych-store-mysql",
     )
+)

@@ -68,6 +68,16 @@ class MySQLSettings:
     max_statement_bytes: int | None = None
     ssl: SSLContext | None = None
 
+    @classmethod
+    def from_url(cls, url: str, /, **options: object) -> "MySQLSettings":
+        """Settings for ``mysql://user:pw@host:3306/db`` (``mariadb://`` alike).
+
+        Pool sizes, timeouts and ``table_prefix`` (``URL_OPTIONS``) may be given in the
+        query or as keywords, which win; a keyword ``ssl`` may carry an
+        ``ssl.SSLContext``. Anything malformed or unknown raises ``InvalidStoreUrl``.
+        """
+        return _parse_url(url, **options)
+
     def __post_init__(self) -> None:
         """Refuse values the server would reject later in a less readable way."""
         if len(self.table_prefix) > MAX_PREFIX_LENGTH or not _PREFIX.fullmatch(self.table_prefix):
@@ -97,7 +107,7 @@ class MySQLSettings:
         return f"MySQL at {place}, database {self.database!r}"
 
 
-def parse_url(url: str, **options: object) -> MySQLSettings:
+def _parse_url(url: str, **options: object) -> MySQLSettings:
     """Read a store URL and keyword options into settings.
 
     The URL has the shape
@@ -222,4 +232,4 @@ def _float(values: Mapping[str, object], key: str, default: float) -> float:
     return float(value)
 
 
-__all__ = ["SCHEMES", "URL_OPTIONS", "MySQLSettings", "parse_url"]
+__all__ = ["SCHEMES", "URL_OPTIONS", "MySQLSettings"]

@@ -23,11 +23,12 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters import WORK
+from psych_runtime.adapters import WORK, settings_from
 from psych_runtime.records import record_from_json, record_to_json
-from psych_store_mysql import _driver, migrations
-from psych_store_mysql.batch import PACKET_MARGIN, Batch, Result, pack
-from psych_store_mysql.rows import (
+from psych_store_mysql import _connection, errors, schema
+from psych_store_mysql._batches import PACKET_MARGIN, Batch, Result, pack
+from psych_store_mysql._queries import BEGIN, COMMIT, ROLLBACK, Statements
+from psych_store_mysql._rows import (
     checked_id,
     header_from_row,
     header_values,
@@ -38,8 +39,7 @@ from psych_store_mysql.rows import (
     to_db_time_or_none,
 )
 from psych_store_mysql.schema import Tables
-from psych_store_mysql.settings import MySQLSettings, parse_url
-from psych_store_mysql.statements import BEGIN, COMMIT, ROLLBACK, Statements
+from psych_store_mysql.settings import MySQLSettings
 
 _ADMISSION_ATTEMPTS = 5
 """How often create_run retries after a deadlock between racing duplicate admissions."""
@@ -77,24 +77,14 @@ class MySQLStore:
     processes.
     """
 
-    def __init__(self, url: str | None = None, /, **options: object) -> None:
+    def __init__(self, url: str | MySQLSettings, /, **options: object) -> None:
         """Parse the URL and options; raises InvalidStoreUrl for a malformed one."""
-        settings = options.pop("settings", None)
-        if isinstance(settings, MySQLSettings):
-            if url is not None or options:
-                raise TypeError("pass either a URL with options or settings=, not both")
-            self._settings = settings
-        elif settings is not None:
-            raise TypeError("settings must be a MySQLSettings")
-        elif url is None:
-            raise TypeError("MySQLStore needs a URL such as mysql://user@host:3306/db")
-        else:
-            self._settings = parse_url(url, **options)
+        self._settings = settings_from(url, MySQLSettings, options)
         self._tables = Tables(self._settings.table_prefix)
         self._sql = Statements(self._tables)
         # Signalled by this instance's own commits only: other processes are not heard.
         self._notifier = psych_runtime.adapters.LocalNotifier(complete=False)
-        self._pool: _driver.Pool | None = None
+        self._pool: _connection.Pool | None = None
         self._budget = 0
         self._schema_checked = False
         self._closed = False
@@ -131,8 +121,8 @@ class MySQLStore:
             SchemaTooNew: a newer release already migrated this database.
             StoreUnavailable: the server cannot be reached.
         """
-        async with self._connection("migrating", check_schema=False) as batch:
-            applied = await migrations.migrate(
+        async with self._lend("migrating", check_schema=False) as batch:
+            applied = await schema.migrate(
                 batch, self._tables, self._settings.migrate_lock_timeout, self._settings.where
             )
         self._schema_checked = True
@@ -171,7 +161,7 @@ class MySQLStore:
         guard = None if fence is None else (fence.worker_id, fence.attempt_count)
         head = expected_seq - 1
         try:
-            async with self._connection("appending") as batch:
+            async with self._lend("appending") as batch:
                 texts = await batch.render(
                     [
                         BEGIN,
@@ -185,7 +175,7 @@ class MySQLStore:
         except psych_runtime.StoreError as exc:
             # The (run_id, seq) primary key is the last line of defence; should it ever
             # fire, the transaction was rolled back and the batch is a plain conflict.
-            if _driver.error_code(exc.__cause__ or exc) == _driver.DUPLICATE_KEY:
+            if errors.error_code(exc.__cause__ or exc) == errors.DUPLICATE_KEY:
                 raise psych_runtime.adapters.SeqConflict(run_id, expected_seq) from exc
             raise
         if refusal is not None:
@@ -252,7 +242,7 @@ class MySQLStore:
         psych_runtime.adapters.check_read_window(after, limit)
         if limit == 0 or psych_runtime.adapters.no_run_can_match(run_id, tenant):
             return []
-        async with self._connection("reading") as batch:
+        async with self._lend("reading") as batch:
             (result,) = await batch.run(self._sql.read(run_id, after, limit, tenant))
         return [record_from_json(text(row[0])) for row in result.rows]
 
@@ -260,7 +250,7 @@ class MySQLStore:
         """See ``Store.head``: read from the header row, never by scanning the log."""
         if psych_runtime.adapters.no_run_can_match(run_id):
             return 0
-        async with self._connection("reading the head") as batch:
+        async with self._lend("reading the head") as batch:
             (result,) = await batch.run(self._sql.head(run_id))
         return integer(result.rows[0][0]) if result.rows else 0
 
@@ -275,7 +265,7 @@ class MySQLStore:
         """
         grantee = _grantee(tenant)
         published_at = to_db_time(version.published_at)
-        async with self._connection("storing a version") as batch:
+        async with self._lend("storing a version") as batch:
             *_, granted = await batch.run(
                 self._sql.put_version(version.hash, version.export_json()),
                 self._sql.put_grant(version.hash, grantee, published_at),
@@ -295,7 +285,7 @@ class MySQLStore:
             if tenant is None
             else self._sql.get_granted_version(version_hash, _grantee(tenant))
         )
-        async with self._connection("reading a version") as batch:
+        async with self._lend("reading a version") as batch:
             (result,) = await batch.run(statement)
         if not result.rows:
             return None
@@ -316,12 +306,12 @@ class MySQLStore:
             header.run_id, 1, admitted.type, record_to_json(admitted).decode()
         )
         for _ in range(_ADMISSION_ATTEMPTS):
-            async with self._connection("admitting a run") as batch:
+            async with self._lend("admitting a run") as batch:
                 try:
                     await batch.run(BEGIN, insert_run, insert_admitted, COMMIT)
                 except Exception as exc:
-                    code = _driver.error_code(exc)
-                    if code != _driver.DUPLICATE_KEY and not _driver.is_retryable(exc):
+                    code = errors.error_code(exc)
+                    if code != errors.DUPLICATE_KEY and not errors.is_retryable(exc):
                         raise
                     existing = await self._existing_admission(batch, header)
                     if existing is not None:
@@ -359,7 +349,7 @@ class MySQLStore:
         """See ``Store.get_run``."""
         if psych_runtime.adapters.no_run_can_match(run_id, tenant):
             return None
-        async with self._connection("reading a run") as batch:
+        async with self._lend("reading a run") as batch:
             (result,) = await batch.run(self._sql.header(run_id, tenant))
         return header_from_row(result.rows[0]) if result.rows else None
 
@@ -371,7 +361,7 @@ class MySQLStore:
         """See ``Store.claim``: lock one candidate, skipping rows others hold, and take it."""
         checked_id(worker_id, "worker id")
         expires = now + timedelta(seconds=lease_seconds)
-        async with self._connection("claiming") as batch:
+        async with self._lend("claiming") as batch:
             _, found = await batch.run(BEGIN, self._sql.claim_candidate(to_db_time(now)))
             if not found.rows:
                 await batch.run(COMMIT)
@@ -401,7 +391,7 @@ class MySQLStore:
         """See ``Store.renew``."""
         expires = to_db_time(now + timedelta(seconds=lease_seconds))
         statement = self._sql.renew(run_id, worker_id, expires, attempt_count)
-        async with self._connection("renewing a lease") as batch:
+        async with self._lend("renewing a lease") as batch:
             (result,) = await batch.run(statement)
         return result.rowcount == 1
 
@@ -424,7 +414,7 @@ class MySQLStore:
             to_db_time_or_none(deadline_at),
             attempt_count,
         )
-        async with self._connection("releasing a lease") as batch:
+        async with self._lend("releasing a lease") as batch:
             (result,) = await batch.run(statement)
         if result.rowcount != 1:
             return
@@ -434,7 +424,7 @@ class MySQLStore:
 
     async def settle_inline(self, run_id: psych_runtime.RunId) -> bool:
         """See ``Store.settle_inline``."""
-        async with self._connection("settling a nested run") as batch:
+        async with self._lend("settling a nested run") as batch:
             (result,) = await batch.run(self._sql.settle_inline(run_id))
         if result.rowcount != 1:
             return False
@@ -446,7 +436,7 @@ class MySQLStore:
     ) -> None:
         """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
         update = self._sql.set_runnable_at(run_id, to_db_time_or_none(runnable_at))
-        async with self._connection("parking a run") as batch:
+        async with self._lend("parking a run") as batch:
             _, after = await batch.run(update, self._sql.state(run_id))
         if not after.rows:
             raise psych_runtime.RunNotFound(run_id)
@@ -462,7 +452,7 @@ class MySQLStore:
         self, now: datetime, limit: int = 100
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.expired_leases``; an index range scan over running Runs only."""
-        async with self._connection("listing expired leases") as batch:
+        async with self._lend("listing expired leases") as batch:
             (result,) = await batch.run(self._sql.expired_leases(to_db_time(now), limit))
         return [header_from_row(row) for row in result.rows]
 
@@ -470,13 +460,13 @@ class MySQLStore:
         self, now: datetime, limit: int = 100
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.overdue_deadlines``; an index range scan over unsettled Runs."""
-        async with self._connection("listing overdue deadlines") as batch:
+        async with self._lend("listing overdue deadlines") as batch:
             (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
         return [header_from_row(row) for row in result.rows]
 
     # --- connections -------------------------------------------------------------------
 
-    async def _open(self, check_schema: bool) -> _driver.Pool:
+    async def _open(self, check_schema: bool) -> _connection.Pool:
         """The pool, opened (and the schema checked) on first use."""
         pool = self._pool
         if pool is not None and (self._schema_checked or not check_schema):
@@ -485,7 +475,7 @@ class MySQLStore:
             if self._closed:
                 raise psych_runtime.StoreError(f"{self!r} is closed")
             if self._pool is None:
-                pool = await _driver.create_pool(self._settings)
+                pool = await _connection.create_pool(self._settings)
                 try:
                     self._budget = await self._packet_budget(pool)
                 except BaseException:
@@ -497,7 +487,7 @@ class MySQLStore:
                 await self._check_schema(self._pool)
             return self._pool
 
-    async def _packet_budget(self, pool: _driver.Pool) -> int:
+    async def _packet_budget(self, pool: _connection.Pool) -> int:
         async with self._borrow(pool, "reading max_allowed_packet") as batch:
             value = integer(await batch.scalar("SELECT @@max_allowed_packet"))
         budget = value - PACKET_MARGIN
@@ -505,14 +495,14 @@ class MySQLStore:
             budget = min(budget, self._settings.max_statement_bytes)
         return budget
 
-    async def _check_schema(self, pool: _driver.Pool) -> None:
+    async def _check_schema(self, pool: _connection.Pool) -> None:
         async with self._borrow(pool, "checking the schema version") as batch:
-            version = await migrations.current_version(batch, self._tables)
-        migrations.check_version(version, self._settings.where)
+            version = await schema.current_version(batch, self._tables)
+        schema.check_version(version, self._settings.where)
         self._schema_checked = True
 
     @asynccontextmanager
-    async def _connection(self, doing: str, *, check_schema: bool = True) -> AsyncIterator[Batch]:
+    async def _lend(self, doing: str, *, check_schema: bool = True) -> AsyncIterator[Batch]:
         if self._closed:
             raise psych_runtime.StoreError(f"{self!r} is closed")
         pool = await self._open(check_schema)
@@ -520,26 +510,26 @@ class MySQLStore:
             yield batch
 
     @asynccontextmanager
-    async def _borrow(self, pool: _driver.Pool, doing: str) -> AsyncIterator[Batch]:
+    async def _borrow(self, pool: _connection.Pool, doing: str) -> AsyncIterator[Batch]:
         """Lend a pooled connection; a connection left in doubt is closed, not reused."""
         try:
             conn = await pool.acquire()
         except Exception as exc:
-            if _driver.is_driver_error(exc):
-                raise _driver.translate(exc, self._settings, doing) from exc
+            if errors.is_driver_error(exc):
+                raise errors.translate(exc, self._settings, doing) from exc
             raise
         try:
             yield Batch(conn, self._budget or 1 << 20)
         except BaseException as exc:
             await _recover(conn, exc)
-            if isinstance(exc, Exception) and _driver.is_driver_error(exc):
-                raise _driver.translate(exc, self._settings, doing) from exc
+            if isinstance(exc, Exception) and errors.is_driver_error(exc):
+                raise errors.translate(exc, self._settings, doing) from exc
             raise
         finally:
             await pool.release(conn)
 
 
-async def _recover(conn: _driver.Connection, exc: BaseException) -> None:
+async def _recover(conn: _connection.Connection, exc: BaseException) -> None:
     """Make a connection safe to pool again after ``exc``, or close it.
 
     A cancelled or broken connection may be mid-reply, so it is dropped. Otherwise a
@@ -547,7 +537,7 @@ async def _recover(conn: _driver.Connection, exc: BaseException) -> None:
     """
     if conn.closed:
         return
-    if not isinstance(exc, Exception) or _driver.connection_lost(exc):
+    if not isinstance(exc, Exception) or errors.connection_lost(exc):
         conn.close()
         return
     try:

@@ -244,7 +244,7 @@ async def test_racing_admissions_with_one_key_create_exactly_one_run(store: MySQ
 
 
 async def test_pooled_sessions_run_read_committed_strict_utf8mb4(store: MySQLStore) -> None:
-    async with store._connection("inspecting the session") as batch:
+    async with store._lend("inspecting the session") as batch:
         try:
             isolation = await batch.scalar("SELECT @@SESSION.transaction_isolation")
         except Exception:  # MariaDB before 11.1 only knows the older name

@@ -16,8 +16,8 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_runtime import RunId, StoreUnavailable
-from psych_store_mysql import MySQLStore, _driver
-from psych_store_mysql.settings import parse_url
+from psych_store_mysql import MySQLStore, _connection
+from psych_store_mysql.settings import MySQLSettings
 
 from ..conftest import DropTables
 
@@ -70,8 +70,8 @@ class Victim:
 async def victim(mysql_dsn: str, prefix: str, drop_tables: DropTables) -> AsyncIterator[Victim]:
     user = f"psych_lost_{secrets.token_hex(4)}"
     password = secrets.token_hex(8)
-    settings = parse_url(mysql_dsn)
-    root = await _driver.connect(settings)
+    settings = MySQLSettings.from_url(mysql_dsn)
+    root = await _connection.connect(settings)
     cursor = await root.cursor()
     await cursor.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")
     await cursor.execute(f"GRANT ALL ON `{settings.database}`.* TO '{user}'@'%'")
@@ -132,7 +132,7 @@ async def test_a_call_whose_session_is_killed_mid_statement_is_store_unavailable
     run_id = await _admitted_run(victim.store)
     header = await victim.store.get_run(run_id)
     assert header is not None
-    blocker = await _driver.connect(parse_url(mysql_dsn))
+    blocker = await _connection.connect(MySQLSettings.from_url(mysql_dsn))
     cursor = await blocker.cursor()
     await cursor.execute("START TRANSACTION")
     await cursor.execute(

@@ -134,12 +134,12 @@ async def test_migrate_gives_up_when_another_process_holds_the_lock(
     mysql_dsn: str, prefix: str, cleanup: list[str], tables_of: TablesOf
 ) -> None:
     """Another session holding GET_LOCK for this prefix makes migrate wait, then fail."""
-    from psych_store_mysql import _driver
-    from psych_store_mysql.batch import Batch
-    from psych_store_mysql.settings import parse_url
+    from psych_store_mysql import _connection
+    from psych_store_mysql._batches import Batch
+    from psych_store_mysql.settings import MySQLSettings
 
     cleanup.append(prefix)
-    holder = await _driver.connect(parse_url(mysql_dsn))
+    holder = await _connection.connect(MySQLSettings.from_url(mysql_dsn))
     try:
         batch = Batch(holder, 1 << 20)
         assert await batch.scalar("SELECT GET_LOCK(%s, 0)", f"{prefix}psych_migrate") == 1

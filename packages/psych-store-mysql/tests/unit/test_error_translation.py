@@ -4,10 +4,10 @@ import pymysql.err
 import pytest
 
 from psych_runtime import StoreError, StoreUnavailable
-from psych_store_mysql import _driver
-from psych_store_mysql.settings import parse_url
+from psych_store_mysql import errors
+from psych_store_mysql.settings import MySQLSettings
 
-SETTINGS = parse_url("mysql://app:hunter2@db.example:3306/app")
+SETTINGS = MySQLSettings.from_url("mysql://app:hunter2@db.example:3306/app")
 
 
 @pytest.mark.parametrize(
@@ -25,8 +25,8 @@ SETTINGS = parse_url("mysql://app:hunter2@db.example:3306/app")
     ],
 )
 def test_a_lost_or_interrupted_connection_is_store_unavailable(error: Exception) -> None:
-    assert _driver.connection_lost(error)
-    translated = _driver.translate(error, SETTINGS, "appending")
+    assert errors.connection_lost(error)
+    translated = errors.translate(error, SETTINGS, "appending")
     assert isinstance(translated, StoreUnavailable)
     assert "hunter2" not in str(translated)
 
@@ -39,8 +39,8 @@ def test_a_lost_or_interrupted_connection_is_store_unavailable(error: Exception)
     ],
 )
 def test_a_refused_statement_is_a_plain_store_error(error: Exception) -> None:
-    assert not _driver.connection_lost(error)
-    translated = _driver.translate(error, SETTINGS, "appending")
+    assert not errors.connection_lost(error)
+    translated = errors.translate(error, SETTINGS, "appending")
     assert isinstance(translated, StoreError)
     assert not isinstance(translated, StoreUnavailable)
 
@@ -54,7 +54,7 @@ def test_a_refused_statement_is_a_plain_store_error(error: Exception) -> None:
 )
 def test_contention_that_outlasts_the_retries_is_transient(error: Exception) -> None:
     # The transaction was rolled back whole: a Worker must hand the Run back, not fail it.
-    assert not _driver.connection_lost(error)
-    translated = _driver.translate(error, SETTINGS, "appending")
+    assert not errors.connection_lost(error)
+    translated = errors.translate(error, SETTINGS, "appending")
     assert isinstance(translated, StoreUnavailable)
     assert "busy" in str(translated)

@@ -21,8 +21,30 @@ directly. Importing this package does not import asyncpg: the driver loads when 
 first connects.
 """
 
-from psych_store_postgres._version import __version__
-from psych_store_postgres.errors import SchemaNotMigrated
-from psych_store_postgres.store import PostgresStore, notify_channel
+from typing import TYPE_CHECKING
 
-__all__ = ["PostgresStore", "SchemaNotMigrated", "__version__", "notify_channel"]
+from psych_runtime.adapters import lazy_exports
+from psych_store_postgres._version import __version__
+
+if TYPE_CHECKING:
+    from psych_store_postgres.settings import PostgresSettings as PostgresSettings
+    from psych_store_postgres.store import (
+        PostgresStore as PostgresStore,
+        notify_channel as notify_channel,
+    )
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "PostgresStore": "psych_store_postgres.store",
+        "PostgresSettings": "psych_store_postgres.settings",
+        "notify_channel": "psych_store_postgres.store",
+    },
+)
+
+__all__ = [
+    "PostgresSettings",
+    "PostgresStore",
+    "__version__",
+    "notify_channel",
+]

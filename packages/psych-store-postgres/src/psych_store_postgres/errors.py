@@ -3,11 +3,9 @@
 Callers of a Store handle ``psych_runtime`` errors only; nothing asyncpg-specific may
 escape. Translation needs the driver's exception classes, so it imports asyncpg, but
 only when an error is actually being translated (the driver is loaded by then).
-``SchemaNotMigrated`` is the core's error, re-exported here for existing imports.
 """
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated
 
 
 def _connection_error_types() -> tuple[type[BaseException], ...]:
@@ -94,4 +92,4 @@ def unavailable(address: str, exc: BaseException, *, connecting: bool) -> StoreU
     return StoreUnavailable(f"{action} PostgreSQL at {address}: {detail}")
 
 
-__all__ = ["SchemaNotMigrated", "is_connection_error", "is_unavailable", "unavailable"]
+__all__ = ["is_connection_error", "is_unavailable", "unavailable"]

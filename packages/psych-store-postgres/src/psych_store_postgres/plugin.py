@@ -11,10 +11,14 @@ Options accepted by ``psych_runtime.open_store(url, **options)`` for these schem
 otherwise, because it needs DDL rights the application's role may (rightly) lack.
 """
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import DoctorCheck, StoreBackend, hookimpl, import_check
+from psych_runtime.adapters import (
+    StoreBackend,
+    import_check,
+    offer_doctor_checks,
+    offer_stores,
+)
 
 if TYPE_CHECKING:
     from psych_store_postgres.store import PostgresStore
@@ -22,9 +26,6 @@ if TYPE_CHECKING:
 PSYCH_PLUGIN_API = 1
 
 _PACKAGE = "psych-store-postgres"
-_OPTIONS = frozenset(
-    {"schema", "min_size", "max_size", "listen", "liveness_locks", "connect_timeout"}
-)
 
 
 async def open_postgres_store(url: str, **options: object) -> "PostgresStore":
@@ -34,60 +35,26 @@ async def open_postgres_store(url: str, **options: object) -> "PostgresStore":
         TypeError: an option this store does not know was given.
         InvalidStoreUrl: the URL or an option value is malformed.
     """
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
-        raise TypeError(
-            f"unknown option(s) for the PostgreSQL store: {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(_OPTIONS))}"
-        )
     from psych_store_postgres.store import PostgresStore
 
-    store = PostgresStore(
-        url,
-        schema=_optional(options, "schema", str),
-        min_size=_optional(options, "min_size", int),
-        max_size=_optional(options, "max_size", int),
-        listen=_optional(options, "listen", bool),
-        liveness_locks=_optional(options, "liveness_locks", bool),
-        connect_timeout=float(_optional(options, "connect_timeout", float) or 10.0),
+    return PostgresStore(url, **options)
+
+
+psych_register_stores = offer_stores(
+    StoreBackend(
+        name="postgres",
+        schemes=("postgresql", "postgres"),
+        open=open_postgres_store,
+        package=_PACKAGE,
+        description="Durable store on PostgreSQL (asyncpg), with LISTEN/NOTIFY wake-ups.",
     )
-    return store
+)
 
-
-def _optional[T](options: dict[str, object], name: str, kind: type[T]) -> T | None:
-    """The option ``name`` if given, checked against ``kind`` (an int passes as a float)."""
-    value = options.get(name)
-    if value is None:
-        return None
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TypeError(f"option {name} must be {kind.__name__}, got {value!r}")
-    return value
-
-
-@hookimpl
-def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
-    """Offer the PostgreSQL Store under ``postgresql://`` and ``postgres://``."""
-    register(
-        StoreBackend(
-            name="postgres",
-            schemes=("postgresql", "postgres"),
-            open=open_postgres_store,
-            package=_PACKAGE,
-            description="Durable store on PostgreSQL (asyncpg), with LISTEN/NOTIFY wake-ups.",
-        )
+psych_doctor_checks = offer_doctor_checks(
+    import_check(
+        "postgres store",
+        "asyncpg",
+        ok="asyncpg {version} available",
+        missing="asyncpg cannot be imported ({error}); reinstall psych-store-postgres",
     )
-
-
-@hookimpl
-def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
-    """Report whether the PostgreSQL driver can be imported."""
-    register(
-        import_check(
-            "postgres store",
-            "asyncpg",
-            ok="asyncpg {version} available",
-            missing="asyncpg cannot be imported ({error}); reinstall psych-store-postgres",
-        )
-    )
+)

@@ -10,6 +10,7 @@ once with ``InvalidStoreUrl`` instead of surfacing later as a confusing connect 
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -25,6 +26,9 @@ DEFAULT_PORT = 5432
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _OWN_OPTIONS = frozenset({"schema", "min_size", "max_size", "listen", "liveness_locks"})
+KEYWORD_OPTIONS = _OWN_OPTIONS | {"connect_timeout"}
+"""The keyword options ``from_url`` accepts."""
+DEFAULT_CONNECT_TIMEOUT = 10.0
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -44,6 +48,7 @@ class PostgresSettings:
         address: ``host:port/database`` for error messages; never holds a password.
         passed_keys: query parameters handed to asyncpg, so defaults the store would
             set itself (``application_name``, ``jit``) yield to what the URL says.
+        connect_timeout: seconds to wait for a new connection.
     """
 
     dsn: str
@@ -54,6 +59,48 @@ class PostgresSettings:
     liveness_locks: bool
     address: str
     passed_keys: frozenset[str] = frozenset()
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+
+    @classmethod
+    def from_url(cls, url: str, /, **options: object) -> "PostgresSettings":
+        """Settings for a ``postgresql://`` or ``postgres://`` URL.
+
+        Keyword options (``schema``, ``min_size``, ``max_size``, ``listen``,
+        ``liveness_locks``, ``connect_timeout``) override the same names in the URL's
+        query string; any other query parameter is handed to asyncpg.
+
+        Raises:
+            InvalidStoreUrl: the URL, or an option in its query, is malformed.
+            TypeError: a keyword option is unknown or of the wrong type.
+        """
+        unknown = sorted(set(options) - KEYWORD_OPTIONS)
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) for the PostgreSQL store: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(KEYWORD_OPTIONS))}"
+            )
+        timeout = _optional(options, "connect_timeout", float)
+        return _parse(
+            url,
+            schema=_optional(options, "schema", str),
+            min_size=_optional(options, "min_size", int),
+            max_size=_optional(options, "max_size", int),
+            listen=_optional(options, "listen", bool),
+            liveness_locks=_optional(options, "liveness_locks", bool),
+            connect_timeout=DEFAULT_CONNECT_TIMEOUT if timeout is None else timeout,
+        )
+
+
+def _optional[T](options: Mapping[str, object], name: str, kind: type[T]) -> T | None:
+    """The option ``name`` if given, checked against ``kind`` (an int passes as a float)."""
+    value = options.get(name)
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"option {name} must be {kind.__name__}, got {value!r}")
+    return value
 
 
 def check_schema_name(name: str) -> str:
@@ -101,7 +148,7 @@ def _address(host: str | None, port: int | None, database: str) -> str:
     return f"{where}:{port or DEFAULT_PORT}/{database}"
 
 
-def parse_settings(
+def _parse(
     url: str,
     *,
     schema: str | None = None,
@@ -109,6 +156,7 @@ def parse_settings(
     max_size: int | None = None,
     listen: bool | None = None,
     liveness_locks: bool | None = None,
+    connect_timeout: float = 10.0,
 ) -> PostgresSettings:
     """Validate a store URL and merge it with keyword options (keywords win).
 
@@ -176,6 +224,7 @@ def parse_settings(
         liveness_locks=wants_locks,
         address=_address(host, port, database),
         passed_keys=frozenset(key for key, _ in passed),
+        connect_timeout=connect_timeout,
     )
 
 
@@ -183,8 +232,8 @@ __all__ = [
     "DEFAULT_MAX_SIZE",
     "DEFAULT_MIN_SIZE",
     "DEFAULT_SCHEMA",
+    "KEYWORD_OPTIONS",
     "SCHEMES",
     "PostgresSettings",
     "check_schema_name",
-    "parse_settings",
 ]

@@ -8,7 +8,7 @@ Round trips per call, once the pool and its prepared statements are warm:
   returns the existing header on a duplicate key or run id).
 * ``claim``: one (``UPDATE ... WHERE id = (SELECT ... FOR NO KEY UPDATE SKIP LOCKED)
   RETURNING``). The first claim for a worker id also opens its liveness-lock
-  connection; see ``psych_store_postgres.liveness``.
+  connection; see ``psych_store_postgres._liveness``.
 * every other method: one.
 
 Connections: a pool (``min_size``/``max_size``), plus one LISTEN connection (opened by
@@ -33,32 +33,21 @@ from psych_runtime.adapters import (
     LocalNotifier,
     RunHeader,
     RunState,
+    SchemaNotMigrated,
     SchemaTooNew,
     SeqConflict,
     check_admission,
     check_append_batch,
     check_read_window,
     no_run_can_match,
+    settings_from,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
-from psych_store_postgres.errors import (
-    SchemaNotMigrated,
-    is_connection_error,
-    is_unavailable,
-    unavailable,
-)
-from psych_store_postgres.listener import NotificationListener
-from psych_store_postgres.liveness import LivenessLocks
-from psych_store_postgres.migrations import (
-    LATEST_VERSION,
-    MIGRATIONS,
-    VERSION_TABLE,
-    quote_ident,
-    version_table_sql,
-)
-from psych_store_postgres.pool import GuardedPool
-from psych_store_postgres.queries import Queries
-from psych_store_postgres.rows import (
+from psych_store_postgres._connection import GuardedPool
+from psych_store_postgres._listener import NotificationListener
+from psych_store_postgres._liveness import LivenessLocks
+from psych_store_postgres._queries import Queries
+from psych_store_postgres._rows import (
     aware,
     decode_batch,
     encode_batch,
@@ -67,7 +56,19 @@ from psych_store_postgres.rows import (
     run_id_json,
     scope_json,
 )
-from psych_store_postgres.settings import PostgresSettings, parse_settings
+from psych_store_postgres.errors import (
+    is_connection_error,
+    is_unavailable,
+    unavailable,
+)
+from psych_store_postgres.schema import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    VERSION_TABLE,
+    quote_ident,
+    version_table_sql,
+)
+from psych_store_postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:
     import asyncpg
@@ -129,10 +130,11 @@ class PostgresStore:
     the schema was migrated by a release this code can read.
 
     Args:
-        url: ``postgresql://user:password@host:port/database`` (``postgres://`` too).
-            Query parameters ``schema``, ``min_size``, ``max_size``, ``listen`` and
-            ``liveness_locks`` configure this store; any other parameter (``sslmode``,
-            say) is handed to asyncpg.
+        url: ``postgresql://user:password@host:port/database`` (``postgres://`` too),
+            or ``PostgresSettings`` already resolved. Query parameters ``schema``,
+            ``min_size``, ``max_size``, ``listen`` and ``liveness_locks`` configure this
+            store; any other parameter (``sslmode``, say) is handed to asyncpg. The
+            keyword options below override them.
         schema: the schema holding every table of this deployment (default
             ``psych``); overrides ``?schema=``. Two deployments can share a database
             by using two schemas.
@@ -143,32 +145,16 @@ class PostgresStore:
         liveness_locks: hold an advisory lock per claiming worker id, so a Run whose
             Worker process died is claimable at once instead of after its lease
             (default True).
-        connect_timeout: seconds to wait for a new connection.
+        connect_timeout: seconds to wait for a new connection (default 10).
 
     Raises:
         InvalidStoreUrl: the URL or an option is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        schema: str | None = None,
-        min_size: int | None = None,
-        max_size: int | None = None,
-        listen: bool | None = None,
-        liveness_locks: bool | None = None,
-        connect_timeout: float = 10.0,
-    ) -> None:
-        self._settings: PostgresSettings = parse_settings(
-            url,
-            schema=schema,
-            min_size=min_size,
-            max_size=max_size,
-            listen=listen,
-            liveness_locks=liveness_locks,
-        )
-        self._connect_timeout = connect_timeout
+    def __init__(self, url: str | PostgresSettings, /, **options: object) -> None:
+        self._settings = settings_from(url, PostgresSettings, options)
+        self._connect_timeout = self._settings.connect_timeout
         self._server_settings = {
             name: value
             for name, value in _SERVER_SETTINGS.items()

@@ -8,10 +8,10 @@ import pytest
 
 from psych_contract import _data as data
 from psych_runtime import RunId
-from psych_runtime.adapters import RunState, SchemaTooNew
+from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
-from psych_store_postgres import PostgresStore, SchemaNotMigrated
-from psych_store_postgres.migrations import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres import PostgresStore
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 EVERY_VERSION = [migration.version for migration in MIGRATIONS]

@@ -17,7 +17,7 @@ from psych_contract import _data as data
 from psych_runtime.adapters import Fence, RunState
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.pool import GuardedPool
+from psych_store_postgres._connection import GuardedPool
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 W = WorkerId("w")

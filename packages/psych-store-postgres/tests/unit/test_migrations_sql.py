@@ -1,4 +1,4 @@
-from psych_store_postgres.migrations import LATEST_VERSION, MIGRATIONS, quote_ident
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, quote_ident
 
 
 def test_versions_start_at_one_and_have_no_gaps() -> None:

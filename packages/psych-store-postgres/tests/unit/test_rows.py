@@ -3,7 +3,7 @@ import json
 from psych_contract import _data as data
 from psych_runtime import RunId
 from psych_runtime.records import record_to_json
-from psych_store_postgres.rows import (
+from psych_store_postgres._rows import (
     decode_batch,
     decode_record,
     encode_batch,

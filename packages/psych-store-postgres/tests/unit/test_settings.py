@@ -5,12 +5,12 @@ from psych_store_postgres.settings import (
     DEFAULT_MAX_SIZE,
     DEFAULT_MIN_SIZE,
     DEFAULT_SCHEMA,
-    parse_settings,
+    PostgresSettings,
 )
 
 
 def test_defaults_apply_when_the_url_says_nothing() -> None:
-    settings = parse_settings("postgresql://app@db.internal:6543/orders")
+    settings = PostgresSettings.from_url("postgresql://app@db.internal:6543/orders")
     assert settings.schema == DEFAULT_SCHEMA
     assert (settings.min_size, settings.max_size) == (DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE)
     assert settings.listen and settings.liveness_locks
@@ -19,7 +19,7 @@ def test_defaults_apply_when_the_url_says_nothing() -> None:
 
 
 def test_own_options_are_taken_out_of_the_query_and_the_rest_is_kept() -> None:
-    settings = parse_settings(
+    settings = PostgresSettings.from_url(
         "postgres://app:pw@h/db?schema=tenant_one&min_size=2&max_size=4&sslmode=disable"
         "&listen=off&liveness_locks=false"
     )
@@ -33,7 +33,7 @@ def test_own_options_are_taken_out_of_the_query_and_the_rest_is_kept() -> None:
 
 
 def test_keyword_options_override_the_url() -> None:
-    settings = parse_settings(
+    settings = PostgresSettings.from_url(
         "postgresql://h/db?schema=from_url&max_size=3", schema="from_kwarg", max_size=8
     )
     assert settings.schema == "from_kwarg"
@@ -41,13 +41,13 @@ def test_keyword_options_override_the_url() -> None:
 
 
 def test_the_address_never_contains_the_password() -> None:
-    settings = parse_settings("postgresql://app:hunter2@h:5433/db")
+    settings = PostgresSettings.from_url("postgresql://app:hunter2@h:5433/db")
     assert "hunter2" not in settings.address
     assert settings.address == "h:5433/db"
 
 
 def test_a_unix_socket_host_is_described_as_such() -> None:
-    settings = parse_settings("postgresql:///test?host=/var/run/postgresql")
+    settings = PostgresSettings.from_url("postgresql:///test?host=/var/run/postgresql")
     assert settings.address == "/var/run/postgresql (unix socket)/test"
 
 
@@ -72,12 +72,14 @@ def test_a_unix_socket_host_is_described_as_such() -> None:
 )
 def test_malformed_urls_are_refused_with_a_clear_message(url: str, fragment: str) -> None:
     with pytest.raises(InvalidStoreUrl) as caught:
-        parse_settings(url)
+        PostgresSettings.from_url(url)
     assert fragment in str(caught.value)
 
 
 def test_a_bad_keyword_value_is_refused_too() -> None:
     with pytest.raises(InvalidStoreUrl):
-        parse_settings("postgresql://h/db", schema="drop table")
-    with pytest.raises(InvalidStoreUrl):
-        parse_settings("postgresql://h/db", max_size=True)  # a bool is not a size
+        PostgresSettings.from_url("postgresql://h/db", schema="drop table")
+    with pytest.raises(TypeError, match="max_size"):
+        PostgresSettings.from_url("postgresql://h/db", max_size=True)  # a bool is not a size
+    with pytest.raises(TypeError, match="unknown option"):
+        PostgresSettings.from_url("postgresql://h/db", pool=3)

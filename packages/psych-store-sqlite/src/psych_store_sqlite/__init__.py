@@ -27,19 +27,23 @@ Example::
 
 from typing import TYPE_CHECKING
 
+from psych_runtime.adapters import lazy_exports
 from psych_store_sqlite._version import __version__
 
 if TYPE_CHECKING:
+    from psych_store_sqlite.settings import SqliteSettings as SqliteSettings
     from psych_store_sqlite.store import SqliteStore as SqliteStore
 
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SqliteStore": "psych_store_sqlite.store",
+        "SqliteSettings": "psych_store_sqlite.settings",
+    },
+)
 
-def __getattr__(name: str) -> object:
-    """Load ``SqliteStore`` (and with it sqlite3) only when someone asks for it."""
-    if name == "SqliteStore":
-        from psych_store_sqlite.store import SqliteStore
-
-        return SqliteStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["SqliteStore", "__version__"]
+__all__ = [
+    "SqliteSettings",
+    "SqliteStore",
+    "__version__",
+]

@@ -1,4 +1,4 @@
-"""Opening a configured sqlite3 connection, and turning driver errors into store errors.
+"""Opening a configured sqlite3 connection (its errors are explained by ``errors``).
 
 Every connection of a store is set up the same way: transactions are controlled by
 hand (``isolation_level=None``, so Python never opens one behind our back), the busy
@@ -6,11 +6,10 @@ timeout makes a writer wait for the file's write lock instead of failing at once
 ``synchronous`` trades durability on power loss against an fsync per commit.
 """
 
-import os
 import sqlite3
-from pathlib import Path
 
 from psych_runtime import StoreUnavailable
+from psych_store_sqlite.errors import open_failure
 from psych_store_sqlite.settings import SqliteSettings
 
 MINIMUM_SQLITE = (3, 35, 0)
@@ -42,49 +41,15 @@ def open_connection(settings: SqliteSettings) -> sqlite3.Connection:
             cached_statements=64,
         )
     except sqlite3.Error as exc:
-        raise StoreUnavailable(_open_failure(settings.path, exc)) from exc
+        raise StoreUnavailable(open_failure(settings.path, exc)) from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
         # The level comes from a fixed list (see settings.SYNCHRONOUS_MODES).
         conn.execute(f"PRAGMA synchronous = {settings.synchronous}")
     except sqlite3.Error as exc:
         conn.close()
-        raise StoreUnavailable(_open_failure(settings.path, exc)) from exc
+        raise StoreUnavailable(open_failure(settings.path, exc)) from exc
     return conn
 
 
-def unavailable(settings: SqliteSettings, exc: sqlite3.Error) -> StoreUnavailable:
-    """The store error for a driver failure in the middle of an operation."""
-    message = str(exc)
-    if "locked" in message or "busy" in message:
-        return StoreUnavailable(
-            f"SQLite database {settings.path}: {message} (another connection held the "
-            f"write lock for longer than busy_timeout_ms={settings.busy_timeout_ms})"
-        )
-    if "unable to open" in message or "readonly" in message:
-        return StoreUnavailable(_open_failure(settings.path, exc))
-    return StoreUnavailable(f"SQLite database {settings.path}: {message}")
-
-
-def _open_failure(path: Path, exc: sqlite3.Error) -> str:
-    """Explain why a file could not be opened, naming the most likely cause."""
-    parent = path.parent
-    if not parent.exists():
-        cause = f"the directory {parent} does not exist"
-    elif not parent.is_dir():
-        cause = f"{parent} is not a directory"
-    elif path.is_dir():
-        cause = f"{path} is a directory"
-    elif not os.access(parent, os.W_OK | os.X_OK):
-        cause = (
-            f"the directory {parent} is not writable (SQLite creates {path.name}-wal and "
-            f"{path.name}-shm beside the database)"
-        )
-    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        cause = f"{path} is not readable and writable by this process"
-    else:
-        cause = "see the SQLite error"
-    return f"cannot open SQLite database {path}: {cause} ({exc})"
-
-
-__all__ = ["MINIMUM_SQLITE", "open_connection", "unavailable"]
+__all__ = ["MINIMUM_SQLITE", "open_connection"]

@@ -22,7 +22,8 @@ from functools import partial
 
 from psych_runtime import StoreUnavailable
 from psych_store_sqlite import schema
-from psych_store_sqlite._connection import open_connection, unavailable
+from psych_store_sqlite._connection import open_connection
+from psych_store_sqlite.errors import unavailable
 from psych_store_sqlite.settings import SqliteSettings
 
 type _Job = Callable[[], None]

@@ -5,10 +5,15 @@ plugin when it first looks for backends. So nothing here imports ``sqlite3`` or 
 store itself; both are imported inside ``open_sqlite_store`` and the doctor check.
 """
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import DoctorCheck, DoctorResult, StoreBackend, hookimpl
+from psych_runtime.adapters import (
+    DoctorCheck,
+    DoctorResult,
+    StoreBackend,
+    offer_doctor_checks,
+    offer_stores,
+)
 
 if TYPE_CHECKING:
     from psych_runtime import Store
@@ -36,10 +41,9 @@ async def open_sqlite_store(url: str, **options: object) -> "Store":
         TypeError: an unknown option, or a value of the wrong type.
         StoreUnavailable: the file cannot be opened.
     """
-    from psych_store_sqlite.settings import resolve_settings  # deferred: keep loading cheap
-    from psych_store_sqlite.store import SqliteStore
+    from psych_store_sqlite.store import SqliteStore  # deferred: keep loading cheap
 
-    store = SqliteStore.from_settings(resolve_settings(url, options))
+    store = SqliteStore(url, **options)
     try:
         await store.connect()
     except BaseException:
@@ -64,21 +68,14 @@ def _sqlite_usable() -> DoctorResult:
     return DoctorResult(True, f"SQLite {sqlite3.sqlite_version} (needs {needed} or newer)")
 
 
-@hookimpl
-def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
-    """Offer the SQLite Store under ``sqlite://``."""
-    register(
-        StoreBackend(
-            name="sqlite",
-            schemes=("sqlite",),
-            open=open_sqlite_store,
-            package=_PACKAGE,
-            description="Durable store in one SQLite file; several processes may share it.",
-        )
+psych_register_stores = offer_stores(
+    StoreBackend(
+        name="sqlite",
+        schemes=("sqlite",),
+        open=open_sqlite_store,
+        package=_PACKAGE,
+        description="Durable store in one SQLite file; several processes may share it.",
     )
+)
 
-
-@hookimpl
-def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
-    """Report whether this Python's SQLite is new enough."""
-    register(DoctorCheck("sqlite store", _sqlite_usable))
+psych_doctor_checks = offer_doctor_checks(DoctorCheck("sqlite store", _sqlite_usable))

@@ -55,8 +55,18 @@ class SqliteSettings:
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     readers: int = DEFAULT_READERS
 
+    @classmethod
+    def from_url(cls, url: str, /, **options: object) -> "SqliteSettings":
+        """Settings for ``sqlite:////absolute/path.db`` (three slashes: relative).
 
-def parse_url(url: str) -> tuple[Path, list[tuple[str, str]]]:
+        ``synchronous``, ``busy_timeout_ms`` and ``readers`` may be given in the query
+        or as keywords, which win. A malformed URL or query value raises
+        ``InvalidStoreUrl``; an unknown or mistyped keyword ``TypeError``.
+        """
+        return _resolve(url, options)
+
+
+def split_url(url: str) -> tuple[Path, list[tuple[str, str]]]:
     """Split a ``sqlite://`` URL into an absolute file path and its query pairs.
 
     Raises:
@@ -93,7 +103,7 @@ def parse_url(url: str) -> tuple[Path, list[tuple[str, str]]]:
     return Path(path_text).absolute(), pairs
 
 
-def resolve_settings(url: str, options: Mapping[str, object]) -> SqliteSettings:
+def _resolve(url: str, options: Mapping[str, object]) -> SqliteSettings:
     """Combine the URL's query options with keyword options into checked settings.
 
     Raises:
@@ -101,7 +111,7 @@ def resolve_settings(url: str, options: Mapping[str, object]) -> SqliteSettings:
         TypeError: a keyword option is unknown or of the wrong type.
         ValueError: a keyword option has an unusable value.
     """
-    path, pairs = parse_url(url)
+    path, pairs = split_url(url)
     chosen: dict[str, object] = {}
     for name, text in pairs:
         if name not in OPTION_NAMES:
@@ -177,6 +187,5 @@ __all__ = [
     "SCHEME",
     "SYNCHRONOUS_MODES",
     "SqliteSettings",
-    "parse_url",
-    "resolve_settings",
+    "split_url",
 ]

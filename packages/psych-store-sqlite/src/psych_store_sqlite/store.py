@@ -28,11 +28,12 @@ from psych_runtime.adapters import (
     check_append_batch,
     check_read_window,
     no_run_can_match,
+    settings_from,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
-from psych_store_sqlite import _operations as ops, schema
+from psych_store_sqlite import _queries as ops, schema
 from psych_store_sqlite._lanes import Lanes
-from psych_store_sqlite.settings import SqliteSettings, resolve_settings
+from psych_store_sqlite.settings import SqliteSettings
 
 
 class SqliteStore:
@@ -44,7 +45,7 @@ class SqliteStore:
     Args:
         url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``
             (relative to the working directory now), optionally with the options
-            below in the query string.
+            below in the query string; or ``SqliteSettings`` already resolved.
         synchronous: ``"NORMAL"`` (default), ``"FULL"`` or ``"EXTRA"``. NORMAL in
             WAL mode loses nothing when a process crashes but may lose the latest
             commits if the machine loses power; FULL fsyncs every commit.
@@ -55,34 +56,12 @@ class SqliteStore:
 
     Raises:
         InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
         ValueError: an option value is out of range.
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        synchronous: str | None = None,
-        busy_timeout_ms: int | None = None,
-        readers: int | None = None,
-    ) -> None:
-        options: dict[str, object] = {}
-        if synchronous is not None:
-            options["synchronous"] = synchronous
-        if busy_timeout_ms is not None:
-            options["busy_timeout_ms"] = busy_timeout_ms
-        if readers is not None:
-            options["readers"] = readers
-        self._init(resolve_settings(url, options))
-
-    @classmethod
-    def from_settings(cls, settings: SqliteSettings) -> "SqliteStore":
-        """Build a store from settings already resolved (see ``resolve_settings``)."""
-        store = cls.__new__(cls)
-        store._init(settings)
-        return store
-
-    def _init(self, settings: SqliteSettings) -> None:
+    def __init__(self, url: str | SqliteSettings, /, **options: object) -> None:
+        settings = settings_from(url, SqliteSettings, options)
         self._settings = settings
         self._lanes = Lanes(settings)
         # Signalled by this instance's own commits only: other processes are not heard.

@@ -6,11 +6,11 @@ import pytest
 
 from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_sqlite import SqliteStore
-from psych_store_sqlite.settings import SqliteSettings, parse_url, resolve_settings
+from psych_store_sqlite.settings import SqliteSettings, split_url
 
 
 def test_four_slashes_name_an_absolute_path() -> None:
-    path, query = parse_url("sqlite:////var/lib/psych/runs.db")
+    path, query = split_url("sqlite:////var/lib/psych/runs.db")
     assert path == Path("/var/lib/psych/runs.db")
     assert query == []
 
@@ -19,7 +19,7 @@ def test_three_slashes_name_a_path_relative_to_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    path, _ = parse_url("sqlite:///data/runs.db")
+    path, _ = split_url("sqlite:///data/runs.db")
     assert path == tmp_path / "data" / "runs.db"
     assert path.is_absolute()
 
@@ -34,12 +34,12 @@ def test_a_relative_path_is_fixed_when_the_store_is_built(
 
 
 def test_percent_escapes_and_scheme_case_are_understood() -> None:
-    path, _ = parse_url("SQLite:////tmp/my%20runs.db")
+    path, _ = split_url("SQLite:////tmp/my%20runs.db")
     assert path == Path("/tmp/my runs.db")
 
 
 def test_defaults() -> None:
-    settings = resolve_settings("sqlite:////tmp/x.db", {})
+    settings = SqliteSettings.from_url("sqlite:////tmp/x.db", **{})
     assert settings == SqliteSettings(
         path=Path("/tmp/x.db"), synchronous="NORMAL", busy_timeout_ms=5000, readers=2
     )
@@ -47,13 +47,13 @@ def test_defaults() -> None:
 
 def test_query_options_are_read_and_keywords_override_them() -> None:
     url = "sqlite:////tmp/x.db?synchronous=full&busy_timeout_ms=250&readers=0"
-    from_query = resolve_settings(url, {})
+    from_query = SqliteSettings.from_url(url, **{})
     assert (from_query.synchronous, from_query.busy_timeout_ms, from_query.readers) == (
         "FULL",
         250,
         0,
     )
-    overridden = resolve_settings(url, {"readers": 3, "synchronous": "normal"})
+    overridden = SqliteSettings.from_url(url, **{"readers": 3, "synchronous": "normal"})
     assert (overridden.synchronous, overridden.busy_timeout_ms, overridden.readers) == (
         "NORMAL",
         250,
@@ -91,7 +91,7 @@ def test_the_store_constructor_takes_the_same_options() -> None:
 )
 def test_malformed_urls_are_refused_with_a_reason(url: str, complaint: str) -> None:
     with pytest.raises(InvalidStoreUrl) as caught:
-        resolve_settings(url, {})
+        SqliteSettings.from_url(url, **{})
     assert complaint in str(caught.value)
 
 
@@ -110,5 +110,5 @@ def test_bad_keyword_options_are_refused(
     options: dict[str, object], error: type[Exception], complaint: str
 ) -> None:
     with pytest.raises(error) as caught:
-        resolve_settings("sqlite:////tmp/x.db", options)
+        SqliteSettings.from_url("sqlite:////tmp/x.db", **options)
     assert complaint in str(caught.value)

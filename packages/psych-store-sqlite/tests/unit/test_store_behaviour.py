@@ -17,7 +17,7 @@ from psych_contract import _data as data
 from psych_runtime import StoreUnavailable
 from psych_runtime.adapters import WORK, Fence, RecordTooLarge, RunState, SeqConflict
 from psych_runtime.records import WorkerId, record_to_json
-from psych_store_sqlite import SqliteStore, _operations
+from psych_store_sqlite import SqliteStore, _queries
 
 W = WorkerId("worker")
 
@@ -159,7 +159,7 @@ async def test_reads_on_the_writer_thread_work_too(db: Path) -> None:
 @pytest.mark.parametrize(
     ("sql", "index"),
     [
-        (_operations._CLAIM, "psych_runs_claim"),
+        (_queries._CLAIM, "psych_runs_claim"),
         (
             "SELECT run_id FROM psych_runs WHERE state = 'running' AND lease_expires_at <= 1 "
             "ORDER BY lease_expires_at, run_id LIMIT 5",

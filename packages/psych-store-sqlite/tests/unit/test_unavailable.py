@@ -94,7 +94,7 @@ def test_the_message_names_a_directory_this_process_cannot_write(
     # diagnosis itself by making the permission probe answer "no" for the directory.
     import sqlite3
 
-    from psych_store_sqlite import _connection
+    from psych_store_sqlite import errors
 
     real_access = os.access
 
@@ -104,7 +104,7 @@ def test_the_message_names_a_directory_this_process_cannot_write(
         return real_access(str(path), mode)
 
     monkeypatch.setattr(os, "access", access)
-    message = _connection._open_failure(
+    message = errors.open_failure(
         tmp_path / "psych.db", sqlite3.OperationalError("unable to open database file")
     )
     assert f"the directory {tmp_path} is not writable" in message

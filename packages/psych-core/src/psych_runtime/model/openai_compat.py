@@ -7,16 +7,18 @@ its own: all traffic goes through the ``HttpTransport`` it is given, so the egre
 policy sees every request.
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-
-import httpx
+from typing import TYPE_CHECKING
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import EgressDenied
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.openai_wire import (
     MaxTokensField,
     StreamTally,
@@ -36,7 +38,9 @@ from psych_runtime.model.port import (
 )
 from psych_runtime.model.sse import SseEvent, SseParser
 from psych_runtime.model.transient import error_from_exception, error_from_status, error_in_stream
-from psych_runtime.model.transport import HttpTransport
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +123,8 @@ class OpenAICompatibleClient:
         return f"OpenAICompatibleClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
 
     def _timeout(self, idle_seconds: float) -> httpx.Timeout:
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
         # httpx's read timeout is exactly "no bytes for this long", which is what the
         # idle timeout means; waiting for the response headers counts as idle too.
         base = self._transport.timeout
@@ -141,6 +147,8 @@ class OpenAICompatibleClient:
             ModelEgressDenied: the egress policy refused the endpoint.
             ModelError: any other refusal (400, 401, 403, 404, 422...).
         """
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
         setting = self._limit_fields.get(request.model, self._max_tokens_field)
         switched = False
         while True:
@@ -216,6 +224,8 @@ class OpenAICompatibleClient:
             return models
 
     async def _fetch_models(self) -> frozenset[str]:
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
         url = f"{self._base_url}/models"
         headers = {**self._headers, "Accept": "application/json"}
         try:
@@ -240,6 +250,8 @@ class OpenAICompatibleClient:
 
 async def _error_body(response: httpx.Response) -> str:
     """The start of an error response's body; enough to classify it, bounded in size."""
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
     collected = bytearray()
     try:
         async for piece in response.aiter_bytes():

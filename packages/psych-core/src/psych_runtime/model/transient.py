@@ -11,15 +11,16 @@ request the provider will never accept, so the rules live here, in one place:
   because the loop can recover by compacting the conversation.
 """
 
+from __future__ import annotations
+
 import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
 
-import httpx
-
-from psych_runtime.model.egress import EgressDenied
+from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.model.port import (
     ContextOverflow,
     MalformedChunk,
@@ -29,6 +30,9 @@ from psych_runtime.model.port import (
     StreamIncomplete,
     TransientModelError,
 )
+
+if TYPE_CHECKING:
+    pass
 
 TRANSIENT_STATUSES = frozenset({408, 425, 429})
 """Client-error statuses worth retrying; every 5xx is retried as well."""
@@ -165,6 +169,8 @@ def error_from_exception(
             failure into a broken stream rather than a failed connection.
         idle_seconds: the read timeout in force, named in an idle-timeout message.
     """
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
     if isinstance(error, ModelError):
         return error
     if isinstance(error, EgressDenied):

@@ -23,11 +23,11 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.storable import check_storable
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.dispatch import _append_external
+from psych_runtime.runtime.control import append_external
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
 from psych_runtime.store.port import Store
-from psych_runtime.tools.http_request import argument_problems
+from psych_runtime.tools.http.request import argument_problems
 
 
 class RunNotSuspended(PsychError):
@@ -138,7 +138,7 @@ async def resume(
         )
         return [resumed]
 
-    await _append_external(store, run_id, header, build)
+    await append_external(store, run_id, header, build)
     # Wake the Run now: a Worker continues it, or (expired) finds it settled and lets
     # it go.
     await store.set_runnable_at(run_id, None)

@@ -15,9 +15,9 @@ from psych_runtime.core.records import (
     ToolOutcome,
 )
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.history import continuation_history
@@ -33,7 +33,7 @@ from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
-from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
+from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 

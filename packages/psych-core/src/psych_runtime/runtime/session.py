@@ -24,19 +24,21 @@ from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
+from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.model.transport import HttpTransport
 from psych_runtime.plugins.urls import open_store
 from psych_runtime.runtime import reads
-from psych_runtime.runtime.dispatch import Dispatched, dispatch, interrupt, publish, send
+from psych_runtime.runtime.admission import Dispatched, dispatch
+from psych_runtime.runtime.control import interrupt, send
+from psych_runtime.runtime.publish import publish
 from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
 from psych_runtime.tools.access import TenantAccess
 from psych_runtime.tools.approval import ApprovalRules, Policy
-from psych_runtime.tools.large_results import DEFAULT_OFFLOAD_BYTES
+from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 

@@ -18,7 +18,7 @@ from psych_runtime.core.records import JsonObject, Record, RunAdmitted
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
-from psych_runtime.runtime.dispatch import dispatch
+from psych_runtime.runtime.admission import dispatch
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import AttemptKilled, Worker

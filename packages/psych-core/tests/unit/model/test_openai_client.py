@@ -16,7 +16,8 @@ import pytest
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.metering import CostSource, Usage
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import EgressDenied, EgressPolicy
+from psych_runtime.egress.policy import EgressDenied, EgressPolicy
+from psych_runtime.egress.transport import HttpTransport, default_timeout
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
 from psych_runtime.model.openai_wire import UnknownLimitField
 from psych_runtime.model.port import (
@@ -34,7 +35,6 @@ from psych_runtime.model.port import (
     ToolCallDelta,
     TransientModelError,
 )
-from psych_runtime.model.transport import DEFAULT_TIMEOUT, HttpTransport
 
 ACME = Scope(tenant="acme")
 BASE = "https://models.example/v1"
@@ -279,7 +279,7 @@ async def test_the_read_timeout_is_the_idle_timeout(make_client: Factory) -> Non
     assert timeouts[0]["read"] == 1.5
     assert timeouts[1]["read"] is None
     # Only the read phase follows the idle timeout; connect keeps the transport default.
-    assert timeouts[0]["connect"] == DEFAULT_TIMEOUT.connect
+    assert timeouts[0]["connect"] == default_timeout().connect
 
 
 async def test_a_denied_endpoint_raises_a_model_error_and_sends_nothing(

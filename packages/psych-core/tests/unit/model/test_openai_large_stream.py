@@ -11,10 +11,10 @@ import httpx
 
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import EgressPolicy
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
 from psych_runtime.model.port import ModelRequest
-from psych_runtime.model.transport import HttpTransport
 from psych_runtime.runtime.model_call import MAX_TOOL_ARGUMENT_CHARS, call_model
 
 REQUEST = ModelRequest(model="gpt-test", messages=(UserMessage(content="hi"),))

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from psych_runtime.model.egress import EgressDecision, EgressDenied
+from psych_runtime.egress.policy import EgressDecision, EgressDenied
 from psych_runtime.model.port import (
     ContextOverflow,
     MalformedChunk,

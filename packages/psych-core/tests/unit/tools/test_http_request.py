@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from psych_runtime.core.spec import HttpTool
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.http_request import (
+from psych_runtime.tools.http.request import (
     EXCERPT_CHARS,
     REDACTED,
     HttpToolFailed,

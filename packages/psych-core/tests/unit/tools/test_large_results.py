@@ -3,7 +3,7 @@
 import pytest
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.tools.large_results import (
+from psych_runtime.tools.large_results.render import (
     JSON_CONTENT_TYPE,
     PREVIEW_CHARS,
     TEXT_CONTENT_TYPE,

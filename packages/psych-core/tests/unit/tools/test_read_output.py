@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.read_output import (
+from psych_runtime.tools.large_results.read_tool import (
     MAX_LIMIT,
     MAX_LINE_CHARS,
     MAX_PAGE_CHARS,

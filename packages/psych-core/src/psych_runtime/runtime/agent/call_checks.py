@@ -27,7 +27,7 @@ from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.arguments import read_arguments
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.model_call import AssembledCall
-from psych_runtime.runtime.output_reader import unknown_handle_message
+from psych_runtime.tools.large_results.reader import unknown_handle_message
 
 UNISSUED_HANDLE_ARGUMENT = "unissued_handle"
 """Where a ``read_tool_output`` start record keeps a handle this Run never issued."""

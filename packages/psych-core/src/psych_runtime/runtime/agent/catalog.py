@@ -18,8 +18,8 @@ from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
-from psych_runtime.tools.http_request import http_tool_definition
-from psych_runtime.tools.read_output import READ_TOOL_OUTPUT_DEFINITION
+from psych_runtime.tools.http.request import http_tool_definition
+from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
 from psych_runtime.tools.registry import ToolRegistry
 
 

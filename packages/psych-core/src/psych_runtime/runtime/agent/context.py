@@ -19,7 +19,7 @@ from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import replace_lone_surrogates
-from psych_runtime.runtime.output_reader import OutputReader
+from psych_runtime.tools.large_results.reader import OutputReader
 
 EMPTY_USAGE = Usage()
 """Recorded when a provider reported no usage (``usage_reported`` says so)."""

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
+from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.model.transport import HttpTransport
 from psych_runtime.store.notify import Notifier
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy

@@ -26,11 +26,11 @@ from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed, finish
-from psych_runtime.runtime.http_executor import call_http_tool
-from psych_runtime.runtime.output_reader import ResultNotReadable
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
-from psych_runtime.tools.http_request import HttpToolFailed
+from psych_runtime.tools.http.executor import call_http_tool
+from psych_runtime.tools.http.request import HttpToolFailed
+from psych_runtime.tools.large_results.reader import ResultNotReadable
 
 
 async def execute(

@@ -23,7 +23,7 @@ from psych_runtime.core.records import ToolCallFinished, ToolFailure, ToolOutcom
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.storable import unstorable
 from psych_runtime.runtime.agent.context import AttemptContext, failure
-from psych_runtime.runtime.offload import ResultNotKept, keep_result
+from psych_runtime.tools.large_results.offload import ResultNotKept, keep_result
 
 
 @dataclass(frozen=True, slots=True)

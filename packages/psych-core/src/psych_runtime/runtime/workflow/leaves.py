@@ -27,14 +27,14 @@ from psych_runtime.core.spec.workflow import (
 )
 from psych_runtime.core.state import StepResume
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.http_executor import call_http_tool
 from psych_runtime.runtime.suspension import stage_suspension
 from psych_runtime.runtime.workflow.context import StepFailed, Suspend, WorkflowContext, failure
 from psych_runtime.runtime.workflow.schemas import schema_problems
 from psych_runtime.runtime.workflow.values import Frame, render, resolve
 from psych_runtime.tools.approval import Verdict, classify, judge
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.http_request import HttpToolFailed
+from psych_runtime.tools.http.executor import call_http_tool
+from psych_runtime.tools.http.request import HttpToolFailed
 
 
 def as_output(value: JsonValue) -> JsonObject:

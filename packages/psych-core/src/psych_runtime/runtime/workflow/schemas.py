@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from psych_runtime.core.records import JsonObject
-from psych_runtime.tools.http_request import argument_problems
+from psych_runtime.tools.http.request import argument_problems
 
 
 def schema_problems(value: JsonObject, schema: Mapping[str, JsonValue] | None) -> list[str]:

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import EgressDecision, EgressDenied, EgressPolicy
-from psych_runtime.model.transport import DEFAULT_TIMEOUT, HttpTransport
+from psych_runtime.egress.policy import EgressDecision, EgressDenied, EgressPolicy
+from psych_runtime.egress.transport import HttpTransport, default_timeout
 
 ACME = Scope(tenant="acme")
 OPEN = EgressPolicy(deny_private=False)
@@ -116,7 +116,7 @@ def test_defaults() -> None:
     transport = HttpTransport()
     assert isinstance(transport.policy, EgressPolicy)
     assert transport.policy.deny_private
-    assert transport.timeout == DEFAULT_TIMEOUT
+    assert transport.timeout == default_timeout()
 
 
 async def test_a_given_client_is_left_open_and_an_own_client_is_closed() -> None:

@@ -16,16 +16,20 @@ on the same lookup, and refusing it would add no protection that rebinding does 
 already defeat.
 """
 
+from __future__ import annotations
+
 import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-
-import httpx
+from typing import TYPE_CHECKING
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope
+
+if TYPE_CHECKING:
+    import httpx
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """Looks a host up and returns its IP addresses as strings: ``(host, port) -> addresses``."""
@@ -48,17 +52,17 @@ class EgressDecision:
     reason: str = ""
 
     @classmethod
-    def allow(cls, rule: str = "default", reason: str = "") -> "EgressDecision":
+    def allow(cls, rule: str = "default", reason: str = "") -> EgressDecision:
         """A decision that lets the request through."""
         return cls(True, rule, reason)
 
     @classmethod
-    def deny(cls, rule: str, reason: str) -> "EgressDecision":
+    def deny(cls, rule: str, reason: str) -> EgressDecision:
         """A decision that stops the request."""
         return cls(False, rule, reason)
 
 
-EgressDecider = Callable[[Scope, httpx.URL], EgressDecision | Awaitable[EgressDecision]]
+type EgressDecider = Callable[[Scope, httpx.URL], EgressDecision | Awaitable[EgressDecision]]
 """Any callable the transport can ask instead of (or around) an ``EgressPolicy``."""
 
 

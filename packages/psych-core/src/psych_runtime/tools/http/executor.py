@@ -13,23 +13,28 @@ Failure kinds: ``http_transport_required`` (the Runtime has no transport),
 ``http_<status>`` for any answer outside 2xx.
 """
 
-import asyncio
+from __future__ import annotations
 
-import httpx
+import asyncio
+from typing import TYPE_CHECKING
+
 from pydantic import JsonValue
 
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import HttpTool
-from psych_runtime.model.egress import EgressDenied
-from psych_runtime.model.transport import HttpTransport
-from psych_runtime.tools.http_request import (
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.tools.http.request import (
     HttpToolFailed,
     interpret_response,
     prepare_request,
     redact_text,
 )
 from psych_runtime.tools.secrets import SecretResolver
+
+if TYPE_CHECKING:
+    pass
 
 TRANSPORT_REQUIRED_MESSAGE = (
     "HTTP tools need an HttpTransport, and this Runtime was built without one "
@@ -84,6 +89,8 @@ async def call_http_tool(
         ToolArgumentsInvalid: the arguments do not fit the tool.
         HttpToolFailed: the request was refused, failed, or answered outside 2xx.
     """
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
     if transport is None:
         raise HttpToolFailed("http_transport_required", TRANSPORT_REQUIRED_MESSAGE)
     prepared = prepare_request(tool, arguments)

@@ -8,7 +8,7 @@ fills in the names.
 
 from collections.abc import Sequence
 
-from psych_store_dynamo import _items as it
+from psych_store_dynamo import _rows as it
 
 
 def set_entry(

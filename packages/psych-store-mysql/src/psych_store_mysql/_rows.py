@@ -9,28 +9,14 @@ with a clear message instead of a confusing validation error.
 from datetime import UTC, datetime
 
 import psych_runtime
-from psych_store_mysql._driver import Row
+from psych_runtime.adapters import HEADER_COLUMNS as _CORE_COLUMNS
+from psych_store_mysql._connection import Row
 
 MAX_ID_BYTES = 512
 """Longest run id or worker id, in UTF-8 bytes, the ``VARBINARY(512)`` columns hold."""
 
-HEADER_COLUMNS = (
-    "run_id",
-    "scope_json",
-    "version_hash",
-    "state",
-    "created_at",
-    "deadline_at",
-    "lease_holder",
-    "lease_expires_at",
-    "idempotency_key",
-    "attempt_count",
-    "runnable_at",
-    "parent_run_id",
-    "delegation_depth",
-    "continues_run_id",
-)
-"""The columns ``header_from_row`` reads, in this order."""
+HEADER_COLUMNS = tuple("scope_json" if name == "scope" else name for name in _CORE_COLUMNS)
+"""The header's columns (the core's list; the scope column is ``scope_json`` here)."""
 
 HEADER_SELECT = ", ".join(HEADER_COLUMNS)
 
@@ -68,63 +54,29 @@ def _checked_or_none(value: str | None, what: str) -> str | None:
 
 def header_from_row(row: Row) -> psych_runtime.adapters.RunHeader:
     """Rebuild a RunHeader from the columns listed in ``HEADER_COLUMNS``."""
-    (
-        run_id,
-        scope_json,
-        version_hash,
-        state,
-        created_at,
-        deadline_at,
-        lease_holder,
-        lease_expires_at,
-        idempotency_key,
-        attempt_count,
-        runnable_at,
-        parent_run_id,
-        delegation_depth,
-        continues_run_id,
-    ) = row
-    parent = _text_or_none(parent_run_id)
-    continues = _text_or_none(continues_run_id)
-    holder = _text_or_none(lease_holder)
-    return psych_runtime.adapters.RunHeader(
-        run_id=psych_runtime.RunId(_text(run_id)),
-        scope=psych_runtime.Scope.model_validate_json(_text(scope_json)),
-        version_hash=psych_runtime.VersionHash(_text(version_hash)),
-        state=psych_runtime.adapters.RunState(_text(state)),
-        created_at=_time(created_at),
-        deadline_at=_time(deadline_at),
-        lease_holder=None if holder is None else psych_runtime.records.WorkerId(holder),
-        lease_expires_at=_time_or_none(lease_expires_at),
-        idempotency_key=_text_or_none(idempotency_key),
-        attempt_count=_int(attempt_count),
-        runnable_at=_time_or_none(runnable_at),
-        parent_run_id=None if parent is None else psych_runtime.RunId(parent),
-        delegation_depth=_int(delegation_depth),
-        continues_run_id=None if continues is None else psych_runtime.RunId(continues),
+    return psych_runtime.adapters.header_from_row(
+        row, instant=_instant, text=_text_as_is, source="psych-store-mysql"
     )
 
 
 def header_values(header: psych_runtime.adapters.RunHeader, head_seq: int) -> tuple[object, ...]:
-    """Column values for inserting ``header``: ``HEADER_COLUMNS`` then ``tenant, head_seq``."""
-    return (
-        checked_id(header.run_id, "run id"),
-        header.scope.model_dump_json(exclude_defaults=True),
-        header.version_hash,
-        header.state.value,
-        to_db_time(header.created_at),
-        to_db_time(header.deadline_at),
-        None if header.lease_holder is None else checked_id(header.lease_holder, "worker id"),
-        to_db_time_or_none(header.lease_expires_at),
-        header.idempotency_key,
-        header.attempt_count,
-        to_db_time_or_none(header.runnable_at),
-        _checked_or_none(header.parent_run_id, "parent_run_id"),
-        header.delegation_depth,
-        _checked_or_none(header.continues_run_id, "continues_run_id"),
-        header.scope.tenant,
-        head_seq,
-    )
+    """Column values for inserting ``header``: ``HEADER_COLUMNS`` then ``head_seq``."""
+    checked_id(header.run_id, "run id")
+    if header.lease_holder is not None:
+        checked_id(header.lease_holder, "worker id")
+    _checked_or_none(header.parent_run_id, "parent_run_id")
+    _checked_or_none(header.continues_run_id, "continues_run_id")
+    return (*psych_runtime.adapters.header_row(header, instant=to_db_time), head_seq)
+
+
+def _instant(value: object) -> object:
+    """A naive ``DATETIME(6)`` value as aware UTC; anything else is left for the check."""
+    return value.replace(tzinfo=UTC) if isinstance(value, datetime) else value
+
+
+def _text_as_is(value: object) -> object:
+    """``VARBINARY`` columns arrive as bytes; anything else is left for the check."""
+    return bytes(value).decode() if isinstance(value, bytes | bytearray) else value
 
 
 def text(value: object) -> str:

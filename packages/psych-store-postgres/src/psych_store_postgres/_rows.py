@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from psych_runtime import Scope
-from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunHeader, header_from_row as decode_header
 from psych_runtime.records import Record, record_from_json, record_to_json
 
 if TYPE_CHECKING:
@@ -85,29 +85,12 @@ def scope_json(scope: Scope) -> str:
 
 
 def header_from_row(row: "asyncpg.Record") -> RunHeader:
-    """A ``RunHeader`` from a row holding ``queries.HEADER_COLUMNS``.
+    """A ``RunHeader`` from a row holding ``_queries.HEADER_COLUMNS``.
 
-    The row goes through pydantic validation, so a value the database should never have
-    produced (an unknown state, say) fails here rather than deep in a Worker.
+    Each column is checked, so a value the database should never have produced (an
+    unknown state, say) fails here rather than deep in a Worker.
     """
-    return RunHeader.model_validate(
-        {
-            "run_id": row["run_id"],
-            "scope": Scope.model_validate_json(row["scope"]),
-            "version_hash": row["version_hash"],
-            "state": row["state"],
-            "created_at": row["created_at"],
-            "deadline_at": row["deadline_at"],
-            "lease_holder": row["lease_holder"],
-            "lease_expires_at": row["lease_expires_at"],
-            "idempotency_key": row["idempotency_key"],
-            "attempt_count": row["attempt_count"],
-            "runnable_at": row["runnable_at"],
-            "parent_run_id": row["parent_run_id"],
-            "delegation_depth": row["delegation_depth"],
-            "continues_run_id": row["continues_run_id"],
-        }
-    )
+    return decode_header(tuple(row.values()), source="psych-store-postgres")
 
 
 __all__ = [

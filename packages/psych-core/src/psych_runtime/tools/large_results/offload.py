@@ -1,6 +1,6 @@
 """Deciding how a successful tool result is recorded: whole, elided, or offloaded.
 
-See ``psych_runtime.tools.large_results`` for the two thresholds. This module adds the
+See ``psych_runtime.tools.large_results.render`` for the two thresholds. This module adds the
 one side effect: writing an oversized result to the BlobStore, which must be durable
 *before* the ``tool_call_finished`` that points at it is written, so a reader never
 meets a record whose bytes do not exist yet.
@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from psych_runtime.blob.port import BlobKey, BlobStore
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId, ToolCallId
-from psych_runtime.tools.large_results import render_result, result_handle
+from psych_runtime.tools.large_results.render import render_result, result_handle
 
 
 class ResultNotKept(PsychError):

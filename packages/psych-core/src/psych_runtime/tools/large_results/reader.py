@@ -18,13 +18,13 @@ from psych_runtime.blob.port import BlobKey, BlobNotFound, BlobStore, InvalidBlo
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.state import RunStateView, ToolResult
-from psych_runtime.tools.large_results import BINARY_CONTENT_TYPE, decode_stored, is_text
-from psych_runtime.tools.read_output import (
+from psych_runtime.tools.large_results.read_tool import (
     parse_read_request,
     read_page,
     reading_text,
     split_lines,
 )
+from psych_runtime.tools.large_results.render import BINARY_CONTENT_TYPE, decode_stored, is_text
 
 
 class ResultNotReadable(PsychError):

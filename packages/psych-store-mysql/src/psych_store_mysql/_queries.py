@@ -8,16 +8,16 @@ are escaped by the driver when the batch is rendered.
 from collections.abc import Sequence
 from datetime import datetime
 
-from psych_store_mysql.batch import Statement
-from psych_store_mysql.rows import HEADER_COLUMNS, HEADER_SELECT
+from psych_store_mysql._batches import Statement
+from psych_store_mysql._rows import HEADER_COLUMNS, HEADER_SELECT
 from psych_store_mysql.schema import Tables
 
 BEGIN: Statement = ("START TRANSACTION", ())
 COMMIT: Statement = ("COMMIT", ())
 ROLLBACK: Statement = ("ROLLBACK", ())
 
-_INSERT_COLUMNS = ", ".join((*HEADER_COLUMNS, "tenant", "head_seq"))
-_INSERT_SLOTS = ", ".join(["%s"] * (len(HEADER_COLUMNS) + 2))
+_INSERT_COLUMNS = ", ".join((*HEADER_COLUMNS, "head_seq"))
+_INSERT_SLOTS = ", ".join(["%s"] * (len(HEADER_COLUMNS) + 1))
 
 
 class Statements:

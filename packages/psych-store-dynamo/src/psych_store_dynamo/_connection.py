@@ -6,18 +6,18 @@ costs a noticeable fraction of a second to import.
 
 Neither library ships type information, so clients are seen through small protocols
 naming only the calls this package makes; every response is a mapping whose values
-the callers check before use. Driver errors are translated here into the few outcomes
-the stores care about, so no botocore class leaks past this module.
+the callers check before use. Driver errors are translated by ``errors`` into the few
+outcomes the stores care about, so no botocore class leaks out of the package.
 """
 
 import importlib
 import io
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol, cast
 
-from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime import StoreUnavailable
+from psych_store_dynamo.errors import translate
 from psych_store_dynamo.settings import AwsSettings
 
 Response = dict[str, object]
@@ -56,114 +56,13 @@ class S3Client(Protocol):
     async def delete_object(self, **request: object) -> Response: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ClientFailure:
-    """A service's refusal, reduced to what callers branch on.
-
-    Attributes:
-        code: the service's error code (``ConditionalCheckFailedException``,
-            ``NoSuchKey``, ``404`` for a HEAD...).
-        message: the service's message.
-        status: the HTTP status, 0 when unknown.
-        response: the whole decoded error response, for fields such as
-            ``CancellationReasons``.
-    """
-
-    code: str
-    message: str
-    status: int
-    response: Response
-
-
-_UNAVAILABLE_CODES = frozenset(
-    {
-        "UnrecognizedClientException",
-        "InvalidSignatureException",
-        "InvalidAccessKeyId",
-        "SignatureDoesNotMatch",
-        "ExpiredToken",
-        "ExpiredTokenException",
-        "AccessDenied",
-        "AccessDeniedException",
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "SlowDown",
-    }
-)
-"""Codes meaning "the service cannot serve us right now", not "your request is wrong"."""
-
-
-def _module(name: str) -> ModuleType:
+def driver_module(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
         raise StoreUnavailable(
             f"cannot import {name} ({exc}); reinstall psych-store-dynamo, which depends on aioboto3"
         ) from exc
-
-
-def failure_of(exc: BaseException) -> ClientFailure | None:
-    """The service's refusal carried by ``exc``, or None for any other exception."""
-    exceptions = _module("botocore.exceptions")
-    if not isinstance(exc, exceptions.ClientError):
-        return None
-    raw = getattr(exc, "response", None)
-    response: Response = dict(raw) if isinstance(raw, dict) else {}
-    error = response.get("Error")
-    code = message = ""
-    if isinstance(error, dict):
-        code = str(error.get("Code", ""))
-        message = str(error.get("Message", ""))
-    status = 0
-    metadata = response.get("ResponseMetadata")
-    if isinstance(metadata, dict):
-        found = metadata.get("HTTPStatusCode")
-        status = found if isinstance(found, int) else 0
-    return ClientFailure(code=code, message=message, status=status, response=response)
-
-
-def translate(exc: BaseException, service: str, aws: AwsSettings) -> BaseException | None:
-    """The store error to raise instead of ``exc``, or None to let the caller decide.
-
-    Connection problems, missing credentials, throttling that outlasted the retries and
-    refused credentials all become ``StoreUnavailable`` naming the endpoint (never a
-    secret). A service's refusal of the request itself is left to the caller (None).
-    """
-    exceptions = _module("botocore.exceptions")
-    where = aws.where()
-    if isinstance(exc, exceptions.NoRegionError):
-        return StoreUnavailable(
-            f"{service}: no AWS region configured; add ?region=... to the URL or set "
-            "AWS_DEFAULT_REGION"
-        )
-    if isinstance(exc, (exceptions.NoCredentialsError, exceptions.PartialCredentialsError)):
-        return StoreUnavailable(
-            f"{service} at {where}: no AWS credentials found (set AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY, a profile, or an instance role)"
-        )
-    if isinstance(exc, (exceptions.BotoCoreError, OSError, TimeoutError)):
-        return StoreUnavailable(
-            f"cannot reach {service} at {where}: {type(exc).__name__}: {_first_line(exc)}"
-        )
-    failure = failure_of(exc)
-    if failure is not None and failure.code in _UNAVAILABLE_CODES:
-        return StoreUnavailable(
-            f"{service} at {where} refused the request: {failure.code}: {failure.message}"
-        )
-    return None
-
-
-def unexpected(failure: ClientFailure, service: str, operation: str) -> StoreError:
-    """A refusal the store has no meaning for: a bug here or a misconfigured resource."""
-    return StoreError(f"{service} {operation} failed: {failure.code}: {failure.message}")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no detail)"
 
 
 async def open_client(
@@ -173,8 +72,8 @@ async def open_client(
 
     The caller casts the result to ``DynamoClient`` or ``S3Client``.
     """
-    aioboto3 = _module("aioboto3")
-    config_module = _module("botocore.config")
+    aioboto3 = driver_module("aioboto3")
+    config_module = driver_module("botocore.config")
     config_options: dict[str, object] = {
         "connect_timeout": aws.connect_timeout,
         "read_timeout": aws.read_timeout,
@@ -241,16 +140,13 @@ def s3_body(body: object) -> S3Body:
 
 
 __all__ = [
-    "ClientFailure",
     "DynamoClient",
     "Response",
     "S3Body",
     "S3Client",
+    "driver_module",
     "dynamo",
-    "failure_of",
     "open_client",
     "s3",
     "s3_body",
-    "translate",
-    "unexpected",
 ]

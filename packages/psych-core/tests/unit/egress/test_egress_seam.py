@@ -3,7 +3,7 @@
 An egress policy enforced on some routes out of the process and not others is worse
 than none, because people trust it. This walks the source of every package in the
 repository (``packages/*/src`` and ``contract/src``) and fails when a module other than
-``psych_runtime/model/transport.py`` builds an HTTP client, imports an HTTP library
+``psych_runtime/egress/transport.py`` builds an HTTP client, imports an HTTP library
 that would let it build one, or opens a socket.
 
 The check reads the syntax tree, following import aliases (``import httpx as h``,
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[5]
-ALLOWED = {Path("packages/psych-core/src/psych_runtime/model/transport.py")}
+ALLOWED = {Path("packages/psych-core/src/psych_runtime/egress/transport.py")}
 
 FORBIDDEN_CALLS = {
     "httpx.AsyncClient",

@@ -1,36 +1,27 @@
-"""Publishing Specs, admitting Runs, and the control calls a consumer makes on them."""
+"""Admitting a Run: ``dispatch`` checks its arguments and writes the header and first record."""
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from psych_runtime.core.errors import PsychError, RunNotFound, VersionNotFound
-from psych_runtime.core.ids import EntryId, RunId, VersionHash
+from psych_runtime.core.ids import RunId, VersionHash
 from psych_runtime.core.records import (
-    AbortRequested,
     JsonObject,
-    QueueEnqueued,
-    QueueKind,
-    Record,
     RunAdmitted,
 )
-from psych_runtime.core.reducer import fold_into
-from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
+from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
-from psych_runtime.core.state import RunStateView
 from psych_runtime.core.storable import check_storable
-from psych_runtime.core.validation import ValidationContext, validate
 from psych_runtime.core.version import HASH_PATTERN, Version
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.ids import new_entry_id, new_run_id
-from psych_runtime.runtime.reads import FOLDS, checked_header
+from psych_runtime.runtime.ids import new_run_id
+from psych_runtime.runtime.reads import checked_header
 from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
-from psych_runtime.store.errors import SeqConflict
 from psych_runtime.store.port import RunHeader, RunState, Store
 
-_APPEND_RETRIES = 16
 _HASH = re.compile(HASH_PATTERN)
 
 MAX_DEADLINE_SECONDS = 86_400.0
@@ -75,14 +66,6 @@ def _check_deadline(deadline_seconds: float | None) -> None:
         )
 
 
-class RunAlreadySettled(PsychError):
-    """The Run has ended; it takes no more messages."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id!r} has already settled")
-        self.run_id = run_id
-
-
 @dataclass(frozen=True, slots=True)
 class Dispatched:
     """What ``dispatch`` did.
@@ -95,63 +78,6 @@ class Dispatched:
 
     run_id: RunId
     created: bool
-
-
-class SharedVersionScope(PsychError, ValueError):
-    """``publish`` was given both a tenant's Scope and ``shared=True``.
-
-    A shared Version belongs to no tenant, so the two say opposite things.
-    """
-
-    def __init__(self, tenant: str) -> None:
-        super().__init__(
-            f"publish(shared=True) makes a Version every tenant may use; it takes no "
-            f"scope (got tenant {tenant!r}). Pass one or the other."
-        )
-        self.tenant = tenant
-
-
-async def publish(
-    store: Store,
-    spec: AgentSpec | WorkflowSpec | JsonObject,
-    *,
-    scope: Scope | None = None,
-    shared: bool = False,
-    context: ValidationContext | None = None,
-) -> Version:
-    """Validate a Spec, hash it into a Version, and store it for a tenant.
-
-    A Version belongs to the tenant that published it: only that tenant can dispatch
-    it or read it back. The hash depends on the Spec alone, so two tenants publishing
-    the same Spec get the same hash, each with a grant of its own that the other never
-    sees. Publishing the same Spec again for the same tenant returns the Version it
-    already holds, with its original ``published_at``.
-
-    Args:
-        store: where the Version is kept.
-        spec: the Spec, as a model or as plain data.
-        scope: the tenant the Version belongs to. Left out, it is the default Scope
-            (tenant ``"default"``), the same one ``session()`` uses, so a
-            single-tenant program needs no scope anywhere.
-        shared: publish for every tenant instead (a platform's catalogue agent, say):
-            any tenant may dispatch it and read its Runs' reports. Only for Specs
-            whose instructions every tenant may see.
-        context: what validation checks tool names and models against.
-
-    Raises:
-        SpecValidationError: every problem found, each with its path.
-        SharedVersionScope: ``shared=True`` was given together with a ``scope``.
-        UnstorableValue: the tenant holds a character no store can keep (NUL, a lone
-            surrogate).
-    """
-    if shared and scope is not None:
-        raise SharedVersionScope(scope.tenant)
-    owner = None if shared else (scope or DEFAULT_SCOPE).tenant
-    # Refused before anything is stored, as dispatch refuses it, so no store's driver
-    # ever meets a tenant it cannot keep.
-    check_key(owner, "tenant")
-    checked = validate(spec, context=context)
-    return await store.put_version(Version.of(checked, utcnow()), tenant=owner)
 
 
 def _input(message: str | None, input: JsonObject | None) -> JsonObject:
@@ -301,100 +227,4 @@ def _check_debugging(
         raise InvalidDispatch("breakpoints", unknown, "they name no step of the workflow")
 
 
-async def _append_external(
-    store: Store,
-    run_id: RunId,
-    header: RunHeader,
-    build: Callable[[RunStateView, int, Scope], Record | Sequence[Record] | None],
-) -> Record | None:
-    """Append consumer records at the head, retrying when a Worker writes first.
-
-    ``build`` sees the current state, the next seq and the Run's own scope, and returns
-    the record (or the records, numbered from that seq) to write, or None to write
-    nothing. The records are folded onto the current state before they are written,
-    so a message the protocol forbids (a steer after an abort) raises ``CorruptLog``
-    here and never reaches the log. Returns the last record written.
-    """
-    for _ in range(_APPEND_RETRIES):
-        fold = await FOLDS.fold(store, run_id)
-        built = build(fold.state, fold.state.head_seq + 1, header.scope)
-        if built is None:
-            return None
-        batch: list[Record] = list(built) if isinstance(built, Sequence) else [built]
-        probe = fold.state.copy()
-        for record in batch:
-            fold_into(probe, record)
-        try:
-            await store.append(run_id, batch[0].seq, batch)
-        except SeqConflict:
-            continue
-        return batch[-1]
-    raise SeqConflict(run_id, -1)
-
-
-async def interrupt(
-    store: Store,
-    run_id: RunId,
-    *,
-    reason: str = "",
-    by: str | None = None,
-    scope: Scope | None = None,
-) -> bool:
-    """Ask a Run to stop; returns False when it had already settled or been asked.
-
-    The Worker sees the request at its next check (after the tool call in progress,
-    or before the next turn) and settles the Run ``aborted``. A suspended Run is woken
-    for that, and a call that waited for a decision is closed without running.
-    """
-    header = await checked_header(store, run_id, scope)
-    waiting = False
-
-    def build(state: RunStateView, seq: int, run_scope: Scope) -> Record | None:
-        nonlocal waiting
-        if state.settled or state.aborted:
-            return None
-        waiting = state.suspended
-        return AbortRequested(
-            run_id=run_id, seq=seq, at=utcnow(), scope=run_scope, reason=reason, requested_by=by
-        )
-
-    asked = await _append_external(store, run_id, header, build) is not None
-    if asked and waiting:
-        # Nobody holds a suspended Run: wake it so a Worker settles it now.
-        await store.set_runnable_at(run_id, None)
-    return asked
-
-
-async def send(
-    store: Store,
-    run_id: RunId,
-    message: str | JsonObject,
-    *,
-    queue: QueueKind = QueueKind.STEER,
-    scope: Scope | None = None,
-) -> EntryId:
-    """Queue a message for a Run: into its next turn, after its work, or its successor.
-
-    Raises:
-        RunAlreadySettled: the Run has ended (start a continuation instead).
-        CorruptLog: a steer or follow-up after the Run was asked to stop.
-    """
-    header = await checked_header(store, run_id, scope)
-    payload: JsonObject = {"message": message} if isinstance(message, str) else dict(message)
-    entry_id = new_entry_id()
-
-    def build(state: RunStateView, seq: int, run_scope: Scope) -> Record | None:
-        if state.settled:
-            raise RunAlreadySettled(run_id)
-        return QueueEnqueued(
-            run_id=run_id,
-            seq=seq,
-            at=utcnow(),
-            scope=run_scope,
-            queue=queue,
-            entry_id=entry_id,
-            payload=payload,
-        )
-
-    await _append_external(store, run_id, header, build)
-    return entry_id
+__all__ = ["MAX_DEADLINE_SECONDS", "Dispatched", "InvalidDispatch", "dispatch"]

@@ -3,7 +3,7 @@
 Everything that talks HTTP (the model client, HTTP tools, MCP) is handed an
 ``HttpTransport`` instead of building a client of its own. A policy enforced at one
 call site out of several would be worse than none, because people would rely on it;
-``tests/unit/model/test_egress_seam.py`` fails the build when another module opens a
+``tests/unit/egress/test_egress_seam.py`` fails the build when another module opens a
 connection itself.
 
 Redirects are never followed automatically: each hop would be a new destination the
@@ -11,21 +11,48 @@ policy never saw. A caller that wants to follow one makes a second request, whic
 checked like the first.
 """
 
+from __future__ import annotations
+
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-import httpx
 from pydantic import JsonValue
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import EgressDecider, EgressPolicy, check_egress
+from psych_runtime.egress.policy import EgressDecider, EgressPolicy, check_egress
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=60.0, write=30.0, pool=5.0)
-"""Timeouts used when neither the transport nor the call says otherwise."""
+if TYPE_CHECKING:
+    import httpx
 
-Timeout = httpx.Timeout | float | None
+DEFAULT_PHASES = {"connect": 5.0, "read": 60.0, "write": 30.0, "pool": 5.0}
+"""Seconds per phase used when neither the transport nor the call says otherwise."""
+
+type Timeout = httpx.Timeout | float | None
+
+
+class _Default:
+    """Stands for ``default_timeout()`` in a signature without importing httpx to build it."""
+
+    def __repr__(self) -> str:
+        return "default_timeout()"
+
+
+_DEFAULT = _Default()
+
+
+def default_timeout() -> httpx.Timeout:
+    """The library's default timeouts (``DEFAULT_PHASES``) as an ``httpx.Timeout``."""
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+    return httpx.Timeout(**DEFAULT_PHASES)
+
+
+def _as_timeout(value: Timeout) -> httpx.Timeout:
+    import httpx
+
+    return value if isinstance(value, httpx.Timeout) else httpx.Timeout(value)
 
 
 class HttpTransport:
@@ -37,8 +64,9 @@ class HttpTransport:
             ``(scope, url) -> EgressDecision`` (sync or async) works too.
         client: an existing client to send through, e.g. one configured with a proxy
             or custom TLS. The transport does not close a client it was given.
-        timeout: the default timeouts of requests that do not set their own. A plain
-            number applies to every phase; None disables timeouts.
+        timeout: the default timeouts of requests that do not set their own
+            (``default_timeout()`` unless given). A plain number applies to every phase;
+            None disables timeouts.
     """
 
     def __init__(
@@ -46,14 +74,16 @@ class HttpTransport:
         *,
         policy: EgressPolicy | EgressDecider | None = None,
         client: httpx.AsyncClient | None = None,
-        timeout: Timeout = DEFAULT_TIMEOUT,
+        timeout: Timeout | _Default = _DEFAULT,
     ) -> None:
         self._policy: EgressPolicy | EgressDecider = (
             policy if policy is not None else EgressPolicy()
         )
         self._client = client
         self._owns_client = client is None
-        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        # Resolved on first use, so building a transport does not import httpx.
+        self._timeout_given = timeout
+        self._timeout: httpx.Timeout | None = None
         self._closed = False
 
     @property
@@ -64,6 +94,9 @@ class HttpTransport:
     @property
     def timeout(self) -> httpx.Timeout:
         """The default timeouts, so a caller can override one phase and keep the rest."""
+        if self._timeout is None:
+            given = self._timeout_given
+            self._timeout = default_timeout() if isinstance(given, _Default) else _as_timeout(given)
         return self._timeout
 
     def _http(self) -> httpx.AsyncClient:
@@ -72,13 +105,15 @@ class HttpTransport:
         if self._client is None:
             # Created on first use so constructing a transport (say, in a module-level
             # Runtime) never needs a running event loop.
-            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            import httpx
+
+            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
         return self._client
 
     def _timeout_for(self, timeout: Timeout) -> httpx.Timeout:
         if timeout is None:
-            return self._timeout
-        return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+            return self.timeout
+        return _as_timeout(timeout)
 
     async def request(
         self,
@@ -106,6 +141,8 @@ class HttpTransport:
             EgressDenied: the policy refused the destination; nothing was sent.
             httpx.HTTPError: the request itself failed.
         """
+        import httpx
+
         target = httpx.URL(url)
         await check_egress(self._policy, scope, target)
         client = self._http()
@@ -137,6 +174,8 @@ class HttpTransport:
         when the block exits, however it exits. Arguments and errors are those of
         ``request``.
         """
+        import httpx
+
         target = httpx.URL(url)
         await check_egress(self._policy, scope, target)
         client = self._http()
@@ -173,4 +212,4 @@ class HttpTransport:
         await self.aclose()
 
 
-__all__ = ["DEFAULT_TIMEOUT", "HttpTransport"]
+__all__ = ["DEFAULT_PHASES", "HttpTransport", "default_timeout"]

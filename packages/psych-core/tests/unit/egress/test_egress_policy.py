@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.model.egress import (
+from psych_runtime.egress.policy import (
     EgressDecision,
     EgressDenied,
     EgressPolicy,

@@ -3,7 +3,7 @@
 Everything here is deterministic and does no IO, so the rules a model's arguments go
 through (URL templating, where leftover arguments travel, the schema check) and the
 way a response is judged can be tested without a server. Sending the request is the
-job of ``psych_runtime.runtime.http_executor``, which owns the transport and the secret.
+job of ``psych_runtime.tools.http.executor``, which owns the transport and the secret.
 
 Arguments named by a ``{placeholder}`` in the URL fill it, percent-encoded so that a
 value can never add a path segment or a query parameter of its own. Whatever is left
@@ -11,13 +11,15 @@ goes in a JSON body for POST, PUT and PATCH, and in the query string for GET and
 DELETE, where a body would be ignored or refused by many servers.
 """
 
+from __future__ import annotations
+
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
-import httpx
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
@@ -25,6 +27,9 @@ from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import HttpTool
 from psych_runtime.tools.errors import ToolArgumentsInvalid
+
+if TYPE_CHECKING:
+    import httpx
 
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 """A ``{name}`` in a URL template; the name is whatever lies between the braces."""

@@ -7,14 +7,11 @@ one Bind/Execute round trip and no parsing or planning.
 
 from dataclasses import dataclass
 
-from psych_store_postgres.migrations import VERSION_TABLE, quote_ident
+from psych_runtime.adapters import HEADER_COLUMNS as CORE_HEADER_COLUMNS
+from psych_store_postgres.schema import VERSION_TABLE, quote_ident
 
-HEADER_COLUMNS = (
-    "run_id, tenant, scope, version_hash, state, created_at, deadline_at, lease_holder, "
-    "lease_expires_at, idempotency_key, attempt_count, runnable_at, parent_run_id, "
-    "delegation_depth, continues_run_id"
-)
-"""What every header-returning query selects, in the order ``rows.header_from_row`` reads."""
+HEADER_COLUMNS = ", ".join(CORE_HEADER_COLUMNS)
+"""What every header-returning query selects, in the order ``_rows.header_from_row`` reads."""
 
 
 @dataclass(frozen=True, slots=True)

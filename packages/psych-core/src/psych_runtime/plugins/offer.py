@@ -1,0 +1,73 @@
+"""Helpers that keep an adapter package's plugin and ``__init__`` modules a few lines long.
+
+A plugin module states what it offers instead of writing a hook function per port::
+
+    psych_register_stores = offer_stores(StoreBackend(name="acme", ...))
+    psych_doctor_checks = offer_doctor_checks(import_check("acme store", "acme_driver", ...))
+
+The attribute's name is the hook's name, which is how pluggy matches an implementation
+to its specification. And a package whose heavy modules should load on first use
+writes ``__getattr__, __dir__ = lazy_exports(__name__, {...})``.
+"""
+
+import importlib
+from collections.abc import Callable, Mapping
+
+from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
+from psych_runtime.plugins.hookspecs import hookimpl
+
+
+def _offer[T](items: tuple[T, ...], what: str) -> Callable[[Callable[[T], None]], None]:
+    def offer(register: Callable[[T], None]) -> None:
+        for item in items:
+            register(item)
+
+    offer.__doc__ = f"Offer {len(items)} {what}."
+    marked: Callable[[Callable[[T], None]], None] = hookimpl(offer)
+    return marked
+
+
+def offer_stores(*backends: StoreBackend) -> Callable[[Callable[[StoreBackend], None]], None]:
+    """A ``psych_register_stores`` implementation registering ``backends``."""
+    return _offer(backends, "store backend(s)")
+
+
+def offer_blob_stores(
+    *backends: BlobStoreBackend,
+) -> Callable[[Callable[[BlobStoreBackend], None]], None]:
+    """A ``psych_register_blob_stores`` implementation registering ``backends``."""
+    return _offer(backends, "blob store backend(s)")
+
+
+def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
+    """A ``psych_doctor_checks`` implementation registering ``checks``."""
+    return _offer(checks, "doctor check(s)")
+
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A module ``__getattr__`` and ``__dir__`` that import each export on first access.
+
+    Importing an adapter package then costs nothing beyond the package itself: the
+    store module and its database driver load when a program first names the class.
+
+    Args:
+        package: the package's ``__name__``, for error messages.
+        exports: each lazily loaded name mapped to the module that defines it.
+    """
+
+    def __getattr__(name: str) -> object:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    def __dir__() -> list[str]:
+        loaded = vars(importlib.import_module(package))
+        return sorted(set(loaded) | set(exports))
+
+    return __getattr__, __dir__
+
+
+__all__ = ["lazy_exports", "offer_blob_stores", "offer_doctor_checks", "offer_stores"]

@@ -1,0 +1,1 @@
+"""HTTP tools: a Spec's ``HttpTool`` turned into a request (``request``) and sent (``executor``)."""
