@@ -22,6 +22,7 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
+from psych_contract.stateful import check_against_reference
 from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
 from psych_runtime.adapters import (
     MAX_RECORD_DEPTH,
@@ -34,6 +35,7 @@ from psych_runtime.adapters import (
     RunState,
     SchemaNotMigrated,
     SeqConflict,
+    StoreError,
 )
 from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record, WorkerId
 
@@ -120,7 +122,14 @@ class StoreContract:
             (it implements ``psych_runtime.store.port.Migratable``). When True, also
             override the ``unmigrated_store`` fixture to yield a store on an empty
             database that nobody has migrated.
+        shares_backend: a second store instance can work on the same backend (a
+            database or a file). When True, override ``peer_store``; the contention
+            cases then also race the two instances, and a notifier that reports itself
+            ``complete`` must hear the peer's commits.
         concurrency: how many concurrent callers the contention cases start.
+        rounds: how many times each contention case races, each on a fresh Run.
+        model_examples: random call sequences the model-based case tries.
+        model_steps: the most calls in one such sequence.
     """
 
     __test__: ClassVar[bool] = False
@@ -129,7 +138,11 @@ class StoreContract:
     supports_notifier: ClassVar[bool] = True
     cross_process_notifier: ClassVar[bool] = False
     has_schema: ClassVar[bool] = False
+    shares_backend: ClassVar[bool] = False
     concurrency: ClassVar[int] = 12
+    rounds: ClassVar[int] = 5
+    model_examples: ClassVar[int] = 60
+    model_steps: ClassVar[int] = 25
 
     def __init_subclass__(cls) -> None:
         """Make subclasses collectable; the base itself is never run on its own."""
@@ -144,13 +157,14 @@ class StoreContract:
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[Store]:
-        """Override when ``cross_process_notifier`` is True: a second instance, same backend.
+        """Override when ``shares_backend`` or ``cross_process_notifier`` is True.
 
-        It must see what ``store`` writes; its notifier must wake on ``store``'s commits.
+        A second instance on the same backend: it must see what ``store`` writes, and
+        with ``cross_process_notifier`` its notifier must wake on ``store``'s commits.
         """
-        if not self.cross_process_notifier:
-            pytest.skip("the adapter declares cross_process_notifier = False")
-        yield _must_override("cross_process_notifier is True: override `peer_store` too")
+        if not (self.shares_backend or self.cross_process_notifier):
+            pytest.skip("the adapter declares no second instance on the same backend")
+        yield _must_override("override `peer_store` (shares_backend or cross_process_notifier)")
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[Store]:
@@ -162,6 +176,25 @@ class StoreContract:
         if not self.has_schema:
             pytest.skip("the adapter declares has_schema = False")
         yield _must_override("has_schema is True: override `unmigrated_store` too")
+
+    @pytest.fixture
+    def contenders(self, store: Store, request: pytest.FixtureRequest) -> list[Store]:
+        """The instances a race runs from: ``store``, plus ``peer_store`` when shared."""
+        stores = [store]
+        if self.shares_backend or self.cross_process_notifier:
+            stores.append(request.getfixturevalue("peer_store"))
+        return stores
+
+    async def _warmed(self, stores: list[Store]) -> list[Store]:
+        """Open as many connections as there will be racers, on every instance.
+
+        Otherwise the race is serialised by connections still being opened, and a
+        read-then-write passes.
+        """
+        unknown = data.new_run_id("warm")
+        for each in stores:
+            await asyncio.gather(*(each.head(unknown) for _ in range(self.concurrency)))
+        return stores
 
     # --- the suite itself --------------------------------------------------------------
 
@@ -182,6 +215,18 @@ class StoreContract:
         ``notifier`` property or ``close`` method is the usual culprit).
         """
         assert isinstance(store, Store)
+
+    # --- against the reference model ---------------------------------------------------
+
+    async def test_random_call_sequences_match_the_reference_model(self, store: Store) -> None:
+        """Random sequences of every port call agree with ``ReferenceStore``, step by step.
+
+        A failure prints the shortest sequence of calls Hypothesis found, and which call
+        disagreed: compare your store's answer with the reference model's (in
+        ``psych_contract.reference``, which states each rule in a few lines). Tune the
+        work with the ``model_examples`` and ``model_steps`` class attributes.
+        """
+        await check_against_reference(store, examples=self.model_examples, steps=self.model_steps)
 
     # --- schema ------------------------------------------------------------------------
 
@@ -219,25 +264,60 @@ class StoreContract:
 
     # --- append and read ---------------------------------------------------------------
 
-    async def test_concurrent_appends_at_the_same_seq_exactly_one_wins(self, store: Store) -> None:
-        """Many writers racing for seq 2: one batch lands, every other gets SeqConflict.
+    async def test_concurrent_appends_at_the_same_seq_exactly_one_wins(
+        self, store: Store, contenders: list[Store]
+    ) -> None:
+        """Writers race for the same seq, ``rounds`` times: one batch lands, the rest conflict.
 
         Check that the append is one conditional write (a unique key on (run, seq) or a
-        compare-and-set on the head), not a read of the head followed by a write.
+        compare-and-set on the head), not a read of the head followed by a write. The
+        race runs on a warmed pool and, when the backend is shared, from two instances.
         """
-        run = await _admit(store)
-        attempts = [
-            store.append(run.run_id, 2, [data.consumer_record(run, 2, note=f"writer {i}")])
-            for i in range(self.concurrency)
-        ]
-        outcomes = await asyncio.gather(*attempts, return_exceptions=True)
-        winners = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        losers = [outcome for outcome in outcomes if isinstance(outcome, SeqConflict)]
-        assert len(winners) == 1, outcomes
-        assert len(losers) == self.concurrency - 1, outcomes
-        assert await store.read(run.run_id, after=1) == [
-            data.consumer_record(run, 2, note=f"writer {winners[0]}")
-        ]
+        stores = await self._warmed(contenders)
+        for round_ in range(self.rounds):
+            run = await _admit(store)
+            if round_:
+                await _append(store, run, 2, round_)  # a log of a different length each round
+            seq = 2 + round_
+            attempts = [
+                stores[i % len(stores)].append(
+                    run.run_id, seq, [data.consumer_record(run, seq, note=f"writer {i}")]
+                )
+                for i in range(self.concurrency)
+            ]
+            outcomes = await asyncio.gather(*attempts, return_exceptions=True)
+            winners = [i for i, outcome in enumerate(outcomes) if outcome is None]
+            losers = [outcome for outcome in outcomes if isinstance(outcome, SeqConflict)]
+            assert len(winners) == 1, f"round {round_}: {outcomes}"
+            assert len(losers) == self.concurrency - 1, f"round {round_}: {outcomes}"
+            assert await store.read(run.run_id, after=seq - 1) == [
+                data.consumer_record(run, seq, note=f"writer {winners[0]}")
+            ]
+
+    async def test_concurrent_fenced_appends_of_a_stale_and_a_live_holder(
+        self, store: Store, contenders: list[Store]
+    ) -> None:
+        """After a takeover, the old holder's and the new holder's batches race.
+
+        Only the new holder's batch may land; the old holder gets ``LeaseLost`` (the
+        fence is checked before the sequence, whichever batch reaches the store first),
+        and no record of the old holder's batch is ever visible.
+        """
+        stores = await self._warmed(contenders)
+        for round_ in range(self.rounds):
+            run = await _admit(store, created_at=data.at(-2000 + round_))
+            first = await _claim_only(store, run, W1, 0)
+            second = await _claim_only(store, run, W2, int(LEASE) + 1)
+            stale = data.batch(run, 2, 3)
+            live = [data.consumer_record(run, seq, note="live") for seq in (2, 3)]
+            outcomes = await asyncio.gather(
+                stores[0].append(run.run_id, 2, stale, fence=Fence(W1, first.attempt_count)),
+                stores[-1].append(run.run_id, 2, live, fence=Fence(W2, second.attempt_count)),
+                return_exceptions=True,
+            )
+            assert isinstance(outcomes[0], LeaseLost), outcomes
+            assert outcomes[1] is None, outcomes
+            assert await store.read(run.run_id, after=1) == live
 
     async def test_concurrent_batches_never_interleave(self, store: Store) -> None:
         """Two batches of different lengths race at seq 2: the log holds exactly one of them.
@@ -759,20 +839,32 @@ class StoreContract:
         assert second is not None
         assert (first.run_id, second.run_id) == (older.run_id, newer.run_id)
 
-    async def test_claim_under_contention_exactly_one_winner(self, store: Store) -> None:
-        """``concurrency`` claimers race for one Run: one gets it, the rest get None.
+    async def test_claim_under_contention_exactly_one_winner(
+        self, store: Store, contenders: list[Store]
+    ) -> None:
+        """``concurrency`` claimers race for one Run, ``rounds`` times: one wins each time.
 
         The claim must be a single conditional update (``FOR UPDATE SKIP LOCKED``, a
-        conditional write, a compare-and-set), not a select followed by an update.
+        conditional write, a compare-and-set), not a select followed by an update. The
+        race runs on a warmed connection pool and, when the adapter shares its backend,
+        from two store instances at once, because a cold pool serialises the callers and
+        hides a select-then-update.
         """
-        run = await _admit(store)
-        workers = [WorkerId(f"contract-racer-{i}") for i in range(self.concurrency)]
-        results = await asyncio.gather(*(store.claim(w, data.at(0), LEASE) for w in workers))
-        winners = [header for header in results if header is not None]
-        assert len(winners) == 1, results
-        assert winners[0].run_id == run.run_id
-        assert winners[0].attempt_count == 1
-        assert await store.get_run(run.run_id) == winners[0]
+        stores = await self._warmed(contenders)
+        for round_ in range(self.rounds):
+            run = await _admit(store, created_at=data.at(-1000 + round_))
+            workers = [WorkerId(f"contract-racer-{round_}-{i}") for i in range(self.concurrency)]
+            results = await asyncio.gather(
+                *(
+                    stores[i % len(stores)].claim(w, data.at(0), LEASE)
+                    for i, w in enumerate(workers)
+                )
+            )
+            winners = [header for header in results if header is not None]
+            assert len(winners) == 1, f"round {round_}: {results}"
+            assert winners[0].run_id == run.run_id
+            assert winners[0].attempt_count == 1
+            assert await store.get_run(run.run_id) == winners[0]
 
     async def test_many_claimers_claim_each_run_exactly_once(self, store: Store) -> None:
         """With many Runs and many concurrent claimers, every Run is claimed exactly once.
@@ -1197,11 +1289,202 @@ class StoreContract:
         Runs only when ``cross_process_notifier`` is True. Check that the listener is
         connected before the fixture returns and that notifications are sent on commit.
         """
+        if not self.cross_process_notifier:
+            pytest.skip("the adapter declares cross_process_notifier = False")
         notifier = _notifier(peer_store)
         run = await _admit(store)
         assert await _wakes(notifier, WORK, lambda: _admit(store))
         assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 1))
         assert await peer_store.head(run.run_id) == 2
+
+    # --- rules a store must keep exactly ----------------------------------------------
+
+    async def test_every_header_field_round_trips(self, store: Store) -> None:
+        """A header with every optional field set comes back equal from every call.
+
+        ``create_run``, ``get_run``, ``claim``, ``expired_leases`` and
+        ``overdue_deadlines`` all return whole headers: check that each column is
+        written and selected, including ``parent_run_id``, ``continues_run_id`` and
+        ``delegation_depth``.
+        """
+        base = data.header(
+            tenant="tenant-a",
+            idempotency_key=data.new_key(),
+            runnable_at=data.at(-5),
+            deadline_at=data.at(100),
+        )
+        run = base.model_copy(
+            update={
+                "parent_run_id": data.new_run_id("parent"),
+                "continues_run_id": data.new_run_id("before"),
+                "delegation_depth": 3,
+            }
+        )
+        admission = await store.create_run(run, data.admitted_for(run))
+        assert admission.header == run
+        assert await store.get_run(run.run_id) == run
+        assert await store.get_run(run.run_id, tenant="tenant-a") == run
+        claimed = await store.claim(W1, data.at(0), LEASE)
+        expected = run.model_copy(
+            update={
+                "state": RunState.RUNNING,
+                "lease_holder": W1,
+                "lease_expires_at": data.at(LEASE),
+                "attempt_count": 1,
+            }
+        )
+        assert claimed == expected
+        assert await store.expired_leases(data.at(LEASE)) == [expected]
+        assert await store.overdue_deadlines(data.at(100)) == [expected]
+
+    async def test_idempotency_keys_of_two_tenants_never_collide(self, store: Store) -> None:
+        """Tenant ``X:b`` with key ``c`` and tenant ``X`` with key ``b:c`` are two Runs.
+
+        A store that joins tenant and key into one string with a separator that either
+        may contain makes them one key. Keep the pair as two columns (or escape).
+        """
+        prefix = data.new_key("tenant")
+        first, first_admitted = data.admission(tenant=f"{prefix}:b", idempotency_key="c")
+        second, second_admitted = data.admission(tenant=prefix, idempotency_key="b:c")
+        assert (await store.create_run(first, first_admitted)).created
+        assert (await store.create_run(second, second_admitted)).created
+        assert await store.get_run(second.run_id) == second
+
+    async def test_a_fractional_lease_is_kept_exactly(self, store: Store) -> None:
+        """``lease_seconds`` of 1.5 and 2.25 end 1.5 and 2.25 seconds later, not rounded."""
+        run = await _admit(store)
+        claimed = await store.claim(W1, data.at(0), 1.5)
+        assert claimed is not None
+        assert claimed.lease_expires_at == data.at(1.5)
+        assert await store.renew(run.run_id, W1, data.at(1), 2.25)
+        header = await store.get_run(run.run_id)
+        assert header is not None
+        assert header.lease_expires_at == data.at(3.25)
+        assert await store.claim(W2, data.at(3), LEASE) is None
+        assert await store.expired_leases(data.at(3)) == []
+
+    async def test_claim_order_counts_from_when_a_parked_run_became_runnable(
+        self, store: Store
+    ) -> None:
+        """Claim order is ``runnable_at`` (else ``created_at``), then ``created_at``, run id.
+
+        An old Run parked until second 5 waited less than a Run admitted at second 3,
+        so at second 10 the younger one is claimed first.
+        """
+        parked = await _admit(store, created_at=data.at(0), runnable_at=data.at(5))
+        younger = await _admit(store, created_at=data.at(3))
+        first = await store.claim(W1, data.at(10), LEASE)
+        second = await store.claim(W2, data.at(10), LEASE)
+        assert first is not None and second is not None
+        assert (first.run_id, second.run_id) == (younger.run_id, parked.run_id)
+
+    async def test_a_run_admitted_with_a_later_created_at_is_claimable_now(
+        self, store: Store
+    ) -> None:
+        """``created_at`` orders the queue; it never holds a Run back. Only parking does."""
+        run = await _admit(store, created_at=data.at(500))
+        claimed = await store.claim(W1, data.at(0), LEASE)
+        assert claimed is not None and claimed.run_id == run.run_id
+
+    async def test_runnable_at_exactly_now_is_claimable(self, store: Store) -> None:
+        """Parking ends at ``runnable_at`` inclusive: claimable at that instant, not before."""
+        run = await _admit(store, runnable_at=data.at(5))
+        assert await store.claim(W1, data.at(4), LEASE) is None
+        claimed = await store.claim(W1, data.at(5), LEASE)
+        assert claimed is not None and claimed.run_id == run.run_id
+
+    async def test_a_lease_ending_exactly_now_has_expired(self, store: Store) -> None:
+        """A lease ends at ``lease_expires_at`` inclusive: swept and reclaimable then."""
+        run = await _admit(store)
+        claimed = await _claim_only(store, run, W1, 0)
+        assert await store.expired_leases(data.at(LEASE - 1)) == []
+        assert await store.expired_leases(data.at(LEASE)) == [claimed]
+        assert await store.claim(W2, data.at(LEASE - 1), LEASE) is None
+        again = await store.claim(W2, data.at(LEASE), LEASE)
+        assert again is not None and again.run_id == run.run_id
+
+    async def test_a_deadline_exactly_now_is_overdue(self, store: Store) -> None:
+        """``overdue_deadlines(now)`` includes a deadline equal to ``now``."""
+        run = await _admit(store, deadline_at=data.at(50))
+        assert await store.overdue_deadlines(data.at(49)) == []
+        assert await store.overdue_deadlines(data.at(50)) == [run]
+
+    async def test_a_running_run_parked_until_later_is_not_reclaimed_early(
+        self, store: Store
+    ) -> None:
+        """A running Run parked past its lease's end is claimable only once parking ends."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.set_runnable_at(run.run_id, data.at(100))
+        assert await store.claim(W2, data.at(LEASE + 10), LEASE) is None
+        again = await store.claim(W2, data.at(100), LEASE)
+        assert again is not None and again.run_id == run.run_id
+
+    async def test_release_without_runnable_at_clears_earlier_parking(self, store: Store) -> None:
+        """``release`` replaces ``runnable_at``: leaving it out unparks the Run."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.set_runnable_at(run.run_id, data.at(100))
+        await store.release(run.run_id, W1, RunState.RUNNABLE)
+        header = await store.get_run(run.run_id)
+        assert header is not None and header.runnable_at is None
+        again = await store.claim(W2, data.at(1), LEASE)
+        assert again is not None and again.run_id == run.run_id
+
+    async def test_parking_a_settled_run_changes_nothing(self, store: Store) -> None:
+        """``set_runnable_at`` with a time leaves a settled Run exactly as it was."""
+        run = await _admit(store)
+        await _claim_only(store, run, W1, 0)
+        await store.release(run.run_id, W1, RunState.SETTLED)
+        settled = await store.get_run(run.run_id)
+        await store.set_runnable_at(run.run_id, data.at(100))
+        assert await store.get_run(run.run_id) == settled
+
+    async def test_work_wakes_when_a_parked_run_is_unparked(self, store: Store) -> None:
+        """``set_runnable_at(None)`` on a parked runnable Run signals ``WORK``."""
+        notifier = self._require_notifier(store)
+        run = await _admit(store, runnable_at=data.at(1000))
+        assert await _wakes(notifier, WORK, lambda: store.set_runnable_at(run.run_id, None))
+
+    async def test_a_complete_notifier_hears_another_instance(
+        self, store: Store, peer_store: Store
+    ) -> None:
+        """A notifier reporting ``complete`` must hear commits made by another instance.
+
+        ``complete`` tells readers that "no signal" means "nothing changed"; a notifier
+        that only hears its own process must report ``complete = False``.
+        """
+        notifier = self._require_notifier(store)
+        run = await _admit(store)
+        await store.read(run.run_id)  # a store may start hearing others on first use
+        if not notifier.complete:
+            assert await peer_store.head(run.run_id) == 1
+            return
+        assert await _wakes(notifier, run.run_id, lambda: _append(peer_store, run, 2, 1))
+
+    async def test_a_closed_store_refuses_further_calls(self, store: Store) -> None:
+        """After ``close()`` every call raises ``StoreError``; closing again is harmless.
+
+        A ``close`` that does nothing leaves connections (or threads) behind for the
+        life of the process; refusing calls afterwards is how a user finds out they
+        closed a store too early.
+        """
+        run = await _admit(store)
+        await store.close()
+        await store.close()
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "head": lambda: store.head(run.run_id),
+            "get_run": lambda: store.get_run(run.run_id),
+            "read": lambda: store.read(run.run_id),
+            "claim": lambda: store.claim(W1, data.at(0), LEASE),
+            "append": lambda: _append(store, run, 2, 1),
+        }
+        for name, call in calls.items():
+            try:
+                await call()
+            except StoreError:
+                continue
+            pytest.fail(f"{name} worked on a closed store")
 
     # --- values every store can keep ---------------------------------------------------
 

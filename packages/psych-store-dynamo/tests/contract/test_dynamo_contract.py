@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_runtime import Store
 from psych_store_dynamo import DynamoStore
 
 from ..conftest import dynamo_url, new_table_name
@@ -18,6 +19,7 @@ class TestDynamoStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False
     has_schema = True
+    shares_backend = True
 
     @pytest.fixture(autouse=True)
     def _server(self, moto_endpoint: str) -> None:
@@ -27,13 +29,24 @@ class TestDynamoStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[DynamoStore]:
-        store = DynamoStore(dynamo_url(self.endpoint, new_table_name()))
+        url = dynamo_url(self.endpoint, new_table_name())
+        store = DynamoStore(url)
         await store.migrate()
         yield store
+        await store.close()
+        cleaner = DynamoStore(url)  # the case may have closed `store` already
         try:
-            await store.drop_table()
+            await cleaner.drop_table()
         finally:
-            await store.close()
+            await cleaner.close()
+
+    @pytest_asyncio.fixture
+    async def peer_store(self, store: Store) -> AsyncIterator[DynamoStore]:
+        # A second instance (its own client) on the same table, as another process has.
+        assert isinstance(store, DynamoStore)
+        peer = DynamoStore(dynamo_url(self.endpoint, store.table_name))
+        yield peer
+        await peer.close()
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[DynamoStore]:

@@ -12,11 +12,19 @@ class TestMySQLStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False  # no LISTEN/NOTIFY equivalent: other processes poll
     has_schema = True
+    shares_backend = True
 
     @pytest_asyncio.fixture
     async def store(  # type: ignore[override]
         self, migrated_store: Callable[..., Awaitable[MySQLStore]]
     ) -> MySQLStore:
+        return await migrated_store()
+
+    @pytest_asyncio.fixture
+    async def peer_store(  # type: ignore[override]
+        self, store: MySQLStore, migrated_store: Callable[..., Awaitable[MySQLStore]]
+    ) -> MySQLStore:
+        # A second instance with its own pool on the same tables, as another process has.
         return await migrated_store()
 
     @pytest_asyncio.fixture

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_runtime import Store
 from psych_store_sqlite import SqliteStore
 
 
@@ -13,6 +14,7 @@ class TestSqliteStore(StoreContract):
     supports_notifier = True
     cross_process_notifier = False
     has_schema = True
+    shares_backend = True
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[SqliteStore]:
@@ -23,6 +25,14 @@ class TestSqliteStore(StoreContract):
             await store.migrate()
             yield store
             await store.close()
+
+    @pytest_asyncio.fixture
+    async def peer_store(self, store: Store) -> AsyncIterator[SqliteStore]:
+        # A second store on the same file: another process, as far as SQLite can tell.
+        assert isinstance(store, SqliteStore)
+        peer = SqliteStore(f"sqlite:///{store.path}")
+        yield peer
+        await peer.close()
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[SqliteStore]:

@@ -19,7 +19,7 @@ from psych_runtime.core.ids import RunId, VersionHash, WorkerId
 from psych_runtime.core.records import Record, RunAdmitted
 from psych_runtime.core.version import Version
 from psych_runtime.store.checks import check_admission, check_append_batch, check_read_window
-from psych_runtime.store.errors import LeaseLost, SeqConflict
+from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreError
 from psych_runtime.store.notify import WORK, LocalNotifier
 from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
 
@@ -74,6 +74,7 @@ class InMemoryStore:
         self._candidates: set[RunId] = set()
         self._unsettled: set[RunId] = set()
         self._notifier = LocalNotifier()
+        self._closed = False
 
     @property
     def notifier(self) -> LocalNotifier:
@@ -91,6 +92,7 @@ class InMemoryStore:
         fence: Fence | None = None,
     ) -> None:
         """See ``Store.append``; checks run in the order input, fence, sequence."""
+        self._check_open()
         check_append_batch(run_id, expected_seq, records)
         header = self._headers.get(run_id)
         if header is None:
@@ -112,6 +114,7 @@ class InMemoryStore:
         tenant: str | None = None,
     ) -> list[Record]:
         """See ``Store.read``."""
+        self._check_open()
         check_read_window(after, limit)
         if self._visible(run_id, tenant) is None:
             return []
@@ -121,6 +124,7 @@ class InMemoryStore:
 
     async def head(self, run_id: RunId) -> int:
         """See ``Store.head``."""
+        self._check_open()
         log = self._logs.get(run_id)
         return 0 if log is None else len(log)
 
@@ -128,6 +132,7 @@ class InMemoryStore:
 
     async def put_version(self, version: Version, *, tenant: str | None) -> Version:
         """See ``Store.put_version``; the first stored copy and first grant win."""
+        self._check_open()
         stored = self._versions.setdefault(version.hash, version)
         granted = self._grants.setdefault(version.hash, {})
         published_at = granted.setdefault(tenant, version.published_at)
@@ -137,6 +142,7 @@ class InMemoryStore:
         self, version_hash: VersionHash, *, tenant: str | None = None
     ) -> Version | None:
         """See ``Store.get_version``."""
+        self._check_open()
         stored = self._versions.get(version_hash)
         if stored is None or tenant is None:
             return stored
@@ -150,6 +156,7 @@ class InMemoryStore:
 
     async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
         """See ``Store.create_run``."""
+        self._check_open()
         check_admission(header, admitted)
         key = None
         if header.idempotency_key is not None:
@@ -171,6 +178,7 @@ class InMemoryStore:
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
         """See ``Store.get_run``."""
+        self._check_open()
         return self._visible(run_id, tenant)
 
     # --- leases ------------------------------------------------------------------------
@@ -179,6 +187,7 @@ class InMemoryStore:
         self, worker_id: WorkerId, now: datetime, lease_seconds: float
     ) -> RunHeader | None:
         """See ``Store.claim``; scans only the Runs that could be claimable."""
+        self._check_open()
         best: RunHeader | None = None
         for run_id in self._candidates:
             header = self._headers[run_id]
@@ -209,6 +218,7 @@ class InMemoryStore:
         attempt_count: int | None = None,
     ) -> bool:
         """See ``Store.renew``."""
+        self._check_open()
         header = self._headers.get(run_id)
         if header is None or header.state is not RunState.RUNNING:
             return False
@@ -234,6 +244,7 @@ class InMemoryStore:
         Signals the Run's key (someone may be waiting for it to stop) and, when the Run
         comes back as ``runnable``, ``WORK`` so an idle Worker picks it up.
         """
+        self._check_open()
         header = self._headers.get(run_id)
         if header is None or not _holds(header, worker_id, attempt_count):
             return
@@ -252,6 +263,7 @@ class InMemoryStore:
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``."""
+        self._check_open()
         header = self._headers.get(run_id)
         if header is None or header.state is not RunState.NESTED:
             return False
@@ -263,6 +275,7 @@ class InMemoryStore:
 
     async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
         """See ``Store.set_runnable_at``; a settled Run is left exactly as it is."""
+        self._check_open()
         header = self._headers.get(run_id)
         if header is None:
             raise RunNotFound(run_id)
@@ -280,6 +293,7 @@ class InMemoryStore:
 
     async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.expired_leases``; oldest expiry first."""
+        self._check_open()
         expired: list[RunHeader] = []
         for run_id in self._candidates:
             header = self._headers[run_id]
@@ -291,6 +305,7 @@ class InMemoryStore:
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
+        self._check_open()
         overdue = [
             header
             for header in (self._headers[run_id] for run_id in self._unsettled)
@@ -300,9 +315,14 @@ class InMemoryStore:
         return overdue[:limit]
 
     async def close(self) -> None:
-        """Nothing to release; kept so callers can treat every store alike."""
+        """Refuse every later call, as a store with connections would; idempotent."""
+        self._closed = True
 
     # --- internals ---------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("this InMemoryStore is closed")
 
     def _visible(self, run_id: RunId, tenant: str | None) -> RunHeader | None:
         header = self._headers.get(run_id)
