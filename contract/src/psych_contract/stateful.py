@@ -16,6 +16,7 @@ emptied. A failing example shrinks to a short, printed sequence of calls.
 
 import asyncio
 import itertools
+import os
 from collections.abc import Awaitable, Callable
 from typing import ClassVar, TypeVar
 
@@ -43,6 +44,9 @@ _FAR = 1_000_000.0
 _CALL_TIMEOUT = 60.0
 
 _examples = itertools.count(1)
+
+DERANDOMIZE_ENV = "PSYCH_CONTRACT_DERANDOMIZE"
+"""Set to ``1`` to run the same examples every time (for a reproducible failure)."""
 
 
 class _Loop:
@@ -447,6 +451,7 @@ async def check_against_reference(store: Store, *, examples: int, steps: int) ->
         {"store": store, "loop": _Loop(asyncio.get_running_loop())},
     )
     config = settings(
+        derandomize=os.environ.get(DERANDOMIZE_ENV) == "1",
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,

@@ -1,0 +1,682 @@
+"""Deliberately wrong Stores: each breaks one rule of the port, the way real adapters have.
+
+A mutant is built from a correct store, an ``InMemoryStore`` or a ``SqliteStore``, as a
+thin wrapper (when the fault can be made from outside) or a subclass (when it sits in
+how a call does its work: an order, a filter, a read followed by a write). Each names
+the contract cases that must fail against it; ``test_store_mutants`` checks that they
+do, so a weakened case is noticed the day it stops catching anything.
+"""
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from psych_runtime import RunId, RunNotFound, Store, Version, VersionHash
+from psych_runtime.adapters import (
+    Admission,
+    Fence,
+    InMemoryStore,
+    LocalNotifier,
+    Notifier,
+    RunHeader,
+    RunState,
+    SeqConflict,
+)
+from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_store_sqlite import SqliteStore, _queries
+from psych_store_sqlite._rows import SELECT_HEADER, header_from_row, optional_micros, to_micros
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class Forwarding:
+    """Passes every port call to ``inner``; a mutant overrides the call it breaks."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+
+    @property
+    def notifier(self) -> Notifier | None:
+        return self.inner.notifier
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        await self.inner.append(run_id, expected_seq, records, fence=fence)
+
+    async def read(
+        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
+    ) -> list[Record]:
+        return await self.inner.read(run_id, after=after, limit=limit, tenant=tenant)
+
+    async def head(self, run_id: RunId) -> int:
+        return await self.inner.head(run_id)
+
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        return await self.inner.put_version(version, tenant=tenant)
+
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
+        return await self.inner.get_version(version_hash, tenant=tenant)
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        return await self.inner.create_run(header, admitted)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        return await self.inner.get_run(run_id, tenant=tenant)
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return await self.inner.claim(worker_id, now, lease_seconds)
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        return await self.inner.renew(
+            run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
+        )
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
+    ) -> None:
+        await self.inner.release(
+            run_id,
+            worker_id,
+            state,
+            runnable_at=runnable_at,
+            deadline_at=deadline_at,
+            attempt_count=attempt_count,
+        )
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        return await self.inner.settle_inline(run_id)
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        await self.inner.set_runnable_at(run_id, runnable_at)
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        return await self.inner.expired_leases(now, limit)
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        return await self.inner.overdue_deadlines(now, limit)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def migrate(self) -> list[int]:
+        migrate = getattr(self.inner, "migrate", None)
+        return [] if migrate is None else list(await migrate())
+
+
+# --- wrappers: faults made from outside the store ---------------------------------------
+
+
+class DroppedHeaderFields(Forwarding):
+    """Forgets the delegation fields of every header it returns."""
+
+    @staticmethod
+    def _strip(header: RunHeader | None) -> RunHeader | None:
+        if header is None:
+            return None
+        return header.model_copy(
+            update={"parent_run_id": None, "continues_run_id": None, "delegation_depth": 0}
+        )
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        admission = await self.inner.create_run(header, admitted)
+        stripped = self._strip(admission.header)
+        assert stripped is not None
+        return Admission(stripped, admission.created)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        return self._strip(await self.inner.get_run(run_id, tenant=tenant))
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return self._strip(await self.inner.claim(worker_id, now, lease_seconds))
+
+
+class NaiveIdempotencyJoin(Forwarding):
+    """Keys admissions by ``f"{tenant}:{key}"``, so two tenants' keys can collide."""
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(inner)
+        self._joined: dict[str, RunId] = {}
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        if header.idempotency_key is not None:
+            joined = f"{header.scope.tenant}:{header.idempotency_key}"
+            existing = self._joined.get(joined)
+            if existing is not None:
+                found = await self.inner.get_run(existing)
+                assert found is not None
+                return Admission(found, created=False)
+            admission = await self.inner.create_run(header, admitted)
+            self._joined[joined] = admission.header.run_id
+            return admission
+        return await self.inner.create_run(header, admitted)
+
+
+class TruncatedLease(Forwarding):
+    """Keeps leases to whole seconds."""
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return await self.inner.claim(worker_id, now, int(lease_seconds))
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        return await self.inner.renew(
+            run_id, worker_id, now, int(lease_seconds), attempt_count=attempt_count
+        )
+
+
+class CompleteNotifierThatHearsOnlyItself(Forwarding):
+    """Reports its process-local notifier as ``complete``."""
+
+    @property
+    def notifier(self) -> Notifier | None:
+        inner = self.inner.notifier
+        if inner is None:
+            return None
+        return _CompleteView(inner)
+
+
+class _CompleteView:
+    def __init__(self, inner: Notifier) -> None:
+        self._inner = inner
+
+    @property
+    def complete(self) -> bool:
+        return True
+
+    def generation(self, key: str) -> int:
+        return self._inner.generation(key)
+
+    def signal(self, key: str) -> None:
+        self._inner.signal(key)
+
+    async def wait(self, key: str, seen: int, timeout: float) -> bool:
+        return await self._inner.wait(key, seen, timeout)
+
+
+class CloseDoesNothing(Forwarding):
+    """Leaves its connections open and keeps answering."""
+
+    async def close(self) -> None:
+        return None
+
+
+class ReleaseKeepsParking(Forwarding):
+    """Keeps the earlier ``runnable_at`` when a release names none."""
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
+    ) -> None:
+        if runnable_at is None:
+            header = await self.inner.get_run(run_id)
+            runnable_at = None if header is None else header.runnable_at
+        await self.inner.release(
+            run_id,
+            worker_id,
+            state,
+            runnable_at=runnable_at,
+            deadline_at=deadline_at,
+            attempt_count=attempt_count,
+        )
+
+
+class StrictClaimBoundary(Forwarding):
+    """Treats a lease or a parking time ending exactly now as still running."""
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return await self.inner.claim(worker_id, now - _MICROSECOND, lease_seconds + 1e-6)
+
+
+class StrictLeaseSweep(Forwarding):
+    """Lists a lease as expired only after its expiry, not at it."""
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        return await self.inner.expired_leases(now - _MICROSECOND, limit)
+
+
+class StrictDeadlineSweep(Forwarding):
+    """Lists a deadline as overdue only after it, not at it."""
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        return await self.inner.overdue_deadlines(now - _MICROSECOND, limit)
+
+
+# --- subclasses of InMemoryStore: faults in how a call does its work ---------------------
+
+
+def _correct_order(header: RunHeader) -> tuple[datetime, datetime, str]:
+    since = header.runnable_at if header.runnable_at is not None else header.created_at
+    return (since, header.created_at, header.run_id)
+
+
+def _correct_claimable(header: RunHeader, now: datetime) -> bool:
+    if header.runnable_at is not None and header.runnable_at > now:
+        return False
+    if header.state is RunState.RUNNABLE:
+        return True
+    expires = header.lease_expires_at
+    return header.state is RunState.RUNNING and (expires is None or expires <= now)
+
+
+class MemoryClaim(InMemoryStore):
+    """``InMemoryStore`` with its claim's order, filter or atomicity swapped out."""
+
+    order: Callable[[RunHeader], tuple[datetime, datetime, str]] = staticmethod(_correct_order)
+    claimable: Callable[[RunHeader, datetime], bool] = staticmethod(_correct_claimable)
+    pause_between_choice_and_update = False
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        self._check_open()
+        candidates = [
+            self._headers[r] for r in self._candidates if self.claimable(self._headers[r], now)
+        ]
+        if not candidates:
+            return None
+        best = min(candidates, key=self.order)
+        if self.pause_between_choice_and_update:
+            await asyncio.sleep(0)  # another claimer chooses the same Run meanwhile
+        claimed = best.model_copy(
+            update={
+                "state": RunState.RUNNING,
+                "lease_holder": worker_id,
+                "lease_expires_at": now + timedelta(seconds=lease_seconds),
+                "attempt_count": best.attempt_count + 1,
+            }
+        )
+        self._put(claimed)
+        return claimed
+
+
+class MemoryOrderIgnoresParking(MemoryClaim):
+    order = staticmethod(lambda h: (h.created_at, h.created_at, h.run_id))
+
+
+class MemoryFutureCreatedAtWaits(MemoryClaim):
+    claimable = staticmethod(lambda h, now: _correct_claimable(h, now) and h.created_at <= now)
+
+
+class MemoryParkedRunningReclaimed(MemoryClaim):
+    claimable = staticmethod(
+        lambda h, now: (
+            _correct_claimable(h, now)
+            or (
+                h.state is RunState.RUNNING
+                and h.lease_expires_at is not None
+                and h.lease_expires_at <= now
+            )
+        )
+    )
+
+
+class MemorySelectThenUpdate(MemoryClaim):
+    pause_between_choice_and_update = True
+
+
+class MemoryCheckThenWrite(InMemoryStore):
+    """Checks the head, yields, then writes without checking again."""
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        header = self._headers.get(run_id)
+        if header is None:
+            raise RunNotFound(run_id)
+        if len(self._logs[run_id]) != expected_seq - 1:
+            raise SeqConflict(run_id, expected_seq)
+        await asyncio.sleep(0)
+        self._logs[run_id].extend(records)
+        self._notifier.signal(run_id)
+
+
+class MemorySilentUnpark(InMemoryStore):
+    """Unparks without signalling ``WORK``."""
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        quiet = LocalNotifier()
+        loud, self._notifier = self._notifier, quiet
+        try:
+            await super().set_runnable_at(run_id, runnable_at)
+        finally:
+            self._notifier = loud
+
+
+class MemoryParksSettledRuns(InMemoryStore):
+    """Parks a settled Run like any other."""
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        header = self._headers.get(run_id)
+        if header is not None and header.state is RunState.SETTLED:
+            self._put(header.model_copy(update={"runnable_at": runnable_at}))
+            return
+        await super().set_runnable_at(run_id, runnable_at)
+
+
+# --- subclasses of SqliteStore: the same faults in SQL -----------------------------------
+
+_CORRECT_ORDER = "ORDER BY coalesce(runnable_at, created_at), created_at, run_id"
+_CORRECT_PARKING = "AND (runnable_at IS NULL OR runnable_at <= :now)"
+
+
+def _changed(sql: str, old: str, new: str) -> str:
+    assert old in sql, f"the SQLite claim no longer contains {old!r}; update this mutant"
+    return sql.replace(old, new)
+
+
+class SqliteClaim(SqliteStore):
+    """``SqliteStore`` whose claim runs different SQL."""
+
+    claim_sql = _queries._CLAIM
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        params = {
+            "holder": worker_id,
+            "expires": to_micros(now + timedelta(seconds=lease_seconds)),
+            "now": to_micros(now),
+        }
+        rows = await self._lanes.write(lambda conn: conn.execute(self.claim_sql, params).fetchall())
+        return header_from_row(rows[0]) if rows else None
+
+
+class SqliteOrderIgnoresParking(SqliteClaim):
+    claim_sql = _changed(_queries._CLAIM, _CORRECT_ORDER, "ORDER BY created_at, run_id")
+
+
+class SqliteFutureCreatedAtWaits(SqliteClaim):
+    claim_sql = _changed(
+        _queries._CLAIM, _CORRECT_PARKING, _CORRECT_PARKING + " AND created_at <= :now"
+    )
+
+
+class SqliteParkedRunningReclaimed(SqliteClaim):
+    claim_sql = _changed(
+        _queries._CLAIM,
+        _CORRECT_PARKING,
+        "AND (runnable_at IS NULL OR runnable_at <= :now OR state = 'running')",
+    )
+
+
+class SqliteSelectThenUpdate(SqliteStore):
+    """Chooses the Run in one statement and leases it in another, unconditionally."""
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        moment = to_micros(now)
+        chosen = await self._lanes.read(
+            lambda conn: conn.execute(
+                "SELECT run_id FROM psych_runs WHERE state IN ('runnable', 'running') "
+                "AND (runnable_at IS NULL OR runnable_at <= ?) "
+                "AND (state = 'runnable' OR lease_expires_at IS NULL OR lease_expires_at <= ?) "
+                f"{_CORRECT_ORDER} LIMIT 1",
+                (moment, moment),
+            ).fetchall()
+        )
+        if not chosen:
+            return None
+        await asyncio.sleep(0)
+        expires = to_micros(now + timedelta(seconds=lease_seconds))
+        rows = await self._lanes.write(
+            lambda conn: conn.execute(
+                "UPDATE psych_runs SET state = 'running', lease_holder = ?, lease_expires_at = ?, "
+                f"attempt_count = attempt_count + 1 WHERE run_id = ? RETURNING {SELECT_HEADER}",
+                (worker_id, expires, chosen[0][0]),
+            ).fetchall()
+        )
+        return header_from_row(rows[0]) if rows else None
+
+
+class SqliteCheckThenWrite(SqliteStore):
+    """Reads the head, yields, then inserts the batch without checking again."""
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        if await self.get_run(run_id) is None:
+            raise RunNotFound(run_id)
+        if await self.head(run_id) != expected_seq - 1:
+            raise SeqConflict(run_id, expected_seq)
+        await asyncio.sleep(0)
+        batch = _queries.encode(records)
+
+        def write(conn: object) -> None:
+            import sqlite3
+
+            assert isinstance(conn, sqlite3.Connection)
+            conn.executemany(
+                _queries._INSERT_RECORD,
+                [(run_id, item.seq, item.type, item.body) for item in batch],
+            )
+            conn.execute(
+                "UPDATE psych_runs SET head_seq = head_seq + ? WHERE run_id = ?",
+                (len(batch), run_id),
+            )
+
+        await self._lanes.write(write)
+        self._notifier.signal(run_id)
+
+
+class SqliteSilentUnpark(SqliteStore):
+    """Unparks without signalling ``WORK``."""
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        await self._lanes.write(lambda conn: _queries.set_runnable_at(conn, run_id, runnable_at))
+
+
+class SqliteParksSettledRuns(SqliteStore):
+    """Parks a settled Run like any other."""
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        header = await self.get_run(run_id)
+        if header is not None and header.state is RunState.SETTLED:
+            moment = optional_micros(runnable_at)
+            await self._lanes.write(
+                lambda conn: conn.execute(
+                    "UPDATE psych_runs SET runnable_at = ? WHERE run_id = ?", (moment, run_id)
+                )
+            )
+            return
+        await super().set_runnable_at(run_id, runnable_at)
+
+
+# --- the catalogue --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken behaviour, how to build it on each base, and the cases that catch it.
+
+    Attributes:
+        name: a short id, used in test ids and the ``PSYCH_MUTANT`` variable.
+        caught_by: contract cases that must each fail against this mutant.
+        memory: builds the mutant on the in-memory base (None: not applicable there).
+        sqlite: builds the mutant on a SQLite file (None: not applicable there).
+    """
+
+    name: str
+    caught_by: tuple[str, ...]
+    memory: Callable[[], Store] | None
+    sqlite: Callable[[Path], Store] | None
+
+
+def _wrap(kind: type[Forwarding]) -> tuple[Callable[[], Store], Callable[[Path], Store]]:
+    return (lambda: kind(InMemoryStore()), lambda path: kind(SqliteStore(f"sqlite:///{path}")))
+
+
+def _both(
+    memory: type[InMemoryStore], sqlite: type[SqliteStore]
+) -> tuple[Callable[[], Store], Callable[[Path], Store]]:
+    return (memory, lambda path: sqlite(f"sqlite:///{path}"))
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        "dropped-header-fields",
+        (
+            "test_every_header_field_round_trips",
+            "test_random_call_sequences_match_the_reference_model",
+        ),
+        *_wrap(DroppedHeaderFields),
+    ),
+    Mutant(
+        "naive-idempotency-join",
+        ("test_idempotency_keys_of_two_tenants_never_collide",),
+        *_wrap(NaiveIdempotencyJoin),
+    ),
+    Mutant(
+        "truncated-lease",
+        (
+            "test_a_fractional_lease_is_kept_exactly",
+            "test_random_call_sequences_match_the_reference_model",
+        ),
+        *_wrap(TruncatedLease),
+    ),
+    Mutant(
+        "claim-order-ignores-parking",
+        ("test_claim_order_counts_from_when_a_parked_run_became_runnable",),
+        *_both(MemoryOrderIgnoresParking, SqliteOrderIgnoresParking),
+    ),
+    Mutant(
+        "future-created-at-waits",
+        ("test_a_run_admitted_with_a_later_created_at_is_claimable_now",),
+        *_both(MemoryFutureCreatedAtWaits, SqliteFutureCreatedAtWaits),
+    ),
+    Mutant(
+        "silent-unpark",
+        ("test_work_wakes_when_a_parked_run_is_unparked",),
+        *_both(MemorySilentUnpark, SqliteSilentUnpark),
+    ),
+    Mutant(
+        "complete-notifier-hears-only-itself",
+        ("test_a_complete_notifier_hears_another_instance",),
+        None,
+        _wrap(CompleteNotifierThatHearsOnlyItself)[1],
+    ),
+    Mutant(
+        "close-does-nothing",
+        ("test_a_closed_store_refuses_further_calls",),
+        *_wrap(CloseDoesNothing),
+    ),
+    Mutant(
+        "parks-settled-runs",
+        ("test_parking_a_settled_run_changes_nothing",),
+        *_both(MemoryParksSettledRuns, SqliteParksSettledRuns),
+    ),
+    Mutant(
+        "release-keeps-parking",
+        ("test_release_without_runnable_at_clears_earlier_parking",),
+        *_wrap(ReleaseKeepsParking),
+    ),
+    Mutant(
+        "parked-running-run-reclaimed",
+        ("test_a_running_run_parked_until_later_is_not_reclaimed_early",),
+        *_both(MemoryParkedRunningReclaimed, SqliteParkedRunningReclaimed),
+    ),
+    Mutant(
+        "strict-claim-boundary",
+        (
+            "test_runnable_at_exactly_now_is_claimable",
+            "test_a_lease_ending_exactly_now_has_expired",
+        ),
+        *_wrap(StrictClaimBoundary),
+    ),
+    Mutant(
+        "strict-lease-sweep",
+        ("test_a_lease_ending_exactly_now_has_expired",),
+        *_wrap(StrictLeaseSweep),
+    ),
+    Mutant(
+        "strict-deadline-sweep",
+        ("test_a_deadline_exactly_now_is_overdue",),
+        *_wrap(StrictDeadlineSweep),
+    ),
+    Mutant(
+        "check-then-write-append",
+        ("test_concurrent_appends_at_the_same_seq_exactly_one_wins",),
+        *_both(MemoryCheckThenWrite, SqliteCheckThenWrite),
+    ),
+    Mutant(
+        "select-then-update-claim",
+        ("test_claim_under_contention_exactly_one_winner",),
+        *_both(MemorySelectThenUpdate, SqliteSelectThenUpdate),
+    ),
+)
+"""Every mutant; a new way a store was found to be wrong belongs here."""
+
+
+CONTROL = Mutant(
+    "control",
+    tuple(sorted({case for mutant in MUTANTS for case in mutant.caught_by})),
+    *_wrap(Forwarding),
+)
+"""No fault at all: every case the mutants are checked with must pass against it."""
+
+
+def by_name(name: str) -> Mutant:
+    """The mutant called ``name`` (or the fault-free ``control``)."""
+    for mutant in (*MUTANTS, CONTROL):
+        if mutant.name == name:
+            return mutant
+    raise KeyError(name)
+
+
+__all__ = ["CONTROL", "MUTANTS", "Forwarding", "Mutant", "by_name"]

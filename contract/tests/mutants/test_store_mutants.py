@@ -1,0 +1,87 @@
+"""The Store contract fails every mutant, on the in-memory and the SQLite base.
+
+Each mutant runs in a subprocess of its own (``contract_under_mutant.py``) with only
+the cases that must catch it selected; the test names any of them that passed. The
+model-based case runs derandomized there, so a mutant it must catch is caught on every
+run, not most.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contract.tests.mutants.store_mutants import CONTROL, MUTANTS, Mutant
+
+REPO = Path(__file__).resolve().parents[3]
+RUNNER = Path(__file__).with_name("contract_under_mutant.py")
+
+CASES = [
+    pytest.param(mutant, base, id=f"{mutant.name}-{base}")
+    for mutant in MUTANTS
+    for base in ("memory", "sqlite")
+    if getattr(mutant, base) is not None
+]
+
+
+def _run_contract(mutant: Mutant, base: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PSYCH_MUTANT": mutant.name,
+        "PSYCH_MUTANT_BASE": base,
+        "PSYCH_CONTRACT_DERANDOMIZE": "1",
+    }
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(RUNNER),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--tb=line",
+            "-rfE",
+            "-k",
+            " or ".join(mutant.caught_by),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mutant", "base"), CASES)
+def test_the_contract_catches_the_mutant(mutant: Mutant, base: str) -> None:
+    result = _run_contract(mutant, base)
+    failed = set(re.findall(r"^FAILED \S+::TestMutant::(\w+)", result.stdout, re.MULTILINE))
+    missed = sorted(set(mutant.caught_by) - failed)
+    assert not missed, (
+        f"the mutant {mutant.name!r} ({base}) passed {missed}; these cases no longer "
+        f"catch it.\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
+    )
+    assert result.returncode == 1, result.stdout[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("base", ["memory", "sqlite"])
+def test_the_same_cases_pass_without_a_fault(base: str) -> None:
+    """The harness itself is sound: a fault-free wrapper passes every selected case."""
+    result = _run_contract(CONTROL, base)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+def test_every_mutant_names_cases_that_exist() -> None:
+    from psych_contract import StoreContract
+
+    cases = {name for name in dir(StoreContract) if name.startswith("test_")}
+    for mutant in MUTANTS:
+        assert set(mutant.caught_by) <= cases, mutant.name
+        assert mutant.memory is not None or mutant.sqlite is not None, mutant.name
