@@ -20,6 +20,7 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
+from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
 from psych_runtime.adapters import BlobInfo, BlobKey, BlobNotFound, BlobStore
 from psych_runtime.records import ToolCallId
@@ -80,6 +81,8 @@ class BlobStoreContract:
 
     Attributes:
         concurrency: how many concurrent writers the contention cases start.
+        model_examples: random call sequences the model-based case tries.
+        model_steps: the most calls in one such sequence.
         large_blob_bytes: size of the large round-trip case. Lower it only when the
             backend truly cannot hold an object that big: the runtime offloads tool
             results of any size, and a cap here is a cap on what a tool may return.
@@ -90,6 +93,8 @@ class BlobStoreContract:
 
     concurrency: ClassVar[int] = 12
     large_blob_bytes: ClassVar[int] = 6 * 1024 * 1024
+    model_examples: ClassVar[int] = 40
+    model_steps: ClassVar[int] = 25
 
     def __init_subclass__(cls) -> None:
         """Make subclasses collectable; the base itself is never run on its own."""
@@ -103,6 +108,19 @@ class BlobStoreContract:
         yield _must_override("override the `blob_store` fixture in your BlobStoreContract subclass")
 
     # --- the suite itself --------------------------------------------------------------
+
+    async def test_random_call_sequences_match_the_reference_model(
+        self, blob_store: BlobStore
+    ) -> None:
+        """Random puts, gets, stats and deletes agree with ``ReferenceBlobStore``.
+
+        Keys are drawn so that a careless mapping to paths or object names collides
+        (case, slashes, percent signs, parts that join alike). A failure prints the
+        shortest sequence of calls that disagreed.
+        """
+        await check_blob_store_against_reference(
+            blob_store, examples=self.model_examples, steps=self.model_steps
+        )
 
     async def test_overridden_cases_are_marked_xfail(self) -> None:
         """A subclass may override a case only to mark it ``xfail(reason=...)``.

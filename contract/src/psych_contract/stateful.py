@@ -20,7 +20,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import ClassVar, TypeVar
 
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from psych_contract import _data as data
@@ -47,6 +47,24 @@ _examples = itertools.count(1)
 
 DERANDOMIZE_ENV = "PSYCH_CONTRACT_DERANDOMIZE"
 """Set to ``1`` to run the same examples every time (for a reproducible failure)."""
+SKIP_SHRINK_ENV = "PSYCH_CONTRACT_SKIP_SHRINK"
+"""Set to ``1`` to report the first failing sequence as found, without shortening it."""
+
+
+def hypothesis_settings(examples: int, steps: int) -> settings:
+    """The settings both model-based cases run with, honouring the two variables above."""
+    phases = tuple(Phase)
+    if os.environ.get(SKIP_SHRINK_ENV) == "1":
+        phases = tuple(phase for phase in Phase if phase is not Phase.shrink)
+    return settings(
+        derandomize=os.environ.get(DERANDOMIZE_ENV) == "1",
+        phases=phases,
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 class _Loop:
@@ -450,14 +468,7 @@ async def check_against_reference(store: Store, *, examples: int, steps: int) ->
         (StoreMachine,),
         {"store": store, "loop": _Loop(asyncio.get_running_loop())},
     )
-    config = settings(
-        derandomize=os.environ.get(DERANDOMIZE_ENV) == "1",
-        max_examples=examples,
-        stateful_step_count=steps,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    config = hypothesis_settings(examples, steps)
     await asyncio.to_thread(run_state_machine_as_test, machine, settings=config)
 
 

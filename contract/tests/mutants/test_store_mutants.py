@@ -27,26 +27,30 @@ CASES = [
 ]
 
 
-def _run_contract(mutant: Mutant, base: str) -> subprocess.CompletedProcess[str]:
+def run_contract(
+    runner: Path, name: str, base: str, cases: tuple[str, ...]
+) -> subprocess.CompletedProcess[str]:
+    """Run ``runner`` against the mutant ``name`` on ``base`` with only ``cases`` selected."""
     env = {
         **os.environ,
-        "PSYCH_MUTANT": mutant.name,
+        "PSYCH_MUTANT": name,
         "PSYCH_MUTANT_BASE": base,
         "PSYCH_CONTRACT_DERANDOMIZE": "1",
+        "PSYCH_CONTRACT_SKIP_SHRINK": "1",
     }
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            str(RUNNER),
+            str(runner),
             "-q",
             "-p",
             "no:cacheprovider",
             "--tb=line",
             "-rfE",
             "-k",
-            " or ".join(mutant.caught_by),
+            " or ".join(cases),
         ],
         cwd=REPO,
         env=env,
@@ -59,12 +63,20 @@ def _run_contract(mutant: Mutant, base: str) -> subprocess.CompletedProcess[str]
 @pytest.mark.slow
 @pytest.mark.parametrize(("mutant", "base"), CASES)
 def test_the_contract_catches_the_mutant(mutant: Mutant, base: str) -> None:
-    result = _run_contract(mutant, base)
+    """Every case the mutant names fails against it."""
+    result = run_contract(RUNNER, mutant.name, base, mutant.caught_by)
+    assert_caught(result, mutant.name, base, mutant.caught_by)
+
+
+def assert_caught(
+    result: subprocess.CompletedProcess[str], name: str, base: str, cases: tuple[str, ...]
+) -> None:
+    """Each of ``cases`` failed (not errored) in ``result``."""
     failed = set(re.findall(r"^FAILED \S+::TestMutant::(\w+)", result.stdout, re.MULTILINE))
-    missed = sorted(set(mutant.caught_by) - failed)
+    missed = sorted(set(cases) - failed)
     assert not missed, (
-        f"the mutant {mutant.name!r} ({base}) passed {missed}; these cases no longer "
-        f"catch it.\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
+        f"the mutant {name!r} ({base}) passed {missed}; these cases no longer catch it."
+        f"\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
     )
     assert result.returncode == 1, result.stdout[-3000:]
 
@@ -73,7 +85,7 @@ def test_the_contract_catches_the_mutant(mutant: Mutant, base: str) -> None:
 @pytest.mark.parametrize("base", ["memory", "sqlite"])
 def test_the_same_cases_pass_without_a_fault(base: str) -> None:
     """The harness itself is sound: a fault-free wrapper passes every selected case."""
-    result = _run_contract(CONTROL, base)
+    result = run_contract(RUNNER, CONTROL.name, base, CONTROL.caught_by)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and "failed" not in result.stdout
 

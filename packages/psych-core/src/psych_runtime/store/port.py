@@ -96,7 +96,21 @@ class Admission:
 
 @runtime_checkable
 class Store(Protocol):
-    """The persistence port. Every method is a single atomic operation."""
+    """The persistence port. Every method is a single atomic operation.
+
+    The rules below are what ``psych-contract`` checks, each by a named case and all of
+    them together by a model-based case that compares random call sequences with
+    ``psych_contract.reference.ReferenceStore``. In short:
+
+    * Times are compared inclusively: a lease, a parking time (``runnable_at``) or a
+      deadline that ends exactly at ``now`` has ended. Keep at least microseconds.
+    * Atomicity must hold under real contention (a warm connection pool, two store
+      instances on one database): an append is one conditional write, a claim one
+      conditional update, never a read followed by a write.
+    * Every header field is stored and returned, including ``parent_run_id``,
+      ``continues_run_id`` and ``delegation_depth``.
+    * After ``close()`` every call raises ``StoreError``.
+    """
 
     @property
     def notifier(self) -> Notifier | None:
@@ -112,6 +126,9 @@ class Store(Protocol):
         fence: Fence | None = None,
     ) -> None:
         """Write ``records`` at ``expected_seq .. expected_seq + n - 1``, all or nothing.
+
+        The checks come in this order: the Run exists, then the fence, then the
+        sequence; a refused batch writes nothing. Signals the Run's id.
 
         Raises:
             SeqConflict: the log's head is not ``expected_seq - 1``.
@@ -131,7 +148,8 @@ class Store(Protocol):
     ) -> list[Record]:
         """Records with ``seq > after`` in order, at most ``limit`` of them.
 
-        When ``tenant`` is given, another tenant's Run reads as empty.
+        When ``tenant`` is given, another tenant's Run reads as empty. An unknown Run
+        reads as empty too.
         """
         ...
 
@@ -166,7 +184,7 @@ class Store(Protocol):
         With a tenant, a Version is visible when that tenant owns it or it is shared;
         ``published_at`` is the tenant's own grant's time, else the share's. Without a
         tenant the lookup is unfiltered (the Worker loading an admitted Run's Version)
-        and ``published_at`` is the first publication of any grantee.
+        and returns the first stored copy as it was stored.
         """
         ...
 
@@ -174,8 +192,10 @@ class Store(Protocol):
         """Admit a Run: its header and its ``run_admitted`` record in one operation.
 
         Idempotent per (tenant, idempotency key): a repeated key returns the existing
-        header with ``created=False`` and writes nothing. A duplicate run id never
-        overwrites the existing Run (also ``created=False``).
+        header with ``created=False`` and writes nothing. The pair is two values: tenant
+        ``a:b`` with key ``c`` and tenant ``a`` with key ``b:c`` are different keys. A
+        duplicate run id never overwrites the existing Run (also ``created=False``).
+        A created Run signals its id, and ``WORK`` when it is runnable and not parked.
         """
         ...
 
@@ -188,8 +208,13 @@ class Store(Protocol):
     ) -> RunHeader | None:
         """Lease one claimable Run to ``worker_id``; exactly one claimer wins.
 
-        The returned header reflects the claim (holder, expiry, ``attempt_count``
-        incremented, state ``running``).
+        Claimable: not parked (``runnable_at`` absent or at or before ``now``), and
+        ``runnable``, or ``running`` with a lease that expired at or before ``now``.
+        ``created_at`` never holds a Run back. Among claimable Runs the first in this
+        order wins: ``runnable_at`` if set else ``created_at``, then ``created_at``, then
+        the run id. The returned header reflects the claim: holder, expiry exactly
+        ``now + lease_seconds`` (fractions kept), ``attempt_count`` incremented, state
+        ``running``.
         """
         ...
 
@@ -222,19 +247,28 @@ class Store(Protocol):
     ) -> None:
         """Drop the lease and set the state; a silent no-op for a non-holder.
 
-        ``runnable_at`` parks the released Run until then; ``deadline_at``, when given,
+        ``runnable_at`` replaces the header's parking: a time parks the released Run
+        until then, None clears any earlier parking. ``deadline_at``, when given,
         replaces the header's deadline (used to extend it by time spent suspended).
         With ``attempt_count``, a header at another attempt count is not the caller's
-        lease and is left alone, exactly as for a non-holder.
+        lease and is left alone, exactly as for a non-holder. Signals the Run's id,
+        and ``WORK`` when it comes back ``runnable`` unparked.
         """
         ...
 
     async def settle_inline(self, run_id: RunId) -> bool:
-        """Move a ``nested`` Run to ``settled``; False for any other state."""
+        """Move a ``nested`` Run nobody holds to ``settled``; False otherwise.
+
+        Only the state changes. Signals the Run's id when it settles one.
+        """
         ...
 
     async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
         """Park a Run until a time, or (None) clear parking and wake a suspended Run.
+
+        A settled Run is left exactly as it is. A running Run may be parked: once its
+        lease expires it is claimable only when the parking ends too. Clearing the
+        parking of a Run that is then ``runnable`` signals ``WORK``.
 
         Raises:
             RunNotFound: the Run does not exist.
@@ -242,15 +276,21 @@ class Store(Protocol):
         ...
 
     async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """Running Runs whose lease has expired (read only)."""
+        """Running Runs whose lease expired at or before ``now``, earliest first (read only).
+
+        Ties are ordered by run id; at most ``limit`` are returned.
+        """
         ...
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """Unsettled Runs past their deadline (read only)."""
+        """Unsettled Runs whose deadline is at or before ``now``, earliest first (read only).
+
+        Ties are ordered by run id; at most ``limit`` are returned.
+        """
         ...
 
     async def close(self) -> None:
-        """Release connections; the store is unusable afterwards."""
+        """Release connections; every later call raises ``StoreError``. Idempotent."""
         ...
 
 
