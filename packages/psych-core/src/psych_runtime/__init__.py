@@ -321,7 +321,8 @@ def _missing(name: str) -> str:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME, *_NAMESPACES])
+    # A set: a namespace already imported is in globals() as well.
+    return sorted({*globals(), *_HOME, *_NAMESPACES})
 
 
 __all__ = ["__version__", *sorted(_HOME)]

@@ -471,3 +471,12 @@ def test_a_first_program_does_not_import_the_http_client() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("namespace", ["psych_runtime", *(f"psych_runtime.{n}" for n in NAMESPACES)])
+def test_dir_lists_every_public_name_once(namespace: str) -> None:
+    import psych_runtime.testing  # noqa: F401  (a loaded namespace must not appear twice)
+
+    listed = dir(_module(namespace))
+    assert len(listed) == len(set(listed))
+    assert set(_module(namespace).__all__) <= set(listed)

@@ -25,6 +25,7 @@ from psych_runtime.plugins import (
     autoload_disabled,
     autoload_enabled,
     blob_store_backends,
+    broken_plugins,
     doctor_checks,
     loaded_plugins,
     registrations,
@@ -146,7 +147,19 @@ def gather_report() -> DoctorReport:
         if blobs is not None:
             _attempt(checks, "blob store schemes", blob_store_backends)
         plugins = [_plugin_info(record, stores or [], blobs or []) for record in loaded]
-        for registered in _attempt(checks, "doctor checks", doctor_checks) or []:
+        registered_checks = _attempt(checks, "doctor checks", doctor_checks) or []
+        # Plugins set aside while loading or while registering: each is a failed check.
+        for entry in broken_plugins():
+            where = f" from {entry.plugin.origin}" if entry.plugin.origin else ""
+            checks.append(
+                CheckResult(
+                    name=f"plugin {entry.plugin.name}{where}",
+                    plugin=entry.plugin.name,
+                    ok=False,
+                    detail=f"set aside: {entry.error}",
+                )
+            )
+        for registered in registered_checks:
             result = _run_check(registered.item.run)
             checks.append(
                 CheckResult(

@@ -63,6 +63,14 @@ class _SchemeBackend[T]:
         _check_name(self._kind, self.name)
         schemes = _checked_schemes(self._kind, self.name, self.schemes)
         object.__setattr__(self, "schemes", schemes)
+        if not callable(self.open):
+            raise ValueError(f"{self._kind} {self.name!r}: open must be an async callable")
+        if not isinstance(self.package, str) or not self.package:
+            raise ValueError(
+                f"{self._kind} {self.name!r}: package must name the distribution that ships it"
+            )
+        if not isinstance(self.description, str):
+            raise ValueError(f"{self._kind} {self.name!r}: description must be a string")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +137,8 @@ class DoctorCheck:
 
     def __post_init__(self) -> None:
         _check_name("doctor check", self.name)
+        if not callable(self.run):
+            raise ValueError(f"doctor check {self.name!r}: run must be callable")
 
 
 def import_check(name: str, module: str, *, ok: str, missing: str) -> DoctorCheck:

@@ -71,6 +71,8 @@ class _UnknownScheme(PsychError, ValueError):
         scheme: the scheme that was asked for.
         package: the first-party distribution that provides it, when one does.
         available: the schemes the loaded plugins do provide.
+        broken: installed plugins that were set aside, each as ``name (origin): why``;
+            one of them may be the one that provides this scheme.
     """
 
     _what: ClassVar[str]
@@ -87,12 +89,23 @@ class _UnknownScheme(PsychError, ValueError):
         package: str | None,
         *,
         autoload: bool = True,
+        broken: tuple[tuple[str, str | None, str], ...] = (),
     ) -> None:
-        if package is not None:
+        mine = [entry for entry in broken if package is not None and entry[1] == package]
+        if mine:
+            name, _, why = mine[0]
+            hint = f"{package} is installed but its plugin {name!r} could not be used: {why}"
+        elif package is not None:
             hint = f"install {package} (pip install {package}) to open {scheme}:// {self._urls}"
         else:
             listing = ", ".join(available) if available else "none"
             hint = f"no installed plugin provides it; {self._listing} available: {listing}"
+        others = [entry for entry in broken if entry not in mine]
+        if others:
+            hint += "; these installed plugins could not be used and may provide it: " + "; ".join(
+                f"{name} ({origin or 'unknown distribution'}): {why}"
+                for name, origin, why in others
+            )
         if not autoload:
             hint += (
                 "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
@@ -102,6 +115,7 @@ class _UnknownScheme(PsychError, ValueError):
         self.scheme = scheme
         self.package = package
         self.available = available
+        self.broken = tuple(f"{name} ({origin}): {why}" for name, origin, why in broken)
 
 
 class UnknownStoreScheme(_UnknownScheme):

@@ -14,6 +14,14 @@ once, on first use, and the result is cached until ``reset_plugin_manager()``.
 ``registrations`` calls a registration hook on every plugin, remembering which plugin
 offered what, so a conflict can name both plugins and ``psych doctor`` can show who
 provides which scheme.
+
+A broken installed plugin fails small: one that cannot be imported, declares another
+plugin API, implements a hook that does not exist, reuses another plugin's name, or
+raises (or registers the wrong thing) in a registration hook is set aside and recorded
+(``broken_plugins``). Every other plugin and the built-in backends keep working; asking
+for a scheme nobody provides names the broken plugins, and ``psych doctor`` reports
+them and fails. A plugin registered by hand with ``register_plugin`` still fails loudly:
+the program asked for it.
 """
 
 import importlib.metadata
@@ -72,10 +80,24 @@ class LoadedPlugin:
         return f"{self.distribution} {self.version}" if self.version else self.distribution
 
 
+@dataclass(frozen=True, slots=True)
+class BrokenPlugin:
+    """An installed plugin that was set aside, and why.
+
+    Attributes:
+        plugin: where it came from (name, entry-point target, distribution).
+        error: what went wrong, a ``PluginError`` naming the plugin and the cause.
+    """
+
+    plugin: LoadedPlugin
+    error: PluginError
+
+
 @dataclass(slots=True)
 class _Cache:
     manager: pluggy.PluginManager | None = None
     loaded: list[LoadedPlugin] = field(default_factory=list)
+    broken: list[BrokenPlugin] = field(default_factory=list)
     autoload: bool = True
 
 
@@ -95,25 +117,21 @@ def autoload_disabled() -> bool:
 def get_plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager, loading installed plugins on first call.
 
-    Raises:
-        IncompatiblePlugin: an installed plugin declares another plugin API version.
-        PluginLoadError: an entry point could not be imported.
-        InvalidPlugin: a plugin implements a hook that does not exist or with
-            arguments no hook offers.
-        PluginError: two distributions install plugins under the same name.
+    An installed plugin that cannot be used is set aside (see ``broken_plugins``)
+    rather than raised here, so one bad package cannot take every backend down.
     """
     with _lock:
         if _cache.manager is None:
             manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
             manager.add_hookspecs(hookspecs)
             loaded = [_register_builtin(manager)]
+            broken: list[BrokenPlugin] = []
             autoload = not autoload_disabled()
             if autoload:
-                loaded += _load_entry_points(manager, taken=loaded)
-            _check_pending(manager, loaded)
-            # Only a fully loaded manager is cached: after a failure the next call
-            # tries again and fails loudly again, instead of running half-loaded.
+                loaded += _load_entry_points(manager, loaded, broken)
+                loaded = _set_aside_unfit(manager, loaded, broken)
             _cache.manager, _cache.loaded, _cache.autoload = manager, loaded, autoload
+            _cache.broken = broken
         return _cache.manager
 
 
@@ -153,6 +171,13 @@ def loaded_plugins() -> tuple[LoadedPlugin, ...]:
         return tuple(_cache.loaded)
 
 
+def broken_plugins() -> tuple[BrokenPlugin, ...]:
+    """Installed plugins that were set aside, each with the error that explains why."""
+    with _lock:
+        get_plugin_manager()
+        return tuple(_cache.broken)
+
+
 def autoload_enabled() -> bool:
     """Whether the current manager was built with entry-point discovery on."""
     with _lock:
@@ -169,6 +194,7 @@ def reset_plugin_manager() -> None:
     with _lock:
         _cache.manager = None
         _cache.loaded = []
+        _cache.broken = []
         _cache.autoload = True
 
 
@@ -184,8 +210,9 @@ def _register_builtin(manager: pluggy.PluginManager) -> LoadedPlugin:
 
 
 def _load_entry_points(
-    manager: pluggy.PluginManager, taken: list[LoadedPlugin]
+    manager: pluggy.PluginManager, taken: list[LoadedPlugin], broken: list[BrokenPlugin]
 ) -> list[LoadedPlugin]:
+    """Import, check and register every installed plugin; set aside the ones that fail."""
     loaded: list[LoadedPlugin] = []
     found = importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME)
     for entry_point in sorted(found, key=lambda ep: (ep.name, ep.value)):
@@ -196,23 +223,55 @@ def _load_entry_points(
             distribution=dist.name if dist is not None else None,
             version=dist.version if dist is not None else None,
         )
-        earlier = next((p for p in [*taken, *loaded] if p.name == record.name), None)
-        if earlier is not None:
-            raise PluginError(
-                f"two installed plugins use the entry-point name {record.name!r}: "
-                f"{_where(earlier)} and {_where(record)}; uninstall one of them"
-            )
         try:
-            plugin = entry_point.load()
-        except Exception as exc:
-            raise PluginLoadError(
-                f"could not import plugin {record.name!r} ({record.source}) from "
-                f"{_where(record)}: {type(exc).__name__}: {exc}"
-            ) from exc
-        _check_api(plugin, record.name, record.origin)
-        _register(manager, plugin, record.name, record.origin)
+            _load_one(manager, entry_point, record, [*taken, *loaded])
+        except PluginError as error:
+            broken.append(BrokenPlugin(record, error))
+            continue
         loaded.append(record)
     return loaded
+
+
+def _load_one(
+    manager: pluggy.PluginManager,
+    entry_point: importlib.metadata.EntryPoint,
+    record: LoadedPlugin,
+    taken: list[LoadedPlugin],
+) -> None:
+    earlier = next((p for p in taken if p.name == record.name), None)
+    if earlier is not None:
+        raise PluginError(
+            f"two installed plugins use the entry-point name {record.name!r}: "
+            f"{_where(earlier)} and {_where(record)}; uninstall one of them"
+        )
+    try:
+        plugin = entry_point.load()
+    except Exception as exc:
+        raise PluginLoadError(
+            f"could not import plugin {record.name!r} ({record.source}) from "
+            f"{_where(record)}: {type(exc).__name__}: {exc}"
+        ) from exc
+    _check_api(plugin, record.name, record.origin)
+    _register(manager, plugin, record.name, record.origin)
+
+
+def _set_aside_unfit(
+    manager: pluggy.PluginManager, loaded: list[LoadedPlugin], broken: list[BrokenPlugin]
+) -> list[LoadedPlugin]:
+    """Unregister each installed plugin whose hooks do not fit the specifications."""
+    while True:
+        try:
+            manager.check_pending()
+            return loaded
+        except pluggy.PluginValidationError as exc:
+            error = _unfit(manager, exc, loaded)
+            name = manager.get_name(exc.plugin)
+            record = next((p for p in loaded if p.name == name), None)
+            if record is None or record.name == builtin.NAME:
+                raise error from exc
+            manager.unregister(name=record.name)
+            loaded = [p for p in loaded if p is not record]
+            broken.append(BrokenPlugin(record, error))
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,25 +294,46 @@ def registrations[T](hook_name: str, kind: type[T]) -> list[Registered[T]]:
     every description is attributed to the plugin that offered it. Wrapper
     implementations are skipped: a registration hook has no result to wrap.
 
-    Raises:
-        InvalidPlugin: a plugin registered something other than a ``kind``.
-        PluginError: a plugin's hook raised; the original error is the cause.
+    A plugin whose hook raises, or registers something other than a ``kind``, is set
+    aside like one that failed to load: its registrations from that call are dropped
+    and it is listed in ``broken_plugins``. The built-in plugin's failures propagate.
     """
     caller = getattr(get_plugin_manager().hook, hook_name)
     found: list[Registered[T]] = []
     for impl in caller.get_hookimpls():
         if impl.hookwrapper or impl.wrapper:
             continue
-        arguments = {"register": _collector(found, kind, impl.plugin_name, hook_name)}
+        offered: list[Registered[T]] = []
+        arguments = {"register": _collector(offered, kind, impl.plugin_name, hook_name)}
         try:
             impl.function(*(arguments[name] for name in impl.argnames))
-        except PluginError:
-            raise
         except Exception as exc:
-            raise PluginError(
-                f"plugin {impl.plugin_name!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
-            ) from exc
+            error = (
+                exc
+                if isinstance(exc, PluginError)
+                else PluginError(
+                    f"plugin {impl.plugin_name!r} failed in {hook_name}: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+            )
+            if error is not exc:
+                error.__cause__ = exc
+            if impl.plugin_name == builtin.NAME:
+                raise error from exc
+            _remember_broken(impl.plugin_name, error)
+            continue
+        found.extend(offered)
     return found
+
+
+def _remember_broken(name: str, error: PluginError) -> None:
+    with _lock:
+        if any(entry.plugin.name == name for entry in _cache.broken):
+            return
+        record = next(
+            (p for p in _cache.loaded if p.name == name), LoadedPlugin(name=name, source=name)
+        )
+        _cache.broken.append(BrokenPlugin(record, error))
 
 
 def doctor_checks() -> list[Registered[DoctorCheck]]:
@@ -299,13 +379,21 @@ def _check_pending(manager: pluggy.PluginManager, candidates: list[LoadedPlugin]
     try:
         manager.check_pending()
     except pluggy.PluginValidationError as exc:
-        name = manager.get_name(exc.plugin) or _describe(exc.plugin)
-        record = next((p for p in candidates if p.name == name), None)
-        where = f" from {record.origin}" if record is not None and record.origin else ""
-        raise InvalidPlugin(
-            f"plugin {name!r}{where} implements a hook Psych does not define ({exc}); "
-            "hook names are listed in psych_runtime.plugins.hookspecs"
-        ) from exc
+        raise _unfit(manager, exc, candidates) from exc
+
+
+def _unfit(
+    manager: pluggy.PluginManager,
+    exc: pluggy.PluginValidationError,
+    candidates: list[LoadedPlugin],
+) -> InvalidPlugin:
+    name = manager.get_name(exc.plugin) or _describe(exc.plugin)
+    record = next((p for p in candidates if p.name == name), None)
+    where = f" from {record.origin}" if record is not None and record.origin else ""
+    return InvalidPlugin(
+        f"plugin {name!r}{where} implements a hook Psych does not define ({exc}); "
+        "hook names are listed in psych_runtime.plugins.hookspecs"
+    )
 
 
 def _default_name(plugin: object) -> str:
@@ -330,10 +418,12 @@ __all__ = [
     "API_ATTRIBUTE",
     "AUTOLOAD_ENV",
     "PLUGIN_API_VERSION",
+    "BrokenPlugin",
     "LoadedPlugin",
     "Registered",
     "autoload_disabled",
     "autoload_enabled",
+    "broken_plugins",
     "doctor_checks",
     "get_plugin_manager",
     "loaded_plugins",

@@ -19,7 +19,12 @@ from psych_runtime.plugins.errors import (
     UnknownStoreScheme,
     _UnknownScheme,
 )
-from psych_runtime.plugins.manager import Registered, autoload_enabled, registrations
+from psych_runtime.plugins.manager import (
+    Registered,
+    autoload_enabled,
+    broken_plugins,
+    registrations,
+)
 from psych_runtime.store.errors import InvalidStoreUrl
 from psych_runtime.store.port import Migratable, Store
 
@@ -177,8 +182,19 @@ def _backend_for[B](
     if backend is None:
         # ``postgresql+asyncpg`` style schemes still get the base scheme's hint.
         package = first_party.get(scheme.split("+", 1)[0])
-        raise unknown(scheme, tuple(sorted(backends)), package, autoload=autoload_enabled())
+        broken = tuple(
+            (entry.plugin.name, _distribution(entry.plugin.distribution), str(entry.error))
+            for entry in broken_plugins()
+        )
+        raise unknown(
+            scheme, tuple(sorted(backends)), package, autoload=autoload_enabled(), broken=broken
+        )
     return backend
+
+
+def _distribution(name: str | None) -> str | None:
+    """A distribution name in its normalised form (``psych_store_x`` -> ``psych-store-x``)."""
+    return None if name is None else re.sub(r"[-_.]+", "-", name).lower()
 
 
 class _Described(Protocol):

@@ -157,8 +157,8 @@ def test_an_incompatible_installed_plugin_fails_the_report(tmp_path, monkeypatch
 
     out = capsys.readouterr().out
     assert code == 1
-    assert "FAIL load plugins" in out
-    assert "oldplugin" in out
+    assert "FAIL plugin oldplugin" in out
+    assert "memory" in out  # the built-in backends are still listed
     assert "fake-doctor-dist 3.0" in out
     assert "= 7" in out
     assert f"psych-runtime {INSTALLED_VERSION}" in out
@@ -185,3 +185,15 @@ def test_secret_looking_variables_are_masked(monkeypatch, capsys, name):
     assert report["environment"][name] != "s3cr3t-value"
     assert report["environment"]["PSYCH_REGION"] == "eu-west-1"
     assert report["environment"][AUTOLOAD_ENV] == "1"
+
+
+def test_autoload_off_is_reported_and_the_built_in_backends_remain(monkeypatch, capsys):
+    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+    code = main(["doctor"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Plugins (autoload off):" in out
+    assert "stores: memory" in out
+    assert "sqlite" not in out.split("Plugins (autoload off):")[1].split("Checks")[0]

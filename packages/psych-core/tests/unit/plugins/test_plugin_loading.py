@@ -6,17 +6,21 @@ import psych_runtime
 from psych_runtime.plugins import (
     AUTOLOAD_ENV,
     PLUGIN_API_VERSION,
+    BlobStoreBackend,
+    BrokenPlugin,
     IncompatiblePlugin,
     InvalidPlugin,
     PluginError,
     PluginLoadError,
     StoreBackend,
     UnknownStoreScheme,
+    broken_plugins,
     builtin,
     get_plugin_manager,
     loaded_plugins,
     open_store,
     register_plugin,
+    reset_plugin_manager,
     store_backends,
 )
 
@@ -67,76 +71,129 @@ def test_entry_points_are_loaded_once_and_cached(fake_dist):
     assert first.has_plugin("fakestore")
 
 
-def test_a_plugin_for_another_api_version_is_refused_before_registration(fake_dist):
+def _set_aside(name: str) -> BrokenPlugin:
+    """The broken entry for plugin ``name``; the plugin is not registered."""
+    [entry] = [b for b in broken_plugins() if b.plugin.name == name]
+    assert not get_plugin_manager().has_plugin(name)
+    assert name not in {p.name for p in loaded_plugins()}
+    return entry
+
+
+async def _still_works_without(scheme: str, name: str) -> UnknownStoreScheme:
+    """The built-in backends open; ``scheme`` fails naming the set-aside plugin."""
+    assert type(await open_store("memory://")).__name__ == "InMemoryStore"
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store(f"{scheme}://x")
+    assert name in str(caught.value)
+    return caught.value
+
+
+async def test_a_plugin_for_another_api_version_is_set_aside_before_registration(fake_dist):
     fake_dist(module="fake_future_plugin", source=fake_store_source(api=99), version="2.0")
 
-    with pytest.raises(IncompatiblePlugin) as caught:
-        get_plugin_manager()
+    entry = _set_aside("fakestore")
 
-    message = str(caught.value)
+    assert isinstance(entry.error, IncompatiblePlugin)
+    message = str(entry.error)
     assert "fakestore" in message
     assert "fake-psych-store 2.0" in message
     assert "99" in message
     assert f"plugin API {PLUGIN_API_VERSION}" in message
-    assert caught.value.declared == 99
-    assert caught.value.expected == PLUGIN_API_VERSION
+    assert entry.error.declared == 99
+    assert entry.error.expected == PLUGIN_API_VERSION
+    unknown = await _still_works_without("fake", "fakestore")
+    assert "99" in str(unknown)
 
 
-def test_a_failed_load_is_not_cached(fake_dist):
+def test_a_set_aside_plugin_is_retried_after_a_reset(fake_dist):
     fake_dist(module="fake_refused_plugin", source=fake_store_source(api=99))
 
-    for _ in range(2):
-        with pytest.raises(IncompatiblePlugin):
-            get_plugin_manager()
+    assert [b.plugin.name for b in broken_plugins()] == ["fakestore"]
+    reset_plugin_manager()
+    assert [b.plugin.name for b in broken_plugins()] == ["fakestore"]
 
 
-def test_a_plugin_that_declares_no_api_version_is_refused(fake_dist):
+def test_a_plugin_that_declares_no_api_version_is_set_aside(fake_dist):
     source = fake_store_source().replace("PSYCH_PLUGIN_API = 1", "")
     fake_dist(module="fake_undeclared_plugin", source=source)
 
-    with pytest.raises(IncompatiblePlugin, match="does not declare PSYCH_PLUGIN_API") as caught:
-        get_plugin_manager()
+    entry = _set_aside("fakestore")
 
-    assert caught.value.declared is None
-    assert "fakestore" in str(caught.value)
+    assert isinstance(entry.error, IncompatiblePlugin)
+    assert "does not declare PSYCH_PLUGIN_API" in str(entry.error)
+    assert entry.error.declared is None
 
 
 @pytest.mark.parametrize("declared", ["'1'", "True", "1.0"])
 def test_the_api_version_must_be_the_integer_itself(fake_dist, declared):
     fake_dist(module="fake_sloppy_plugin", source=fake_store_source(api=declared))
 
-    with pytest.raises(IncompatiblePlugin):
-        get_plugin_manager()
+    assert isinstance(_set_aside("fakestore").error, IncompatiblePlugin)
 
 
-def test_a_misspelled_hook_fails_loudly(fake_dist):
+async def test_a_misspelled_hook_sets_the_plugin_aside(fake_dist):
     fake_dist(module="fake_typo_plugin", source=fake_store_source(hook="psych_register_storez"))
 
-    with pytest.raises(InvalidPlugin, match="psych_register_storez") as caught:
-        get_plugin_manager()
+    entry = _set_aside("fakestore")
 
-    assert "fakestore" in str(caught.value)
-    assert "fake-psych-store" in str(caught.value)
+    assert isinstance(entry.error, InvalidPlugin)
+    assert "psych_register_storez" in str(entry.error)
+    assert "fake-psych-store" in str(entry.error)
+    await _still_works_without("fake", "fakestore")
 
 
-def test_an_entry_point_that_cannot_be_imported_names_the_plugin(fake_dist):
+async def test_an_entry_point_that_cannot_be_imported_is_set_aside_with_its_cause(fake_dist):
     fake_dist(module="fake_broken_plugin", source="import does_not_exist_anywhere\n")
 
-    with pytest.raises(PluginLoadError, match="fakestore") as caught:
-        get_plugin_manager()
+    entry = _set_aside("fakestore")
 
-    assert isinstance(caught.value.__cause__, ImportError)
+    assert isinstance(entry.error, PluginLoadError)
+    assert isinstance(entry.error.__cause__, ImportError)
+    unknown = await _still_works_without("fake", "fakestore")
+    assert "does_not_exist_anywhere" in str(unknown)
 
 
-def test_two_distributions_with_the_same_entry_point_name_are_refused(fake_dist):
+async def test_one_broken_plugin_leaves_the_others_working(fake_dist):
+    fake_dist(module="fake_good_plugin", source=fake_store_source(), dist="good_dist")
+    fake_dist(
+        module="fake_bad_plugin",
+        source="raise RuntimeError('no')\n",
+        dist="bad_dist",
+        entry_point="badstore",
+    )
+
+    store = await open_store("fake://x")
+
+    assert type(store).__module__ == "fake_good_plugin"
+    assert [b.plugin.name for b in broken_plugins()] == ["badstore"]
+    await _still_works_without("bad", "badstore")
+
+
+async def test_a_broken_first_party_package_is_named_as_the_provider(fake_dist, monkeypatch):
+    from psych_runtime.plugins import urls
+
+    monkeypatch.setitem(urls.FIRST_PARTY_STORE_PACKAGES, "fake", "fake-psych-store")
+    fake_dist(module="fake_first_party_plugin", source="import nowhere_to_be_found\n")
+
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store("fake://x")
+
+    message = str(caught.value)
+    assert "fake-psych-store is installed but its plugin 'fakestore' could not be used" in message
+    assert "nowhere_to_be_found" in message
+    assert "pip install" not in message
+
+
+def test_two_distributions_with_the_same_entry_point_name_set_the_second_aside(fake_dist):
     fake_dist(module="fake_first_plugin", source=fake_store_source(), dist="first_dist")
     other = fake_store_source().replace('"fake"', '"other"')
     fake_dist(module="fake_second_plugin", source=other, dist="second_dist")
 
-    with pytest.raises(PluginError, match="first-dist") as caught:
-        get_plugin_manager()
+    [entry] = broken_plugins()
 
-    assert "second-dist" in str(caught.value)
+    assert "first-dist" in str(entry.error) and "second-dist" in str(entry.error)
+    assert "fake" in store_backends()
+    assert "other" not in store_backends()
 
 
 def test_autoload_off_loads_no_entry_points(fake_dist, monkeypatch):
@@ -263,3 +320,23 @@ def test_backend_descriptions_reject_malformed_schemes():
         StoreBackend(name="x", schemes="fake", open=_open, package="p")
     listed = StoreBackend(name="x", schemes=["a", "b"], open=_open, package="p")
     assert listed.schemes == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"name": ""}, "non-empty name"),
+        ({"open": "psych_store_x:open"}, "open must be an async callable"),
+        ({"package": ""}, "package must name the distribution"),
+        ({"package": None}, "package must name the distribution"),
+        ({"description": 3}, "description must be a string"),
+    ],
+)
+def test_backend_descriptions_refuse_invalid_fields(fields, problem):
+    async def _open(url: str) -> object:
+        raise AssertionError("never called")
+
+    values = {"name": "x", "schemes": ("x",), "open": _open, "package": "p", **fields}
+    for kind in (StoreBackend, BlobStoreBackend):
+        with pytest.raises(ValueError, match=problem):
+            kind(**values)

@@ -1,5 +1,7 @@
 """Choosing a Store backend by URL scheme, and what the errors tell the user."""
 
+import re
+
 import pytest
 
 from psych_runtime.core.errors import PsychError
@@ -9,9 +11,9 @@ from psych_runtime.plugins import (
     DoctorResult,
     DuplicateBackend,
     InvalidPlugin,
-    PluginError,
     StoreBackend,
     UnknownStoreScheme,
+    broken_plugins,
     builtin,
     doctor_checks,
     hookimpl,
@@ -138,8 +140,11 @@ def test_registering_something_other_than_a_backend_names_the_plugin():
 
     register_plugin(Sloppy(), name="sloppy")
 
-    with pytest.raises(InvalidPlugin, match=r"'sloppy'.*StoreBackend"):
-        store_backends()
+    assert "memory" in store_backends()
+    [entry] = broken_plugins()
+    assert entry.plugin.name == "sloppy"
+    assert isinstance(entry.error, InvalidPlugin)
+    assert re.search(r"'sloppy'.*StoreBackend", str(entry.error))
 
 
 def test_a_hook_that_raises_is_reported_with_the_plugin_name():
@@ -152,10 +157,11 @@ def test_a_hook_that_raises_is_reported_with_the_plugin_name():
 
     register_plugin(Broken(), name="broken")
 
-    with pytest.raises(PluginError, match=r"'broken'.*boom") as caught:
-        store_backends()
-
-    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert "memory" in store_backends()
+    [entry] = broken_plugins()
+    assert entry.plugin.name == "broken"
+    assert re.search(r"'broken'.*boom", str(entry.error))
+    assert isinstance(entry.error.__cause__, RuntimeError)
 
 
 def test_doctor_checks_are_attributed_to_their_plugin():
