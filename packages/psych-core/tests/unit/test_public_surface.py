@@ -473,7 +473,9 @@ def test_a_first_program_does_not_import_the_http_client() -> None:
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("namespace", ["psych_runtime", *(f"psych_runtime.{n}" for n in NAMESPACES)])
+@pytest.mark.parametrize(
+    "namespace", ["psych_runtime", *(f"psych_runtime.{n}" for n in NAMESPACES)]
+)
 def test_dir_lists_every_public_name_once(namespace: str) -> None:
     import psych_runtime.testing  # noqa: F401  (a loaded namespace must not appear twice)
 
