@@ -1,7 +1,8 @@
 """Repository check: every published package is complete and depends on the core by a range.
 
 Run from the repository root: ``python tools/checks/package_layout.py [ROOT]``. Exits 1
-and lists every problem when a package under ``packages/`` or ``contract/`` lacks a
+and lists every problem when a package under ``packages/``, ``contract/`` or
+``examples/`` lacks a
 version, ``py.typed``, a README or a CHANGELOG, when an adapter pins ``psych-runtime``
 to nothing, to one exact version, or to an open-ended range, or when an adapter's source
 imports the core from anywhere but its public namespaces.
@@ -46,6 +47,8 @@ def package_dirs(root: Path) -> list[Path]:
     found = sorted(p.parent for p in (root / "packages").glob("*/pyproject.toml"))
     if (root / "contract" / "pyproject.toml").exists():
         found.append(root / "contract")
+    # The example adapter is held to the rules it teaches.
+    found += sorted(p.parent for p in (root / "examples").glob("*/pyproject.toml"))
     return found
 
 

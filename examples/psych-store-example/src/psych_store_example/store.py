@@ -1,0 +1,343 @@
+"""The example Store: every port call as one step under its database's lock.
+
+A real adapter would talk to a database here; this one keeps dictionaries in a
+process-wide registry of named databases. Each method holds the database's lock for the
+whole call, which is what makes each call one atomic operation (the port's first rule):
+the check and the write of an append, or the choice and the update of a claim, can
+never interleave with another caller's.
+
+Every name comes from ``psych_runtime`` or ``psych_runtime.adapters`` (and
+``psych_runtime.records``): the public namespaces an adapter may rely on.
+"""
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from psych_runtime import RunId, RunNotFound, Version, VersionHash
+from psych_runtime.adapters import (
+    WORK,
+    Admission,
+    Fence,
+    LeaseLost,
+    LocalNotifier,
+    RunHeader,
+    RunState,
+    SeqConflict,
+    StoreError,
+    check_admission,
+    check_append_batch,
+    check_read_window,
+    settings_from,
+)
+from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_store_example.settings import ExampleSettings
+
+
+@dataclass
+class _Database:
+    """One named database: what a server would keep, shared by every store on it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    notifier: LocalNotifier = field(default_factory=LocalNotifier)
+    headers: dict[RunId, RunHeader] = field(default_factory=dict)
+    logs: dict[RunId, list[Record]] = field(default_factory=dict)
+    keys: dict[tuple[str, str], RunId] = field(default_factory=dict)
+    versions: dict[VersionHash, Version] = field(default_factory=dict)
+    grants: dict[tuple[VersionHash, str | None], datetime] = field(default_factory=dict)
+
+
+_DATABASES: dict[str, _Database] = {}
+
+
+def _claimable(header: RunHeader, now: datetime) -> bool:
+    # Inclusive boundaries: parking or a lease ending exactly at ``now`` has ended.
+    if header.runnable_at is not None and header.runnable_at > now:
+        return False
+    if header.state is RunState.RUNNABLE:
+        return True
+    expires = header.lease_expires_at
+    return header.state is RunState.RUNNING and (expires is None or expires <= now)
+
+
+def _claim_order(header: RunHeader) -> tuple[datetime, datetime, str]:
+    since = header.runnable_at if header.runnable_at is not None else header.created_at
+    return (since, header.created_at, header.run_id)
+
+
+def _holds(header: RunHeader, worker_id: WorkerId, attempt_count: int | None) -> bool:
+    return header.lease_holder == worker_id and (
+        attempt_count is None or header.attempt_count == attempt_count
+    )
+
+
+class ExampleStore:
+    """A Store on a named in-process database (``example://NAME``).
+
+    Args:
+        url: ``example://NAME``, or ``ExampleSettings`` already made.
+        **options: none are accepted.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an option was given.
+    """
+
+    def __init__(self, url: str | ExampleSettings, /, **options: object) -> None:
+        self._settings = settings_from(url, ExampleSettings, options)
+        self._db = _DATABASES.setdefault(self._settings.database, _Database())
+        self._closed = False
+
+    @property
+    def notifier(self) -> LocalNotifier:
+        """Shared by every store on the database, so it hears all their commits.
+
+        That is what ``complete=True`` (LocalNotifier's default) promises. A store whose
+        other writers live in other processes, unheard, must say ``complete=False``.
+        """
+        return self._db.notifier
+
+    async def close(self) -> None:
+        """Refuse further calls; the database itself lives on for other stores."""
+        self._closed = True
+
+    def _open(self) -> _Database:
+        if self._closed:
+            raise StoreError(f"the example store on {self._settings.database!r} is closed")
+        return self._db
+
+    # --- the log -----------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Write the batch at ``expected_seq``; Run, then fence, then sequence."""
+        check_append_batch(run_id, expected_seq, records)
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None:
+                raise RunNotFound(run_id)
+            if fence is not None and not _holds(header, fence.worker_id, fence.attempt_count):
+                raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
+            if len(db.logs[run_id]) != expected_seq - 1:
+                raise SeqConflict(run_id, expected_seq)
+            db.logs[run_id].extend(records)
+        db.notifier.signal(run_id)
+
+    async def read(
+        self,
+        run_id: RunId,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[Record]:
+        """Records after ``after``; another tenant's Run reads as empty."""
+        check_read_window(after, limit)
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None or (tenant is not None and header.scope.tenant != tenant):
+                return []
+            log = db.logs[run_id][after:]
+            return log if limit is None else log[:limit]
+
+    async def head(self, run_id: RunId) -> int:
+        """The last seq written, 0 for an unknown Run."""
+        db = self._open()
+        async with db.lock:
+            return len(db.logs.get(run_id, ()))
+
+    # --- versions ----------------------------------------------------------------------
+
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """Keep the first copy of a hash; each grantee's first publication time wins."""
+        db = self._open()
+        async with db.lock:
+            stored = db.versions.setdefault(version.hash, version)
+            published = db.grants.setdefault((version.hash, tenant), version.published_at)
+            return stored.model_copy(update={"published_at": published})
+
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
+        """Visible to its owner and, when shared, to everyone; unfiltered without a tenant."""
+        db = self._open()
+        async with db.lock:
+            stored = db.versions.get(version_hash)
+            if stored is None or tenant is None:
+                return stored
+            published = db.grants.get((version_hash, tenant), db.grants.get((version_hash, None)))
+            if published is None:
+                return None
+            return stored.model_copy(update={"published_at": published})
+
+    # --- admission and headers ---------------------------------------------------------
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """Admit once per (tenant, key) and per run id; header and record together."""
+        check_admission(header, admitted)
+        db = self._open()
+        key = header.idempotency_key
+        async with db.lock:
+            if key is not None and (header.scope.tenant, key) in db.keys:
+                existing = db.headers[db.keys[header.scope.tenant, key]]
+                return Admission(existing, created=False)
+            if header.run_id in db.headers:
+                return Admission(db.headers[header.run_id], created=False)
+            if key is not None:
+                db.keys[header.scope.tenant, key] = header.run_id
+            db.headers[header.run_id] = header
+            db.logs[header.run_id] = [admitted]
+        db.notifier.signal(header.run_id)
+        if header.state is RunState.RUNNABLE:
+            db.notifier.signal(WORK)
+        return Admission(header, created=True)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """The header; None for an unknown Run or another tenant's."""
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+        if header is None or (tenant is not None and header.scope.tenant != tenant):
+            return None
+        return header
+
+    # --- leases ------------------------------------------------------------------------
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """Lease the first claimable Run in claim order; choice and update are one step."""
+        db = self._open()
+        async with db.lock:
+            candidates = [h for h in db.headers.values() if _claimable(h, now)]
+            if not candidates:
+                return None
+            best = min(candidates, key=_claim_order)
+            claimed = best.model_copy(
+                update={
+                    "state": RunState.RUNNING,
+                    "lease_holder": worker_id,
+                    "lease_expires_at": now + timedelta(seconds=lease_seconds),
+                    "attempt_count": best.attempt_count + 1,
+                }
+            )
+            db.headers[best.run_id] = claimed
+            return claimed
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        """Extend the holder's lease on a running Run; False for anyone else."""
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None or header.state is not RunState.RUNNING:
+                return False
+            if not _holds(header, worker_id, attempt_count):
+                return False
+            expires = now + timedelta(seconds=lease_seconds)
+            db.headers[run_id] = header.model_copy(update={"lease_expires_at": expires})
+            return True
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
+    ) -> None:
+        """Drop the holder's lease; ``runnable_at`` replaces any earlier parking."""
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None or not _holds(header, worker_id, attempt_count):
+                return
+            changes: dict[str, object] = {
+                "state": state,
+                "lease_holder": None,
+                "lease_expires_at": None,
+                "runnable_at": runnable_at,
+            }
+            if deadline_at is not None:
+                changes["deadline_at"] = deadline_at
+            db.headers[run_id] = header.model_copy(update=changes)
+        db.notifier.signal(run_id)
+        if state is RunState.RUNNABLE:
+            db.notifier.signal(WORK)
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """Settle a nested Run nobody holds; False for anything else."""
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None or header.state is not RunState.NESTED or header.lease_holder:
+                return False
+            db.headers[run_id] = header.model_copy(update={"state": RunState.SETTLED})
+        db.notifier.signal(run_id)
+        return True
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """Park or unpark an unsettled Run; unparking a suspended one makes it runnable."""
+        db = self._open()
+        async with db.lock:
+            header = db.headers.get(run_id)
+            if header is None:
+                raise RunNotFound(run_id)
+            if header.state is RunState.SETTLED:
+                return
+            changes: dict[str, object] = {"runnable_at": runnable_at}
+            if runnable_at is None and header.state is RunState.SUSPENDED:
+                changes["state"] = RunState.RUNNABLE
+            updated = header.model_copy(update=changes)
+            db.headers[run_id] = updated
+        if runnable_at is None and updated.state is RunState.RUNNABLE:
+            db.notifier.signal(WORK)
+
+    # --- sweeps ------------------------------------------------------------------------
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Running Runs whose lease ended at or before ``now``, earliest first."""
+        db = self._open()
+        async with db.lock:
+            expired = [
+                h
+                for h in db.headers.values()
+                if h.state is RunState.RUNNING
+                and h.lease_expires_at is not None
+                and h.lease_expires_at <= now
+            ]
+        expired.sort(key=lambda h: (h.lease_expires_at, h.run_id))
+        return expired[:limit]
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Unsettled Runs whose deadline is at or before ``now``, earliest first."""
+        db = self._open()
+        async with db.lock:
+            overdue = [
+                h
+                for h in db.headers.values()
+                if h.state is not RunState.SETTLED and h.deadline_at <= now
+            ]
+        overdue.sort(key=lambda h: (h.deadline_at, h.run_id))
+        return overdue[:limit]
+
+
+__all__ = ["ExampleStore"]
