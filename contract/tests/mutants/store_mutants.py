@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from psych_runtime import RunId, RunNotFound, Store, Version, VersionHash
+from psych_runtime import RunId, RunNotFound, Store
 from psych_runtime.adapters import (
     Admission,
     Fence,
@@ -23,107 +23,19 @@ from psych_runtime.adapters import (
     RunHeader,
     RunState,
     SeqConflict,
+    claim_order,
+    claimable,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime.testing import ForwardingStore
 from psych_store_sqlite import SqliteStore, _queries
 from psych_store_sqlite._rows import SELECT_HEADER, header_from_row, optional_micros, to_micros
 
 _MICROSECOND = timedelta(microseconds=1)
 
 
-class Forwarding:
+class Forwarding(ForwardingStore):
     """Passes every port call to ``inner``; a mutant overrides the call it breaks."""
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-
-    @property
-    def notifier(self) -> Notifier | None:
-        return self.inner.notifier
-
-    async def append(
-        self,
-        run_id: RunId,
-        expected_seq: int,
-        records: Sequence[Record],
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        await self.inner.append(run_id, expected_seq, records, fence=fence)
-
-    async def read(
-        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
-    ) -> list[Record]:
-        return await self.inner.read(run_id, after=after, limit=limit, tenant=tenant)
-
-    async def head(self, run_id: RunId) -> int:
-        return await self.inner.head(run_id)
-
-    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
-        return await self.inner.put_version(version, tenant=tenant)
-
-    async def get_version(
-        self, version_hash: VersionHash, *, tenant: str | None = None
-    ) -> Version | None:
-        return await self.inner.get_version(version_hash, tenant=tenant)
-
-    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
-        return await self.inner.create_run(header, admitted)
-
-    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
-        return await self.inner.get_run(run_id, tenant=tenant)
-
-    async def claim(
-        self, worker_id: WorkerId, now: datetime, lease_seconds: float
-    ) -> RunHeader | None:
-        return await self.inner.claim(worker_id, now, lease_seconds)
-
-    async def renew(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        now: datetime,
-        lease_seconds: float,
-        *,
-        attempt_count: int | None = None,
-    ) -> bool:
-        return await self.inner.renew(
-            run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
-        )
-
-    async def release(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        state: RunState,
-        *,
-        runnable_at: datetime | None = None,
-        deadline_at: datetime | None = None,
-        attempt_count: int | None = None,
-    ) -> None:
-        await self.inner.release(
-            run_id,
-            worker_id,
-            state,
-            runnable_at=runnable_at,
-            deadline_at=deadline_at,
-            attempt_count=attempt_count,
-        )
-
-    async def settle_inline(self, run_id: RunId) -> bool:
-        return await self.inner.settle_inline(run_id)
-
-    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
-        await self.inner.set_runnable_at(run_id, runnable_at)
-
-    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        return await self.inner.expired_leases(now, limit)
-
-    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        return await self.inner.overdue_deadlines(now, limit)
-
-    async def close(self) -> None:
-        await self.inner.close()
 
     async def migrate(self) -> list[int]:
         migrate = getattr(self.inner, "migrate", None)
@@ -290,25 +202,11 @@ class StrictDeadlineSweep(Forwarding):
 # --- subclasses of InMemoryStore: faults in how a call does its work ---------------------
 
 
-def _correct_order(header: RunHeader) -> tuple[datetime, datetime, str]:
-    since = header.runnable_at if header.runnable_at is not None else header.created_at
-    return (since, header.created_at, header.run_id)
-
-
-def _correct_claimable(header: RunHeader, now: datetime) -> bool:
-    if header.runnable_at is not None and header.runnable_at > now:
-        return False
-    if header.state is RunState.RUNNABLE:
-        return True
-    expires = header.lease_expires_at
-    return header.state is RunState.RUNNING and (expires is None or expires <= now)
-
-
 class MemoryClaim(InMemoryStore):
     """``InMemoryStore`` with its claim's order, filter or atomicity swapped out."""
 
-    order: Callable[[RunHeader], tuple[datetime, datetime, str]] = staticmethod(_correct_order)
-    claimable: Callable[[RunHeader, datetime], bool] = staticmethod(_correct_claimable)
+    order: Callable[[RunHeader], tuple[datetime, datetime, str]] = staticmethod(claim_order)
+    claimable: Callable[[RunHeader, datetime], bool] = staticmethod(claimable)
     pause_between_choice_and_update = False
 
     async def claim(
@@ -340,13 +238,13 @@ class MemoryOrderIgnoresParking(MemoryClaim):
 
 
 class MemoryFutureCreatedAtWaits(MemoryClaim):
-    claimable = staticmethod(lambda h, now: _correct_claimable(h, now) and h.created_at <= now)
+    claimable = staticmethod(lambda h, now: claimable(h, now) and h.created_at <= now)
 
 
 class MemoryParkedRunningReclaimed(MemoryClaim):
     claimable = staticmethod(
         lambda h, now: (
-            _correct_claimable(h, now)
+            claimable(h, now)
             or (
                 h.state is RunState.RUNNING
                 and h.lease_expires_at is not None

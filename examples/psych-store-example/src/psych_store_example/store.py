@@ -7,7 +7,9 @@ the check and the write of an append, or the choice and the update of a claim, c
 never interleave with another caller's.
 
 Every name comes from ``psych_runtime`` or ``psych_runtime.adapters`` (and
-``psych_runtime.records``): the public namespaces an adapter may rely on.
+``psych_runtime.records``): the public namespaces an adapter may rely on. The lease
+and sweep rules (``claimable``, ``claim_order``, ``holds_lease`` and the two sweeps)
+are the core's own, ready for any store that holds its headers in memory.
 """
 
 import asyncio
@@ -29,7 +31,15 @@ from psych_runtime.adapters import (
     check_admission,
     check_append_batch,
     check_read_window,
+    claim_order,
+    claimable,
+    holds_lease,
+    leased,
+    parked,
+    released,
     settings_from,
+    sweep_expired_leases,
+    sweep_overdue_deadlines,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_example.settings import ExampleSettings
@@ -49,27 +59,6 @@ class _Database:
 
 
 _DATABASES: dict[str, _Database] = {}
-
-
-def _claimable(header: RunHeader, now: datetime) -> bool:
-    # Inclusive boundaries: parking or a lease ending exactly at ``now`` has ended.
-    if header.runnable_at is not None and header.runnable_at > now:
-        return False
-    if header.state is RunState.RUNNABLE:
-        return True
-    expires = header.lease_expires_at
-    return header.state is RunState.RUNNING and (expires is None or expires <= now)
-
-
-def _claim_order(header: RunHeader) -> tuple[datetime, datetime, str]:
-    since = header.runnable_at if header.runnable_at is not None else header.created_at
-    return (since, header.created_at, header.run_id)
-
-
-def _holds(header: RunHeader, worker_id: WorkerId, attempt_count: int | None) -> bool:
-    return header.lease_holder == worker_id and (
-        attempt_count is None or header.attempt_count == attempt_count
-    )
 
 
 class ExampleStore:
@@ -124,7 +113,7 @@ class ExampleStore:
             header = db.headers.get(run_id)
             if header is None:
                 raise RunNotFound(run_id)
-            if fence is not None and not _holds(header, fence.worker_id, fence.attempt_count):
+            if fence is not None and not holds_lease(header, fence.worker_id, fence.attempt_count):
                 raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
             if len(db.logs[run_id]) != expected_seq - 1:
                 raise SeqConflict(run_id, expected_seq)
@@ -218,18 +207,11 @@ class ExampleStore:
         """Lease the first claimable Run in claim order; choice and update are one step."""
         db = self._open()
         async with db.lock:
-            candidates = [h for h in db.headers.values() if _claimable(h, now)]
+            candidates = [h for h in db.headers.values() if claimable(h, now)]
             if not candidates:
                 return None
-            best = min(candidates, key=_claim_order)
-            claimed = best.model_copy(
-                update={
-                    "state": RunState.RUNNING,
-                    "lease_holder": worker_id,
-                    "lease_expires_at": now + timedelta(seconds=lease_seconds),
-                    "attempt_count": best.attempt_count + 1,
-                }
-            )
+            best = min(candidates, key=claim_order)
+            claimed = leased(best, worker_id, now, lease_seconds)
             db.headers[best.run_id] = claimed
             return claimed
 
@@ -248,7 +230,7 @@ class ExampleStore:
             header = db.headers.get(run_id)
             if header is None or header.state is not RunState.RUNNING:
                 return False
-            if not _holds(header, worker_id, attempt_count):
+            if not holds_lease(header, worker_id, attempt_count):
                 return False
             expires = now + timedelta(seconds=lease_seconds)
             db.headers[run_id] = header.model_copy(update={"lease_expires_at": expires})
@@ -268,17 +250,9 @@ class ExampleStore:
         db = self._open()
         async with db.lock:
             header = db.headers.get(run_id)
-            if header is None or not _holds(header, worker_id, attempt_count):
+            if header is None or not holds_lease(header, worker_id, attempt_count):
                 return
-            changes: dict[str, object] = {
-                "state": state,
-                "lease_holder": None,
-                "lease_expires_at": None,
-                "runnable_at": runnable_at,
-            }
-            if deadline_at is not None:
-                changes["deadline_at"] = deadline_at
-            db.headers[run_id] = header.model_copy(update=changes)
+            db.headers[run_id] = released(header, state, runnable_at, deadline_at)
         db.notifier.signal(run_id)
         if state is RunState.RUNNABLE:
             db.notifier.signal(WORK)
@@ -303,10 +277,7 @@ class ExampleStore:
                 raise RunNotFound(run_id)
             if header.state is RunState.SETTLED:
                 return
-            changes: dict[str, object] = {"runnable_at": runnable_at}
-            if runnable_at is None and header.state is RunState.SUSPENDED:
-                changes["state"] = RunState.RUNNABLE
-            updated = header.model_copy(update=changes)
+            updated = parked(header, runnable_at)
             db.headers[run_id] = updated
         if runnable_at is None and updated.state is RunState.RUNNABLE:
             db.notifier.signal(WORK)
@@ -317,27 +288,13 @@ class ExampleStore:
         """Running Runs whose lease ended at or before ``now``, earliest first."""
         db = self._open()
         async with db.lock:
-            expired = [
-                h
-                for h in db.headers.values()
-                if h.state is RunState.RUNNING
-                and h.lease_expires_at is not None
-                and h.lease_expires_at <= now
-            ]
-        expired.sort(key=lambda h: (h.lease_expires_at, h.run_id))
-        return expired[:limit]
+            return sweep_expired_leases(list(db.headers.values()), now, limit)
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """Unsettled Runs whose deadline is at or before ``now``, earliest first."""
         db = self._open()
         async with db.lock:
-            overdue = [
-                h
-                for h in db.headers.values()
-                if h.state is not RunState.SETTLED and h.deadline_at <= now
-            ]
-        overdue.sort(key=lambda h: (h.deadline_at, h.run_id))
-        return overdue[:limit]
+            return sweep_overdue_deadlines(list(db.headers.values()), now, limit)
 
 
 __all__ = ["ExampleStore"]

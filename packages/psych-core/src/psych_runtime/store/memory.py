@@ -22,34 +22,18 @@ from psych_runtime.store.checks import check_admission, check_append_batch, chec
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreError
 from psych_runtime.store.notify import WORK, LocalNotifier
 from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
+from psych_runtime.store.rules import (
+    claim_order,
+    claimable,
+    holds_lease,
+    leased,
+    parked,
+    released,
+    sweep_expired_leases,
+    sweep_overdue_deadlines,
+)
 
 _CANDIDATE_STATES = frozenset({RunState.RUNNABLE, RunState.RUNNING})
-
-
-def _claimable(header: RunHeader, now: datetime) -> bool:
-    """Whether a Run may be leased at ``now``: free (or abandoned) and not parked."""
-    if header.runnable_at is not None and header.runnable_at > now:
-        return False
-    if header.state is RunState.RUNNABLE:
-        return True
-    if header.state is RunState.RUNNING:
-        # A running Run without a live lease was abandoned by its Worker.
-        expires = header.lease_expires_at
-        return expires is None or expires <= now
-    return False
-
-
-def _holds(header: RunHeader, worker_id: WorkerId, attempt_count: int | None) -> bool:
-    """Whether the header's lease is this Worker's (and this claim's, when one is named)."""
-    if header.lease_holder != worker_id:
-        return False
-    return attempt_count is None or header.attempt_count == attempt_count
-
-
-def _claim_order(header: RunHeader) -> tuple[datetime, datetime, str]:
-    """Oldest first, so a steady stream of new Runs cannot starve an old one."""
-    since = header.runnable_at if header.runnable_at is not None else header.created_at
-    return (since, header.created_at, header.run_id)
 
 
 class InMemoryStore:
@@ -97,7 +81,7 @@ class InMemoryStore:
         header = self._headers.get(run_id)
         if header is None:
             raise RunNotFound(run_id)
-        if fence is not None and not _holds(header, fence.worker_id, fence.attempt_count):
+        if fence is not None and not holds_lease(header, fence.worker_id, fence.attempt_count):
             raise LeaseLost(run_id, fence.worker_id, fence.attempt_count)
         log = self._logs[run_id]
         if len(log) != expected_seq - 1:
@@ -191,20 +175,11 @@ class InMemoryStore:
         best: RunHeader | None = None
         for run_id in self._candidates:
             header = self._headers[run_id]
-            if _claimable(header, now) and (
-                best is None or _claim_order(header) < _claim_order(best)
-            ):
+            if claimable(header, now) and (best is None or claim_order(header) < claim_order(best)):
                 best = header
         if best is None:
             return None
-        claimed = best.model_copy(
-            update={
-                "state": RunState.RUNNING,
-                "lease_holder": worker_id,
-                "lease_expires_at": now + timedelta(seconds=lease_seconds),
-                "attempt_count": best.attempt_count + 1,
-            }
-        )
+        claimed = leased(best, worker_id, now, lease_seconds)
         self._put(claimed)
         return claimed
 
@@ -222,7 +197,7 @@ class InMemoryStore:
         header = self._headers.get(run_id)
         if header is None or header.state is not RunState.RUNNING:
             return False
-        if not _holds(header, worker_id, attempt_count):
+        if not holds_lease(header, worker_id, attempt_count):
             return False
         self._put(
             header.model_copy(update={"lease_expires_at": now + timedelta(seconds=lease_seconds)})
@@ -246,17 +221,9 @@ class InMemoryStore:
         """
         self._check_open()
         header = self._headers.get(run_id)
-        if header is None or not _holds(header, worker_id, attempt_count):
+        if header is None or not holds_lease(header, worker_id, attempt_count):
             return
-        changes: dict[str, object] = {
-            "state": state,
-            "lease_holder": None,
-            "lease_expires_at": None,
-            "runnable_at": runnable_at,
-        }
-        if deadline_at is not None:
-            changes["deadline_at"] = deadline_at
-        self._put(header.model_copy(update=changes))
+        self._put(released(header, state, runnable_at, deadline_at))
         self._notifier.signal(run_id)
         if state is RunState.RUNNABLE:
             self._notifier.signal(WORK)
@@ -281,10 +248,7 @@ class InMemoryStore:
             raise RunNotFound(run_id)
         if header.state is RunState.SETTLED:
             return
-        changes: dict[str, object] = {"runnable_at": runnable_at}
-        if runnable_at is None and header.state is RunState.SUSPENDED:
-            changes["state"] = RunState.RUNNABLE
-        updated = header.model_copy(update=changes)
+        updated = parked(header, runnable_at)
         self._put(updated)
         if updated.state is RunState.RUNNABLE and runnable_at is None:
             self._notifier.signal(WORK)
@@ -292,27 +256,14 @@ class InMemoryStore:
     # --- sweeps ------------------------------------------------------------------------
 
     async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """See ``Store.expired_leases``; oldest expiry first."""
+        """See ``Store.expired_leases``; only the Runs that could be running are looked at."""
         self._check_open()
-        expired: list[RunHeader] = []
-        for run_id in self._candidates:
-            header = self._headers[run_id]
-            expires = header.lease_expires_at
-            if header.state is RunState.RUNNING and expires is not None and expires <= now:
-                expired.append(header)
-        expired.sort(key=lambda h: (h.lease_expires_at, h.run_id))
-        return expired[:limit]
+        return sweep_expired_leases((self._headers[r] for r in self._candidates), now, limit)
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """See ``Store.overdue_deadlines``; earliest deadline first."""
+        """See ``Store.overdue_deadlines``; only unsettled Runs are looked at."""
         self._check_open()
-        overdue = [
-            header
-            for header in (self._headers[run_id] for run_id in self._unsettled)
-            if header.deadline_at <= now
-        ]
-        overdue.sort(key=lambda h: (h.deadline_at, h.run_id))
-        return overdue[:limit]
+        return sweep_overdue_deadlines((self._headers[r] for r in self._unsettled), now, limit)
 
     async def close(self) -> None:
         """Refuse every later call, as a store with connections would; idempotent."""

@@ -18,6 +18,7 @@ from psych_runtime.testing.log_builder import LogBuilder
 if TYPE_CHECKING:
     from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
     from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+    from psych_runtime.testing.forwarding import ForwardingStore
 
 _LAZY = {
     "FakeModel": "psych_runtime.testing.fake_model",
@@ -25,6 +26,7 @@ _LAZY = {
     "CrashRecovery": "psych_runtime.testing.crash",
     "CrashingStore": "psych_runtime.testing.crash",
     "crash_and_recover": "psych_runtime.testing.crash",
+    "ForwardingStore": "psych_runtime.testing.forwarding",
 }
 
 
@@ -45,6 +47,7 @@ __all__ = [
     "CrashRecovery",
     "CrashingStore",
     "FakeModel",
+    "ForwardingStore",
     "LogBuilder",
     "ToolCallScript",
     "crash_and_recover",

@@ -11,10 +11,9 @@ process kill.
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
-from psych_runtime.core.records import JsonObject, Record, RunAdmitted
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.records import JsonObject, Record
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
@@ -22,12 +21,12 @@ from psych_runtime.runtime.admission import dispatch
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import AttemptKilled, Worker
-from psych_runtime.store.notify import Notifier
-from psych_runtime.store.port import Admission, Fence, RunHeader, RunState, Store
+from psych_runtime.store.port import Fence, Store
+from psych_runtime.testing.forwarding import ForwardingStore
 from psych_runtime.tools.registry import ToolRegistry
 
 
-class CrashingStore:
+class CrashingStore(ForwardingStore):
     """A Store wrapper that kills the writer just before a chosen record is written.
 
     Args:
@@ -37,16 +36,11 @@ class CrashingStore:
     """
 
     def __init__(self, inner: Store, *, before: str, occurrence: int = 1) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.before = before
         self.occurrence = occurrence
         self.crashed = asyncio.Event()
         self._seen = 0
-
-    @property
-    def notifier(self) -> Notifier | None:
-        """The inner store's notifier."""
-        return self.inner.notifier
 
     async def append(
         self,
@@ -65,90 +59,6 @@ class CrashingStore:
                         self.crashed.set()
                         raise AttemptKilled(f"simulated crash before {self.before}")
         await self.inner.append(run_id, expected_seq, records, fence=fence)
-
-    async def read(
-        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
-    ) -> list[Record]:
-        """Pass through."""
-        return await self.inner.read(run_id, after=after, limit=limit, tenant=tenant)
-
-    async def head(self, run_id: RunId) -> int:
-        """Pass through."""
-        return await self.inner.head(run_id)
-
-    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
-        """Pass through."""
-        return await self.inner.put_version(version, tenant=tenant)
-
-    async def get_version(
-        self, version_hash: VersionHash, *, tenant: str | None = None
-    ) -> Version | None:
-        """Pass through."""
-        return await self.inner.get_version(version_hash, tenant=tenant)
-
-    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
-        """Pass through."""
-        return await self.inner.create_run(header, admitted)
-
-    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
-        """Pass through."""
-        return await self.inner.get_run(run_id, tenant=tenant)
-
-    async def claim(
-        self, worker_id: WorkerId, now: datetime, lease_seconds: float
-    ) -> RunHeader | None:
-        """Pass through."""
-        return await self.inner.claim(worker_id, now, lease_seconds)
-
-    async def renew(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        now: datetime,
-        lease_seconds: float,
-        *,
-        attempt_count: int | None = None,
-    ) -> bool:
-        """Pass through."""
-        return await self.inner.renew(
-            run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
-        )
-
-    async def release(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        state: RunState,
-        *,
-        runnable_at: datetime | None = None,
-        deadline_at: datetime | None = None,
-        attempt_count: int | None = None,
-    ) -> None:
-        """Pass through."""
-        await self.inner.release(
-            run_id,
-            worker_id,
-            state,
-            runnable_at=runnable_at,
-            deadline_at=deadline_at,
-            attempt_count=attempt_count,
-        )
-
-    async def settle_inline(self, run_id: RunId) -> bool:
-        """Pass through."""
-        return await self.inner.settle_inline(run_id)
-
-    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
-        """Pass through."""
-        await self.inner.set_runnable_at(run_id, runnable_at)
-
-    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """Pass through."""
-        return await self.inner.expired_leases(now, limit)
-
-    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
-        """Pass through."""
-        return await self.inner.overdue_deadlines(now, limit)
 
     async def close(self) -> None:
         """Leave the inner store open: it belongs to the caller."""

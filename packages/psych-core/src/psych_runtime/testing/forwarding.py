@@ -1,0 +1,133 @@
+"""``ForwardingStore``: a Store that hands every call to another one.
+
+Subclass it and override the one call you want to change: count it, slow it down,
+fail it, or break a rule on purpose to see a test catch it. Everything else reaches
+the inner store unchanged.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.version import Version
+from psych_runtime.store.notify import Notifier
+from psych_runtime.store.port import Admission, Fence, RunHeader, RunState, Store
+
+
+class ForwardingStore:
+    """Passes every Store call to ``inner``.
+
+    Args:
+        inner: the store that does the work; ``close()`` closes it too.
+    """
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+
+    @property
+    def notifier(self) -> Notifier | None:
+        """The inner store's notifier."""
+        return self.inner.notifier
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Passed to the inner store."""
+        await self.inner.append(run_id, expected_seq, records, fence=fence)
+
+    async def read(
+        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
+    ) -> list[Record]:
+        """Passed to the inner store."""
+        return await self.inner.read(run_id, after=after, limit=limit, tenant=tenant)
+
+    async def head(self, run_id: RunId) -> int:
+        """Passed to the inner store."""
+        return await self.inner.head(run_id)
+
+    async def put_version(self, version: Version, *, tenant: str | None) -> Version:
+        """Passed to the inner store."""
+        return await self.inner.put_version(version, tenant=tenant)
+
+    async def get_version(
+        self, version_hash: VersionHash, *, tenant: str | None = None
+    ) -> Version | None:
+        """Passed to the inner store."""
+        return await self.inner.get_version(version_hash, tenant=tenant)
+
+    async def create_run(self, header: RunHeader, admitted: RunAdmitted) -> Admission:
+        """Passed to the inner store."""
+        return await self.inner.create_run(header, admitted)
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        """Passed to the inner store."""
+        return await self.inner.get_run(run_id, tenant=tenant)
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        """Passed to the inner store."""
+        return await self.inner.claim(worker_id, now, lease_seconds)
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        """Passed to the inner store."""
+        return await self.inner.renew(
+            run_id, worker_id, now, lease_seconds, attempt_count=attempt_count
+        )
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
+    ) -> None:
+        """Passed to the inner store."""
+        await self.inner.release(
+            run_id,
+            worker_id,
+            state,
+            runnable_at=runnable_at,
+            deadline_at=deadline_at,
+            attempt_count=attempt_count,
+        )
+
+    async def settle_inline(self, run_id: RunId) -> bool:
+        """Passed to the inner store."""
+        return await self.inner.settle_inline(run_id)
+
+    async def set_runnable_at(self, run_id: RunId, runnable_at: datetime | None) -> None:
+        """Passed to the inner store."""
+        await self.inner.set_runnable_at(run_id, runnable_at)
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Passed to the inner store."""
+        return await self.inner.expired_leases(now, limit)
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        """Passed to the inner store."""
+        return await self.inner.overdue_deadlines(now, limit)
+
+    async def close(self) -> None:
+        """Close the inner store."""
+        await self.inner.close()
+
+
+__all__ = ["ForwardingStore"]
