@@ -73,14 +73,18 @@ if TYPE_CHECKING:
     from psych_runtime.core.scope import (
         Scope as Scope,
     )
-
-    # describing and publishing agents
     from psych_runtime.core.spec import (
         AgentSpec as AgentSpec,
         CodeTool as CodeTool,
         HttpTool as HttpTool,
         Limits as Limits,
         ModelRef as ModelRef,
+    )
+
+    # describing and publishing agents
+    from psych_runtime.core.spec.builders import (
+        AgentBuilder as AgentBuilder,
+        WorkflowBuilder as WorkflowBuilder,
     )
     from psych_runtime.core.state import (
         RunStateView as RunStateView,
@@ -213,6 +217,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     # describing and publishing agents
     "psych_runtime.core.spec": ("AgentSpec", "CodeTool", "HttpTool", "Limits", "ModelRef"),
+    "psych_runtime.core.spec.builders": ("AgentBuilder", "WorkflowBuilder"),
     "psych_runtime.core.version": ("Version",),
     "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
     # running

@@ -45,6 +45,10 @@ from psych_runtime.core.spec import (
     WorkflowStepRef,
     WorkspaceMode,
 )
+from psych_runtime.core.spec.builders import (
+    AgentBuilder,
+    WorkflowBuilder,
+)
 from psych_runtime.core.validation import (
     SpecValidationError,
     ValidationContext,
@@ -59,6 +63,7 @@ from psych_runtime.core.version import (
 
 __all__ = [
     "A2APeer",
+    "AgentBuilder",
     "AgentSpec",
     "AgentStep",
     "ArtifactCollection",
@@ -103,6 +108,7 @@ __all__ = [
     "Version",
     "VersionHashMismatch",
     "WaitStep",
+    "WorkflowBuilder",
     "WorkflowSpec",
     "WorkflowStepRef",
     "WorkspaceMode",

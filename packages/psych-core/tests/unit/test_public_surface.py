@@ -23,6 +23,7 @@ NAMESPACES = ("spec", "records", "models", "adapters", "testing")
 PINNED: dict[str, tuple[str, ...]] = {
     "psych_runtime": (
         "AccessDenied",
+        "AgentBuilder",
         "AgentSpec",
         "AllowAll",
         "AnswerView",
@@ -92,6 +93,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "VersionNotFound",
         "Worker",
         "WorkerSettings",
+        "WorkflowBuilder",
         "__version__",
         "answer",
         "dispatch",
@@ -114,6 +116,7 @@ PINNED: dict[str, tuple[str, ...]] = {
     ),
     "psych_runtime.spec": (
         "A2APeer",
+        "AgentBuilder",
         "AgentSpec",
         "AgentStep",
         "ArtifactCollection",
@@ -158,6 +161,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "Version",
         "VersionHashMismatch",
         "WaitStep",
+        "WorkflowBuilder",
         "WorkflowSpec",
         "WorkflowStepRef",
         "WorkspaceMode",

@@ -340,7 +340,6 @@ NOT_RUN_YET: Mapping[str, str] = {
     "workflow.mcp_servers": "MCP servers",
     "agent.mcp_servers": "MCP servers",
     "agent.a2a_peers": "A2A peers",
-    "agent.skills": "skills",
     "agent.subagents": "subagents",
     "agent.spawn": "subagents composed at run time",
     "agent.code_execution": "code execution",

@@ -2,10 +2,11 @@
 
 A Spec grants code tools (executed from the process's registry) and HTTP tools (data
 in the Spec, sent through the egress seam); the built-in ``read_tool_output`` joins
-them once the Run has issued a result handle, and ``ask_question`` when the Spec lets
-the model ask the user. The catalog answers every question the
-phases ask about a tool by name: is it offered this turn, how is it described to the
-model, may it run through a cancellation, may it be run again after a crash.
+them once the Run has issued a result handle, ``ask_question`` when the Spec lets the
+model ask the user, and ``load_skill`` when the Spec has skills. The catalog answers
+every question the phases ask about a tool by name: is it offered this turn, how is it
+described to the model, may it run through a cancellation, may it be run again after a
+crash.
 """
 
 from collections.abc import Collection, Iterable
@@ -21,6 +22,7 @@ from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITI
 from psych_runtime.tools.http.request import http_tool_definition
 from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
 from psych_runtime.tools.registry import ToolRegistry
+from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition
 
 
 class ToolCatalog:
@@ -38,6 +40,7 @@ class ToolCatalog:
         "asks_questions",
         "granted",
         "http_tools",
+        "skills",
     )
 
     def __init__(self, spec: AgentSpec, registry: ToolRegistry) -> None:
@@ -52,6 +55,7 @@ class ToolCatalog:
         }
         self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
         self.asks_questions = spec.suspension.may_ask_questions
+        self.skills = spec.skills
 
     def interruptible(self, name: str) -> bool:
         """Whether a call may be abandoned half way when the Attempt is cancelled."""
@@ -72,7 +76,9 @@ class ToolCatalog:
         if http is not None:
             return http.method == "GET"
         registered = self._registry.get(name)
-        return (registered is not None and registered.idempotent) or name == READ_TOOL_OUTPUT
+        if name in (READ_TOOL_OUTPUT, LOAD_SKILL):
+            return True
+        return registered is not None and registered.idempotent
 
     def tool_class(self, name: str) -> ToolClass:
         """How much harm a call of ``name`` could do, for the approval rules.
@@ -81,7 +87,7 @@ class ToolCatalog:
         the rest write); a code tool is what its registration annotations say
         (nothing said means write); reading a result back is read-only.
         """
-        if name in (READ_TOOL_OUTPUT, ASK_QUESTION):
+        if name in (READ_TOOL_OUTPUT, ASK_QUESTION, LOAD_SKILL):
             return ToolClass.READ_ONLY
         http = self._http_definitions.get(name)
         if http is not None:
@@ -132,6 +138,8 @@ class ToolCatalog:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         if self.asks_questions:
             definitions += (ASK_QUESTION_DEFINITION,)
+        if self.skills:
+            definitions += (load_skill_definition(self.skills),)
         return definitions, advisories
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:

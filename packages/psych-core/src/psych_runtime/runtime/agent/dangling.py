@@ -7,10 +7,10 @@ start is made durable first, so if this Attempt vanishes while the call runs, th
 one finds it in doubt like any other call and does not run it blindly again.
 
 A call in doubt (started, never finished) is run again when doing so is safe: a
-``read_tool_output``, an HTTP GET, or a code tool registered idempotent, provided this
-process can still execute it. Every other one is closed ``unknown`` with the
-``orphaned`` failure, the same finish the Worker writes for a Run it settles without
-running (see ``runtime/open_calls.py``).
+``read_tool_output`` or ``load_skill``, an HTTP GET, or a code tool registered
+idempotent, provided this process can still execute it. Every other one is closed
+``unknown`` with the ``orphaned`` failure, the same finish the Worker writes for a Run
+it settles without running (see ``runtime/open_calls.py``).
 """
 
 from psych_runtime.core.records import ToolOutcome
@@ -22,6 +22,7 @@ from psych_runtime.runtime.agent.gate import approved_now, denied
 from psych_runtime.runtime.agent.question import close_answered
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
 from psych_runtime.tools.ask_question import ASK_QUESTION
+from psych_runtime.tools.skills import LOAD_SKILL
 
 UNDECIDED = "not run: the run was stopped before anyone decided on this call"
 
@@ -35,7 +36,11 @@ async def settle_dangling(ctx: AttemptContext) -> None:
         if call.tool == ASK_QUESTION:
             await close_answered(ctx, call.call_id)
             continue
-        runnable = ctx.tools.executable(call.tool) or call.tool == READ_TOOL_OUTPUT
+        runnable = (
+            ctx.tools.executable(call.tool)
+            or call.tool == READ_TOOL_OUTPUT
+            or (call.tool == LOAD_SKILL and bool(ctx.tools.skills))
+        )
         decision = approved_now(ctx, call.call_id)
         if decision is None and call.call_id == state.pending_approval_call_id:
             # Still waiting for a decision (the Run was interrupted meanwhile).

@@ -8,7 +8,8 @@ nothing a tool does can end more than its own call.
 Three kinds of call are executed here: a registered code tool, through the registry;
 an HTTP tool, a Spec ``HttpTool`` entry sent by ``runtime/http_executor.py`` through
 the Runtime's transport (and so its egress policy) with the Run's Scope; and the
-built-in ``read_tool_output``, answered from this Run's own results. A GET counts as
+built-ins ``read_tool_output``, answered from this Run's own results, and
+``load_skill``, answered from the Spec. A GET counts as
 safe to repeat, so one left in doubt by a crash is sent again; any other method is
 closed ``unknown``, like a code tool that was not registered idempotent (see
 ``dangling.py``).
@@ -31,6 +32,7 @@ from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
 from psych_runtime.tools.large_results.reader import ResultNotReadable
+from psych_runtime.tools.skills import LOAD_SKILL, load_skill
 
 
 async def execute(
@@ -45,6 +47,8 @@ async def execute(
     """
     if name == READ_TOOL_OUTPUT:
         return await _read_output(ctx, arguments)
+    if name == LOAD_SKILL:
+        return _load_skill(ctx, arguments)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(
@@ -102,6 +106,17 @@ async def _read_output(ctx: AttemptContext, arguments: JsonObject) -> Executed:
     else:
         return Executed(ToolOutcome.OK, page, None, _elapsed(started))
     return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
+
+
+def _load_skill(ctx: AttemptContext, arguments: JsonObject) -> Executed:
+    """Run the built-in ``load_skill`` from the Spec itself; an unknown name is refused."""
+    started = time.perf_counter()
+    try:
+        loaded = load_skill(ctx.tools.skills, arguments, ctx.journal.state)
+    except ToolArgumentsInvalid as error:
+        refused = failure("invalid_arguments", str(error))
+        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
+    return Executed(ToolOutcome.OK, loaded, None, _elapsed(started))
 
 
 async def _wait_through_cancellation(task: "asyncio.Future[JsonValue]") -> bool:

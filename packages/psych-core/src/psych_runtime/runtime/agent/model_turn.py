@@ -29,6 +29,7 @@ from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
 from psych_runtime.runtime.prompt import system_prompt
 from psych_runtime.tools.access import permitted_for
+from psych_runtime.tools.skills import skills_section
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,12 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     journal.stage(TurnStarted, turn=turn)
     for entry in [*follow_ups, *state.pending_steer]:
         journal.stage(QueueConsumed, entry_id=entry.entry_id)
-    prompt = system_prompt(spec.instructions, answer_style=spec.answer_style, advisories=advisories)
+    prompt = system_prompt(
+        spec.instructions,
+        answer_style=spec.answer_style,
+        sections=(skills_section(spec.skills),),
+        advisories=advisories,
+    )
     model_id = model_for_turn(ctx)
     journal.stage(
         ModelCallStarted,

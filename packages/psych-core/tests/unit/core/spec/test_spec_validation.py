@@ -420,7 +420,6 @@ def test_validation_issue_is_plain_data() -> None:
 NOT_RUN_YET: list[tuple[str, dict[str, Any]]] = [
     ("mcp_servers", {"mcp_servers": (McpServer(name="crm", url="https://crm.example.com"),)}),
     ("a2a_peers", {"a2a_peers": (A2APeer(name="billing", url="https://billing.example.com"),)}),
-    ("skills", {"skills": (Skill(name="tone", description="d", body="Be kind."),)}),
     (
         "subagents",
         {"subagents": (SubagentRef(name="c", description=DESCRIPTION, spec=agent("c")),)},
@@ -453,6 +452,12 @@ def test_every_field_not_run_yet_is_reported_together() -> None:
 
 def test_a_spec_that_may_ask_questions_publishes() -> None:
     validate(agent(suspension=SuspensionPolicy(may_ask_questions=True)))
+
+
+def test_a_spec_with_skills_publishes() -> None:
+    tone = Skill(name="tone", description="How to sound.", body="Be kind; see [[skill:tone]].")
+    spec = agent(instructions="Use [[skill:tone]].", skills=(tone,))
+    assert validate(spec) is spec
 
 
 def test_those_fields_at_their_defaults_publish_cleanly() -> None:

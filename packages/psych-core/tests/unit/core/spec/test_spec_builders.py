@@ -1,0 +1,145 @@
+"""Builders produce the same Spec, and so the same Version hash, as Python and dicts."""
+
+import pytest
+from pydantic import ValidationError
+
+from psych_runtime import AgentBuilder, WorkflowBuilder
+from psych_runtime.spec import (
+    AgentSpec,
+    AgentStep,
+    CodeTool,
+    Limits,
+    LiteralValue,
+    ModelRef,
+    SetStateStep,
+    Skill,
+    SubagentRef,
+    SuspensionPolicy,
+    ToolStep,
+    ValuePath,
+    WorkflowSpec,
+    spec_hash,
+)
+
+
+def _hash(spec: AgentSpec | WorkflowSpec) -> str:
+    return spec_hash(spec)
+
+
+def test_an_agent_built_fluently_equals_python_and_dict_forms() -> None:
+    child = AgentSpec(name="researcher", model=ModelRef(model="m-small"))
+    built = (
+        AgentBuilder("lead")
+        .model("m-large", temperature=0.2)
+        .describe("Plans research and writes the summary.")
+        .instructions("Delegate the digging.")
+        .tools("search", CodeTool(name="summarise"))
+        .skill("citations", "How to cite a source.", "Cite as [n] with the URL.")
+        .subagent("digger", "Digs one topic out of the web in depth.", child)
+        .limits(max_turns=12)
+        .limits(max_steps=20)
+        .suspension(question_expires_seconds=60.0)
+        .tasks()
+        .answer_style("concise")
+        .build()
+    )
+    python = AgentSpec(
+        name="lead",
+        model=ModelRef(model="m-large", temperature=0.2),
+        description="Plans research and writes the summary.",
+        instructions="Delegate the digging.",
+        tools=(CodeTool(name="search"), CodeTool(name="summarise")),
+        skills=(
+            Skill(
+                name="citations",
+                description="How to cite a source.",
+                body="Cite as [n] with the URL.",
+            ),
+        ),
+        subagents=(
+            SubagentRef(
+                name="digger", description="Digs one topic out of the web in depth.", spec=child
+            ),
+        ),
+        limits=Limits(max_turns=12, max_steps=20),
+        suspension=SuspensionPolicy(question_expires_seconds=60.0),
+        tasks_enabled=True,
+        answer_style="concise",
+    )
+    as_dict = AgentSpec.model_validate(python.model_dump(mode="json"))
+    assert built == python == as_dict
+    assert _hash(built) == _hash(python) == _hash(as_dict)
+
+
+def test_a_workflow_built_fluently_equals_python_and_dict_forms() -> None:
+    agent = AgentBuilder("writer", model="m").instructions("Write it up.")
+    built = (
+        WorkflowBuilder("report")
+        .describe("Fetch, then write.")
+        .tools("fetch_orders")
+        .input_schema({"type": "object", "required": ["customer"]})
+        .initial_state(count=0)
+        .tool_step("fetch", "fetch_orders", arguments_from={"customer": "input.customer"})
+        .agent_step("write", agent, input={"orders": "steps.fetch.output"})
+        .step(SetStateStep(name="mark", values={"done": LiteralValue(value=True)}))
+        .output({"report": "steps.write.output"})
+        .retry(max_attempts=3)
+        .limits(max_steps=10)
+        .build()
+    )
+    python = WorkflowSpec(
+        name="report",
+        description="Fetch, then write.",
+        tools=(CodeTool(name="fetch_orders"),),
+        input_schema={"type": "object", "required": ["customer"]},
+        initial_state={"count": 0},
+        steps=(
+            ToolStep(
+                name="fetch",
+                tool="fetch_orders",
+                arguments_from={"customer": ValuePath(path="input.customer")},
+            ),
+            AgentStep(
+                name="write",
+                spec=AgentSpec(
+                    name="writer", model=ModelRef(model="m"), instructions="Write it up."
+                ),
+                input={"orders": ValuePath(path="steps.fetch.output")},
+            ),
+            SetStateStep(name="mark", values={"done": LiteralValue(value=True)}),
+        ),
+        output={"report": ValuePath(path="steps.write.output")},
+        retry={"max_attempts": 3},
+        limits=Limits(max_steps=10),
+    )
+    as_dict = WorkflowSpec.model_validate(python.model_dump(mode="json", by_alias=True))
+    assert built == python == as_dict
+    assert _hash(built) == _hash(python) == _hash(as_dict)
+
+
+def test_every_call_returns_a_new_builder() -> None:
+    base = AgentBuilder("a", model="m").tools("one")
+    left = base.tools("two")
+    right = base.instructions("other")
+    assert [t.name for t in base.build().tools] == ["one"]
+    assert [t.name for t in left.build().tools] == ["one", "two"]
+    assert right.build().instructions == "other" and len(right.build().tools) == 1
+    assert base.fields() == {"name": "a", "model": "m", "tools": ("one",)}
+
+
+def test_a_model_ref_can_be_adjusted_by_keyword() -> None:
+    ref = ModelRef(model="m", temperature=0.5)
+    spec = AgentBuilder("a").model(ref, max_output_tokens=100).build()
+    assert spec.model == ModelRef(model="m", temperature=0.5, max_output_tokens=100)
+    assert AgentBuilder("a").model(ref).build().model is ref
+
+
+def test_bad_fields_fail_at_build_naming_the_field() -> None:
+    with pytest.raises(ValidationError, match="model"):
+        AgentBuilder("a").build()
+    with pytest.raises(ValidationError, match="max_turns"):
+        AgentBuilder("a", model="m").limits(max_turns=-1)
+    with pytest.raises(ValidationError, match="steps"):
+        WorkflowBuilder("w").build()
+    with pytest.raises(ValidationError, match="not a data path"):
+        WorkflowBuilder("w").tool_step("t", "x", arguments_from={"a": "nowhere.at.all"})
