@@ -343,8 +343,6 @@ NOT_RUN_YET: Mapping[str, str] = {
     "agent.subagents": "subagents",
     "agent.spawn": "subagents composed at run time",
     "agent.code_execution": "code execution",
-    "agent.tasks_enabled": "task lists",
-    "agent.components_enabled": "UI components",
 }
 """What this release cannot run yet, keyed by Spec kind or ``kind.field.path``.
 

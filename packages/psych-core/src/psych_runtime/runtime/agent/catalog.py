@@ -3,7 +3,8 @@
 A Spec grants code tools (executed from the process's registry) and HTTP tools (data
 in the Spec, sent through the egress seam); the built-in ``read_tool_output`` joins
 them once the Run has issued a result handle, ``ask_question`` when the Spec lets the
-model ask the user, and ``load_skill`` when the Spec has skills. The catalog answers
+model ask the user, ``load_skill`` when the Spec has skills, and ``update_tasks`` and
+``show_component`` when it enables them. The catalog answers
 every question the phases ask about a tool by name: is it offered this turn, how is it
 described to the model, may it run through a cancellation, may it be run again after a
 crash.
@@ -21,8 +22,17 @@ from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
 from psych_runtime.tools.http.request import http_tool_definition
 from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
+from psych_runtime.tools.plan_and_show import (
+    SHOW_COMPONENT,
+    SHOW_COMPONENT_DEFINITION,
+    UPDATE_TASKS,
+    UPDATE_TASKS_DEFINITION,
+)
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition
+
+IN_PROCESS_BUILT_INS = frozenset({LOAD_SKILL, UPDATE_TASKS, SHOW_COMPONENT})
+"""Built-ins answered from the Spec and the log, with no side effect outside the Run."""
 
 
 class ToolCatalog:
@@ -40,7 +50,9 @@ class ToolCatalog:
         "asks_questions",
         "granted",
         "http_tools",
+        "shows_components",
         "skills",
+        "tracks_tasks",
     )
 
     def __init__(self, spec: AgentSpec, registry: ToolRegistry) -> None:
@@ -56,6 +68,8 @@ class ToolCatalog:
         self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
         self.asks_questions = spec.suspension.may_ask_questions
         self.skills = spec.skills
+        self.tracks_tasks = spec.tasks_enabled
+        self.shows_components = spec.components_enabled
 
     def interruptible(self, name: str) -> bool:
         """Whether a call may be abandoned half way when the Attempt is cancelled."""
@@ -76,7 +90,7 @@ class ToolCatalog:
         if http is not None:
             return http.method == "GET"
         registered = self._registry.get(name)
-        if name in (READ_TOOL_OUTPUT, LOAD_SKILL):
+        if name == READ_TOOL_OUTPUT or name in IN_PROCESS_BUILT_INS:
             return True
         return registered is not None and registered.idempotent
 
@@ -87,7 +101,7 @@ class ToolCatalog:
         the rest write); a code tool is what its registration annotations say
         (nothing said means write); reading a result back is read-only.
         """
-        if name in (READ_TOOL_OUTPUT, ASK_QUESTION, LOAD_SKILL):
+        if name in (READ_TOOL_OUTPUT, ASK_QUESTION) or name in IN_PROCESS_BUILT_INS:
             return ToolClass.READ_ONLY
         http = self._http_definitions.get(name)
         if http is not None:
@@ -140,7 +154,19 @@ class ToolCatalog:
             definitions += (ASK_QUESTION_DEFINITION,)
         if self.skills:
             definitions += (load_skill_definition(self.skills),)
+        if self.tracks_tasks:
+            definitions += (UPDATE_TASKS_DEFINITION,)
+        if self.shows_components:
+            definitions += (SHOW_COMPONENT_DEFINITION,)
         return definitions, advisories
+
+    def built_in(self, name: str) -> bool:
+        """Whether ``name`` is an in-process built-in this Spec offers."""
+        return (
+            (name == LOAD_SKILL and bool(self.skills))
+            or (name == UPDATE_TASKS and self.tracks_tasks)
+            or (name == SHOW_COMPONENT and self.shows_components)
+        )
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:
         for name in names:

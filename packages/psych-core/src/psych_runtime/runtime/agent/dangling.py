@@ -7,7 +7,7 @@ start is made durable first, so if this Attempt vanishes while the call runs, th
 one finds it in doubt like any other call and does not run it blindly again.
 
 A call in doubt (started, never finished) is run again when doing so is safe: a
-``read_tool_output`` or ``load_skill``, an HTTP GET, or a code tool registered
+``read_tool_output`` or another in-process built-in, an HTTP GET, or a code tool registered
 idempotent, provided this process can still execute it. Every other one is closed
 ``unknown`` with the ``orphaned`` failure, the same finish the Worker writes for a Run
 it settles without running (see ``runtime/open_calls.py``).
@@ -22,7 +22,6 @@ from psych_runtime.runtime.agent.gate import approved_now, denied
 from psych_runtime.runtime.agent.question import close_answered
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
 from psych_runtime.tools.ask_question import ASK_QUESTION
-from psych_runtime.tools.skills import LOAD_SKILL
 
 UNDECIDED = "not run: the run was stopped before anyone decided on this call"
 
@@ -39,7 +38,7 @@ async def settle_dangling(ctx: AttemptContext) -> None:
         runnable = (
             ctx.tools.executable(call.tool)
             or call.tool == READ_TOOL_OUTPUT
-            or (call.tool == LOAD_SKILL and bool(ctx.tools.skills))
+            or ctx.tools.built_in(call.tool)
         )
         decision = approved_now(ctx, call.call_id)
         if decision is None and call.call_id == state.pending_approval_call_id:

@@ -8,8 +8,9 @@ nothing a tool does can end more than its own call.
 Three kinds of call are executed here: a registered code tool, through the registry;
 an HTTP tool, a Spec ``HttpTool`` entry sent by ``runtime/http_executor.py`` through
 the Runtime's transport (and so its egress policy) with the Run's Scope; and the
-built-ins ``read_tool_output``, answered from this Run's own results, and
-``load_skill``, answered from the Spec. A GET counts as
+built-ins ``read_tool_output``, answered from this Run's own results, ``load_skill``,
+answered from the Spec, and ``update_tasks`` and ``show_component``, which record a
+task list or a component in the log. A GET counts as
 safe to repeat, so one left in doubt by a crash is sent again; any other method is
 closed ``unknown``, like a code tool that was not registered idempotent (see
 ``dangling.py``).
@@ -23,7 +24,13 @@ from collections.abc import Coroutine
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
+from psych_runtime.core.records import (
+    ComponentShown,
+    JsonObject,
+    TaskListUpdated,
+    ToolFailure,
+    ToolOutcome,
+)
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed, finish
@@ -32,6 +39,12 @@ from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
 from psych_runtime.tools.large_results.reader import ResultNotReadable
+from psych_runtime.tools.plan_and_show import (
+    SHOW_COMPONENT,
+    UPDATE_TASKS,
+    component_from,
+    tasks_from,
+)
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill
 
 
@@ -49,6 +62,8 @@ async def execute(
         return await _read_output(ctx, arguments)
     if name == LOAD_SKILL:
         return _load_skill(ctx, arguments)
+    if name in (UPDATE_TASKS, SHOW_COMPONENT):
+        return _plan_or_show(ctx, name, arguments)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(
@@ -117,6 +132,24 @@ def _load_skill(ctx: AttemptContext, arguments: JsonObject) -> Executed:
         refused = failure("invalid_arguments", str(error))
         return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
     return Executed(ToolOutcome.OK, loaded, None, _elapsed(started))
+
+
+def _plan_or_show(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:
+    """Record a task list or a component; it lands in the same batch as the finish."""
+    started = time.perf_counter()
+    try:
+        if name == UPDATE_TASKS:
+            tasks = tasks_from(arguments)
+            ctx.journal.stage(TaskListUpdated, tasks=tasks)
+            result: JsonObject = {"tasks": len(tasks)}
+        else:
+            component = component_from(arguments)
+            ctx.journal.stage(ComponentShown, component=component)
+            result = {"shown": component.kind}
+    except ToolArgumentsInvalid as error:
+        refused = failure("invalid_arguments", str(error))
+        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
+    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
 
 
 async def _wait_through_cancellation(task: "asyncio.Future[JsonValue]") -> bool:

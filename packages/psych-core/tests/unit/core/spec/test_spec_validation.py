@@ -426,8 +426,6 @@ NOT_RUN_YET: list[tuple[str, dict[str, Any]]] = [
     ),
     ("spawn", {"spawn": SpawnEnvelope()}),
     ("code_execution", {"code_execution": CodeExecution()}),
-    ("tasks_enabled", {"tasks_enabled": True}),
-    ("components_enabled", {"components_enabled": True}),
 ]
 
 
@@ -474,12 +472,17 @@ def test_those_fields_at_their_defaults_publish_cleanly() -> None:
 
 def test_a_workflow_publishes_but_not_capabilities_it_nests_that_do_not_run_yet() -> None:
     assert validate(workflow(noop())) == workflow(noop())
-    nested = AgentStep(name="helper", spec=agent(tasks_enabled=True))
+    nested = AgentStep(name="helper", spec=agent(spawn=SpawnEnvelope()))
     with pytest.raises(SpecValidationError) as excinfo:
         validate(workflow(noop(), nested))
     [issue] = excinfo.value.issues
-    assert issue.path == "steps.1.spec.tasks_enabled"
-    assert "this release does not run task lists" in issue.message
+    assert issue.path == "steps.1.spec.spawn"
+    assert "this release does not run subagents composed at run time" in issue.message
+
+
+def test_task_lists_and_components_publish() -> None:
+    spec = agent(tasks_enabled=True, components_enabled=True)
+    assert validate(spec) is spec
 
 
 def test_refused_specs_still_build_and_hash() -> None:
