@@ -97,10 +97,6 @@ def _text(value: object) -> str:
     raise psych_runtime.StoreError(f"expected a string column, the database returned {value!r}")
 
 
-def _text_or_none(value: object) -> str | None:
-    return None if value is None else _text(value)
-
-
 def _int(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -113,13 +109,9 @@ def _time(value: object) -> datetime:
     raise psych_runtime.StoreError(f"expected a DATETIME column, the database returned {value!r}")
 
 
-def _time_or_none(value: object) -> datetime | None:
-    return None if value is None else _time(value)
-
-
 def instant_or_none(value: object) -> datetime | None:
     """An aware UTC datetime from a nullable ``DATETIME(6)`` column."""
-    return _time_or_none(value)
+    return None if value is None else _time(value)
 
 
 __all__ = [

@@ -154,7 +154,6 @@ class PostgresStore:
 
     def __init__(self, url: str | PostgresSettings, /, **options: object) -> None:
         self._settings = settings_from(url, PostgresSettings, options)
-        self._connect_timeout = self._settings.connect_timeout
         self._server_settings = {
             name: value
             for name, value in _SERVER_SETTINGS.items()
@@ -230,7 +229,7 @@ class PostgresStore:
         try:
             return await asyncpg.connect(
                 self._settings.dsn,
-                timeout=self._connect_timeout,
+                timeout=self._settings.connect_timeout,
                 server_settings=self._server_settings,
             )
         except Exception as exc:
@@ -268,7 +267,7 @@ class PostgresStore:
                     self._settings.dsn,
                     min_size=self._settings.min_size,
                     max_size=self._settings.max_size,
-                    timeout=self._connect_timeout,
+                    timeout=self._settings.connect_timeout,
                     server_settings=self._server_settings,
                     init=self._init_connection,
                     reset=_reset_nothing,

@@ -8,7 +8,6 @@ import argparse
 import importlib.metadata
 import os
 import platform
-import re
 import sys
 from collections.abc import Callable
 
@@ -26,6 +25,7 @@ from psych_runtime.plugins import (
     autoload_enabled,
     blob_store_backends,
     broken_plugins,
+    canonical_distribution,
     doctor_checks,
     loaded_plugins,
     registrations,
@@ -195,7 +195,7 @@ def psych_distributions() -> list[DistributionInfo]:
         raw = dist.metadata["Name"]
         if not raw:
             continue
-        name = re.sub(r"[-_.]+", "-", raw).lower()
+        name = canonical_distribution(raw)
         if name.startswith("psych-"):
             found.setdefault(name, dist.version)
     return [DistributionInfo(name=name, version=found[name]) for name in sorted(found)]

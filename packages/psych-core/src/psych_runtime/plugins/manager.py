@@ -26,6 +26,7 @@ the program asked for it.
 
 import importlib.metadata
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,11 @@ AUTOLOAD_ENV = "PSYCH_DISABLE_PLUGIN_AUTOLOAD"
 _FALSY = frozenset({"", "0", "false", "no", "off"})
 
 
+def canonical_distribution(name: str) -> str:
+    """A distribution name as package indexes compare it: runs of ``-_.`` as ``-``, lower case."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedPlugin:
     """A plugin the manager registered, with where it came from.
@@ -71,6 +77,11 @@ class LoadedPlugin:
     source: str
     distribution: str | None = None
     version: str | None = None
+
+    @property
+    def project(self) -> str | None:
+        """The distribution's name in canonical form (``psych_store_x`` is ``psych-store-x``)."""
+        return None if self.distribution is None else canonical_distribution(self.distribution)
 
     @property
     def origin(self) -> str | None:
@@ -424,6 +435,7 @@ __all__ = [
     "autoload_disabled",
     "autoload_enabled",
     "broken_plugins",
+    "canonical_distribution",
     "doctor_checks",
     "get_plugin_manager",
     "loaded_plugins",

@@ -183,18 +183,13 @@ def _backend_for[B](
         # ``postgresql+asyncpg`` style schemes still get the base scheme's hint.
         package = first_party.get(scheme.split("+", 1)[0])
         broken = tuple(
-            (entry.plugin.name, _distribution(entry.plugin.distribution), str(entry.error))
+            (entry.plugin.name, entry.plugin.project, str(entry.error))
             for entry in broken_plugins()
         )
         raise unknown(
             scheme, tuple(sorted(backends)), package, autoload=autoload_enabled(), broken=broken
         )
     return backend
-
-
-def _distribution(name: str | None) -> str | None:
-    """A distribution name in its normalised form (``psych_store_x`` -> ``psych-store-x``)."""
-    return None if name is None else re.sub(r"[-_.]+", "-", name).lower()
 
 
 class _Described(Protocol):

@@ -96,7 +96,7 @@ def tasks_from(arguments: JsonObject) -> tuple[Task, ...]:
     tasks: list[Task] = []
     for index, item in enumerate(raw):
         try:
-            tasks.append(Task.model_validate(item, strict=False))
+            tasks.append(Task.model_validate(item))
         except ValidationError as error:
             problems.extend(_problems(f"tasks[{index}]", error))
     if problems:

@@ -29,7 +29,7 @@ from psych_runtime.tools.plan_and_show import (
     UPDATE_TASKS_DEFINITION,
 )
 from psych_runtime.tools.registry import ToolRegistry
-from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition
+from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition, skills_section
 
 IN_PROCESS_BUILT_INS = frozenset({LOAD_SKILL, UPDATE_TASKS, SHOW_COMPONENT})
 """Built-ins answered from the Spec and the log, with no side effect outside the Run."""
@@ -47,9 +47,11 @@ class ToolCatalog:
         "_http_definitions",
         "_interruptible",
         "_registry",
+        "_skill_definition",
         "asks_questions",
         "granted",
         "http_tools",
+        "prompt_sections",
         "shows_components",
         "skills",
         "tracks_tasks",
@@ -68,6 +70,9 @@ class ToolCatalog:
         self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
         self.asks_questions = spec.suspension.may_ask_questions
         self.skills = spec.skills
+        self._skill_definition = load_skill_definition(spec.skills) if spec.skills else None
+        # Fixed for the whole Run, so built once, not every turn.
+        self.prompt_sections: tuple[str, ...] = (skills_section(spec.skills),)
         self.tracks_tasks = spec.tasks_enabled
         self.shows_components = spec.components_enabled
 
@@ -152,8 +157,8 @@ class ToolCatalog:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         if self.asks_questions:
             definitions += (ASK_QUESTION_DEFINITION,)
-        if self.skills:
-            definitions += (load_skill_definition(self.skills),)
+        if self._skill_definition is not None:
+            definitions += (self._skill_definition,)
         if self.tracks_tasks:
             definitions += (UPDATE_TASKS_DEFINITION,)
         if self.shows_components:

@@ -29,7 +29,6 @@ from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
 from psych_runtime.runtime.prompt import system_prompt
 from psych_runtime.tools.access import permitted_for
-from psych_runtime.tools.skills import skills_section
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +67,7 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     prompt = system_prompt(
         spec.instructions,
         answer_style=spec.answer_style,
-        sections=(skills_section(spec.skills),),
+        sections=ctx.tools.prompt_sections,
         advisories=advisories,
     )
     model_id = model_for_turn(ctx)
