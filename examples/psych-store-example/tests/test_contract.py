@@ -24,6 +24,6 @@ class TestExampleStore(StoreContract):
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[Store]:
         assert isinstance(store, ExampleStore)
-        peer = ExampleStore(store._settings)
+        peer = ExampleStore(store.settings)
         yield peer
         await peer.close()

@@ -79,6 +79,11 @@ class ExampleStore:
         self._closed = False
 
     @property
+    def settings(self) -> ExampleSettings:
+        """What the store was opened with; a second store on the same settings shares data."""
+        return self._settings
+
+    @property
     def notifier(self) -> LocalNotifier:
         """Shared by every store on the database, so it hears all their commits.
 
