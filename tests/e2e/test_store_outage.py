@@ -268,7 +268,11 @@ async def test_killed_connections_during_a_drain_fail_no_run(
                 # enough that the drain ends within seconds once it has passed.
                 ended = rounds = 0
                 while not done() and (rounds < KILLS or not outages.count):
-                    await asyncio.sleep(chooser.uniform(0.02, 0.15))
+                    # Until a Worker has met an outage, kill often: a connection killed
+                    # while it idles in the pool is replaced unnoticed, and a quick drain
+                    # can otherwise end before a kill lands under a running statement.
+                    slowest = 0.15 if outages.count else 0.04
+                    await asyncio.sleep(chooser.uniform(0.005, slowest))
                     ended += await kill()
                     rounds += 1
                 return ended

@@ -15,16 +15,9 @@ import pytest
 
 import psych_runtime
 
-from .conftest import DURABLE
+from .conftest import DURABLE, TOLERATE_AIOBOTOCORE_GC
 
-# Now and then aiobotocore leaves an aiohttp session of a request cancelled with its
-# Attempt (the crash cases kill Workers mid-request) for the garbage collector to
-# close, which Python reports as an unraisable warning during a later test. That is the
-# HTTP client's clean-up, not a workflow's outcome, so only that report is tolerated.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <function ClientSession.__del__"
-    ":pytest.PytestUnraisableExceptionWarning"
-)
+pytestmark = TOLERATE_AIOBOTOCORE_GC
 
 _SOURCE = (
     Path(__file__).resolve().parents[2]
