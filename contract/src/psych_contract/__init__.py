@@ -16,6 +16,7 @@ override the one fixture that builds a fresh adapter instance::
 
 from psych_contract._version import __version__
 from psych_contract.blob import BlobStoreContract
+from psych_contract.memory import MemoryContract
 from psych_contract.store import StoreContract
 
-__all__ = ["BlobStoreContract", "StoreContract", "__version__"]
+__all__ = ["BlobStoreContract", "MemoryContract", "StoreContract", "__version__"]

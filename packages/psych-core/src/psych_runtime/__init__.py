@@ -113,12 +113,24 @@ if TYPE_CHECKING:
         CostPolicy as CostPolicy,
     )
 
+    # durable memory
+    from psych_runtime.memory.local import (
+        InMemoryMemoryStore as InMemoryMemoryStore,
+    )
+    from psych_runtime.memory.port import (
+        EndUserRequired as EndUserRequired,
+        Memory as Memory,
+        MemoryKey as MemoryKey,
+        MemoryStore as MemoryStore,
+    )
+
     # stores
     from psych_runtime.plugins import (
         open_store as open_store,
     )
     from psych_runtime.plugins.urls import (
         open_blob_store as open_blob_store,
+        open_memory_store as open_memory_store,
     )
     from psych_runtime.runtime.admission import (
         Dispatched as Dispatched,
@@ -282,9 +294,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.state": ("RunStateView",),
     "psych_runtime.core.records": ("TerminalState", "ToolOutcome"),
     "psych_runtime.core.ids": ("RunId", "VersionHash"),
+    # durable memory
+    "psych_runtime.memory.port": ("EndUserRequired", "Memory", "MemoryKey", "MemoryStore"),
+    "psych_runtime.memory.local": ("InMemoryMemoryStore",),
     # stores
     "psych_runtime.plugins": ("open_store",),
-    "psych_runtime.plugins.urls": ("open_blob_store",),
+    "psych_runtime.plugins.urls": ("open_blob_store", "open_memory_store"),
     "psych_runtime.store.port": ("Store",),
     "psych_runtime.store.memory": ("InMemoryStore",),
     "psych_runtime.store.errors": ("StoreError", "StoreUnavailable"),

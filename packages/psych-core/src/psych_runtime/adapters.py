@@ -26,6 +26,22 @@ from psych_runtime.core.storable import (
     MAX_RECORD_DEPTH,
     unstorable,
 )
+from psych_runtime.memory.checks import (
+    check_memory_content,
+    check_memory_key,
+    check_recall_limit,
+    mint_memory,
+    newest_facts,
+)
+from psych_runtime.memory.local import (
+    InMemoryMemoryStore,
+)
+from psych_runtime.memory.port import (
+    MAX_MEMORY_CHARS,
+    Memory,
+    MemoryKey,
+    MemoryStore,
+)
 from psych_runtime.plugins import (
     PLUGIN_API_VERSION,
     BlobStoreBackend,
@@ -39,10 +55,12 @@ from psych_runtime.plugins import (
     register_plugin,
 )
 from psych_runtime.plugins.backends import (
+    MemoryStoreBackend,
     import_check,
 )
 from psych_runtime.plugins.errors import (
     UnknownBlobStoreScheme,
+    UnknownMemoryStoreScheme,
 )
 from psych_runtime.plugins.manager import (
     AUTOLOAD_ENV,
@@ -52,10 +70,12 @@ from psych_runtime.plugins.offer import (
     lazy_exports,
     offer_blob_stores,
     offer_doctor_checks,
+    offer_memory_stores,
     offer_stores,
 )
 from psych_runtime.plugins.urls import (
     blob_store_backends,
+    memory_store_backends,
     store_backends,
 )
 from psych_runtime.store.checks import (
@@ -114,6 +134,7 @@ __all__ = [
     "AUTOLOAD_ENV",
     "HEADER_COLUMNS",
     "MAX_JSON_DEPTH",
+    "MAX_MEMORY_CHARS",
     "MAX_RECORD_DEPTH",
     "PLUGIN_API_VERSION",
     "WORK",
@@ -128,12 +149,17 @@ __all__ = [
     "Fence",
     "FileBlobStore",
     "InMemoryBlobStore",
+    "InMemoryMemoryStore",
     "InMemoryStore",
     "IncompatiblePlugin",
     "InvalidBlobKey",
     "InvalidStoreUrl",
     "LeaseLost",
     "LocalNotifier",
+    "Memory",
+    "MemoryKey",
+    "MemoryStore",
+    "MemoryStoreBackend",
     "Migratable",
     "Notifier",
     "PluginError",
@@ -148,6 +174,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "UnknownBlobStoreScheme",
+    "UnknownMemoryStoreScheme",
     "UnknownStoreScheme",
     "UnstorableValue",
     "UrlSettings",
@@ -155,7 +182,10 @@ __all__ = [
     "check_admission",
     "check_append_batch",
     "check_content_type",
+    "check_memory_content",
+    "check_memory_key",
     "check_read_window",
+    "check_recall_limit",
     "check_window",
     "claim_order",
     "claimable",
@@ -167,9 +197,13 @@ __all__ = [
     "import_check",
     "lazy_exports",
     "leased",
+    "memory_store_backends",
+    "mint_memory",
+    "newest_facts",
     "no_run_can_match",
     "offer_blob_stores",
     "offer_doctor_checks",
+    "offer_memory_stores",
     "offer_stores",
     "parked",
     "register_plugin",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from psych_runtime.blob.port import BlobStore
+from psych_runtime.memory.port import MemoryStore
 from psych_runtime.store.port import Store
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
@@ -108,6 +109,24 @@ class BlobStoreBackend(_SchemeBackend[BlobStore]):
     _kind = "blob store backend"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryStoreBackend(_SchemeBackend[MemoryStore]):
+    """A MemoryStore implementation a plugin offers, keyed by the URL schemes it opens.
+
+    Attributes:
+        name: a short label for the backend.
+        schemes: URL schemes this backend opens; a store adapter uses its store's, so
+            one URL opens both the Runs and the facts of one database.
+        open: async factory called as ``await open(url, **options)``; it returns a
+            ``psych_runtime.memory.port.MemoryStore``. Import the driver inside it.
+            ``open_memory_store(url, migrate=True)`` migrates afterwards.
+        package: the distribution that ships the backend.
+        description: one line for humans.
+    """
+
+    _kind = "memory store backend"
+
+
 @dataclass(frozen=True, slots=True)
 class DoctorResult:
     """The outcome of one health check.
@@ -189,6 +208,7 @@ __all__ = [
     "BlobStoreBackend",
     "DoctorCheck",
     "DoctorResult",
+    "MemoryStoreBackend",
     "StoreBackend",
     "import_check",
 ]

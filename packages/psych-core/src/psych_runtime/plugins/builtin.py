@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     DoctorCheck,
+    MemoryStoreBackend,
     StoreBackend,
     import_check,
 )
@@ -22,6 +23,7 @@ from psych_runtime.store.errors import InvalidStoreUrl
 
 if TYPE_CHECKING:
     from psych_runtime.blob.port import BlobStore
+    from psych_runtime.memory.port import MemoryStore
     from psych_runtime.store.port import Store
 
 PSYCH_PLUGIN_API = 1
@@ -144,6 +146,32 @@ def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> 
             open=open_file_blob_store,
             package=_PACKAGE,
             description="One file per blob under a local or mounted directory.",
+        )
+    )
+
+
+async def open_local_memory(url: str, **options: object) -> "MemoryStore":
+    """Return a new, empty MemoryStore kept in this process (one per call).
+
+    Raises:
+        TypeError: options were given; this memory store has none.
+    """
+    _refuse_options("the in-process memory store", options)
+    from psych_runtime.memory.local import InMemoryMemoryStore  # deferred: keep loading cheap
+
+    return InMemoryMemoryStore()
+
+
+@hookimpl
+def psych_register_memory_stores(register: Callable[[MemoryStoreBackend], None]) -> None:
+    """Offer facts kept in this process under ``memory://``."""
+    register(
+        MemoryStoreBackend(
+            name="memory",
+            schemes=("memory",),
+            open=open_local_memory,
+            package=_PACKAGE,
+            description="Facts kept in this process for tests and demos; not durable.",
         )
     )
 

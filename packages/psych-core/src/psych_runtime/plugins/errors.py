@@ -146,6 +146,20 @@ class UnknownBlobStoreScheme(_UnknownScheme):
     _listing = "blob store schemes"
 
 
+class UnknownMemoryStoreScheme(_UnknownScheme):
+    """No installed plugin opens memory store URLs with this scheme.
+
+    Attributes:
+        scheme: the scheme that was asked for.
+        package: the first-party distribution that provides it, when one does.
+        available: the schemes the loaded plugins do provide.
+    """
+
+    _what = "memory store"
+    _urls = "memory URLs"
+    _listing = "memory store schemes"
+
+
 __all__ = [
     "DuplicateBackend",
     "IncompatiblePlugin",
@@ -153,5 +167,6 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "UnknownBlobStoreScheme",
+    "UnknownMemoryStoreScheme",
     "UnknownStoreScheme",
 ]

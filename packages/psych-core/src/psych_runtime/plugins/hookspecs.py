@@ -26,7 +26,12 @@ from collections.abc import Callable
 
 import pluggy
 
-from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    MemoryStoreBackend,
+    StoreBackend,
+)
 
 PROJECT_NAME = "psych_runtime"
 """The pluggy project name, which is also the entry-point group plugins register under."""
@@ -54,6 +59,15 @@ def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> 
 
 
 @hookspec
+def psych_register_memory_stores(register: Callable[[MemoryStoreBackend], None]) -> None:
+    """Offer MemoryStore backends (durable facts per end user), each keyed by URL scheme.
+
+    Args:
+        register: call once per ``MemoryStoreBackend`` the plugin provides.
+    """
+
+
+@hookspec
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Offer health checks that ``psych doctor`` runs and reports.
 
@@ -71,5 +85,6 @@ __all__ = [
     "hookspec",
     "psych_doctor_checks",
     "psych_register_blob_stores",
+    "psych_register_memory_stores",
     "psych_register_stores",
 ]

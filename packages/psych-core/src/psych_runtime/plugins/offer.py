@@ -13,7 +13,12 @@ writes ``__getattr__, __dir__ = lazy_exports(__name__, {...})``.
 import importlib
 from collections.abc import Callable, Mapping
 
-from psych_runtime.plugins.backends import BlobStoreBackend, DoctorCheck, StoreBackend
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    DoctorCheck,
+    MemoryStoreBackend,
+    StoreBackend,
+)
 from psych_runtime.plugins.hookspecs import hookimpl
 
 
@@ -37,6 +42,13 @@ def offer_blob_stores(
 ) -> Callable[[Callable[[BlobStoreBackend], None]], None]:
     """A ``psych_register_blob_stores`` implementation registering ``backends``."""
     return _offer(backends, "blob store backend(s)")
+
+
+def offer_memory_stores(
+    *backends: MemoryStoreBackend,
+) -> Callable[[Callable[[MemoryStoreBackend], None]], None]:
+    """A ``psych_register_memory_stores`` implementation registering ``backends``."""
+    return _offer(backends, "memory store backend(s)")
 
 
 def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
@@ -70,4 +82,10 @@ def lazy_exports(
     return __getattr__, __dir__
 
 
-__all__ = ["lazy_exports", "offer_blob_stores", "offer_doctor_checks", "offer_stores"]
+__all__ = [
+    "lazy_exports",
+    "offer_blob_stores",
+    "offer_doctor_checks",
+    "offer_memory_stores",
+    "offer_stores",
+]

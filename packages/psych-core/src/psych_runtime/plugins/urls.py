@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
-from psych_runtime.plugins.backends import BlobStoreBackend, StoreBackend
+from psych_runtime.memory.port import MemoryStore
+from psych_runtime.plugins.backends import BlobStoreBackend, MemoryStoreBackend, StoreBackend
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
     UnknownBlobStoreScheme,
+    UnknownMemoryStoreScheme,
     UnknownStoreScheme,
     _UnknownScheme,
 )
@@ -154,6 +156,52 @@ async def open_blob_store(url: str, **options: object) -> BlobStore:
     return await backend.open(url, **options)
 
 
+def memory_store_backends() -> dict[str, MemoryStoreBackend]:
+    """Every installed MemoryStore backend, keyed by each URL scheme it claims.
+
+    Raises:
+        DuplicateBackend: two plugins claim the same scheme.
+    """
+    found = registrations("psych_register_memory_stores", MemoryStoreBackend)
+    return _by_scheme(found, "memory store scheme")
+
+
+async def open_memory_store(url: str, *, migrate: bool = False, **options: object) -> MemoryStore:
+    """Open a MemoryStore for ``url`` with the backend registered for its scheme.
+
+    A store adapter serves its own scheme here too, so the URL of a Run store opens the
+    facts kept in the same database. ``memory://`` keeps them in this process only.
+
+    Example::
+
+        memory = await psych_runtime.open_memory_store("sqlite:///runs.db", migrate=True)
+
+    Args:
+        url: the database's URL; its scheme picks the backend.
+        migrate: create or upgrade the schema first (see ``open_store``).
+        **options: passed to the backend's factory.
+
+    Raises:
+        TypeError: ``migrate`` is not a bool, or the backend refuses an option.
+        InvalidStoreUrl: the URL has no scheme, or the backend cannot read it.
+        UnknownMemoryStoreScheme: no loaded plugin claims the scheme.
+        StoreUnavailable: the database cannot be reached.
+    """
+    if not isinstance(migrate, bool):
+        raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
+    scheme = _url_scheme(url, what="memory store", examples="memory:// or sqlite:///runs.db")
+    backends = memory_store_backends()
+    backend = _backend_for(backends, scheme, FIRST_PARTY_STORE_PACKAGES, UnknownMemoryStoreScheme)
+    memory = await backend.open(url, **options)
+    if migrate and isinstance(memory, Migratable):
+        try:
+            await memory.migrate()
+        except BaseException:
+            await memory.close()
+            raise
+    return memory
+
+
 def _url_scheme(url: str, *, what: str, examples: str) -> str:
     """The lower-cased scheme of ``url``; ``what`` and ``examples`` word the error."""
     match = _SCHEME.match(url)
@@ -229,7 +277,9 @@ __all__ = [
     "FIRST_PARTY_STORE_PACKAGES",
     "blob_store_backends",
     "blob_store_scheme",
+    "memory_store_backends",
     "open_blob_store",
+    "open_memory_store",
     "open_store",
     "store_backends",
     "store_scheme",

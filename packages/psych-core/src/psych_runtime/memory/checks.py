@@ -1,0 +1,94 @@
+"""The rules every MemoryStore applies before it touches its backend.
+
+Kept public and in one place, like ``psych_runtime.store.checks``, so that the
+in-process store, the first-party adapters and a third party's refuse the same input
+with the same ``ValueError``, and mint facts the same way.
+"""
+
+import secrets
+import threading
+from datetime import UTC, datetime, timedelta
+
+from psych_runtime.memory.port import MAX_MEMORY_CHARS, Memory, MemoryKey
+from psych_runtime.store.checks import key_problem
+
+_clock_lock = threading.Lock()
+_last_minted = datetime.min.replace(tzinfo=UTC)
+
+
+def check_memory_content(content: str) -> str:
+    """Return ``content`` if every store can keep it as a fact, else raise ``ValueError``."""
+    if not isinstance(content, str):
+        raise ValueError(f"a memory is text, not {type(content).__name__}")
+    if not content.strip():
+        raise ValueError("a memory cannot be empty")
+    if len(content) > MAX_MEMORY_CHARS:
+        raise ValueError(f"a memory is at most {MAX_MEMORY_CHARS} characters, got {len(content)}")
+    problem = key_problem(content)
+    if problem is not None:
+        raise ValueError(f"a memory cannot be stored: {problem}")
+    return content
+
+
+def check_memory_key(key: MemoryKey) -> MemoryKey:
+    """Refuse a key that no store could index (a NUL or lone surrogate in either part)."""
+    if not isinstance(key, MemoryKey):
+        raise ValueError(f"expected a MemoryKey, got {type(key).__name__}")
+    for part, value in (("tenant", key.tenant), ("end_user_id", key.end_user_id)):
+        problem = key_problem(value)
+        if problem is not None:
+            raise ValueError(f"memory key {part} cannot be stored: {problem}")
+    return key
+
+
+def check_recall_limit(limit: int | None) -> int | None:
+    """Refuse a recall limit that is not a positive int (None means every fact)."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive int or None, got {limit!r}")
+    return limit
+
+
+def _next_instant() -> datetime:
+    """Now, but strictly after every instant this process minted before.
+
+    Facts are recalled in ``created_at`` order, so two facts remembered one after the
+    other in the same microsecond must still come back in that order.
+    """
+    global _last_minted
+    with _clock_lock:
+        now = datetime.now(UTC)
+        if now <= _last_minted:
+            now = _last_minted + timedelta(microseconds=1)
+        _last_minted = now
+        return now
+
+
+def mint_memory(key: MemoryKey, content: str) -> Memory:
+    """Check ``key`` and ``content`` and build the fact a store is about to keep.
+
+    The id sorts by creation time, then by a random tail that keeps it unique.
+    """
+    check_memory_key(key)
+    check_memory_content(content)
+    at = _next_instant()
+    stamp = int(at.timestamp() * 1_000_000)
+    return Memory(
+        id=f"mem_{stamp:014x}{secrets.token_hex(6)}", key=key, content=content, created_at=at
+    )
+
+
+def newest_facts(facts: list[Memory], limit: int | None) -> tuple[Memory, ...]:
+    """Facts already in oldest-first order, cut to the newest_facts ``limit`` (all if None)."""
+    kept = facts if limit is None else facts[-limit:] if limit < len(facts) else facts
+    return tuple(kept)
+
+
+__all__ = [
+    "check_memory_content",
+    "check_memory_key",
+    "check_recall_limit",
+    "mint_memory",
+    "newest_facts",
+]
