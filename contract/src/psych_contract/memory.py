@@ -37,6 +37,11 @@ def _keys() -> tuple[MemoryKey, MemoryKey, MemoryKey]:
     )
 
 
+def _must_override(message: str) -> MemoryStore:
+    """Stand-in body of the fixture a subclass has to provide; never returns."""
+    pytest.fail(message)
+
+
 def _contents(facts: tuple[Memory, ...]) -> list[str]:
     return [fact.content for fact in facts]
 
@@ -54,8 +59,7 @@ class MemoryContract:
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[MemoryStore]:
         """Override: yield a fresh, migrated MemoryStore and close it afterwards."""
-        pytest.fail("override the memory_store fixture in your MemoryContract subclass")
-        yield  # pragma: no cover
+        yield _must_override("override the memory_store fixture in your MemoryContract subclass")
 
     @pytest_asyncio.fixture
     async def peer_memory_store(self, memory_store: MemoryStore) -> AsyncIterator[MemoryStore]:
@@ -68,9 +72,7 @@ class MemoryContract:
 
     # --- remember and recall ------------------------------------------------------------
 
-    async def test_remembered_facts_come_back_oldest_first(
-        self, memory_store: MemoryStore
-    ) -> None:
+    async def test_remembered_facts_come_back_oldest_first(self, memory_store: MemoryStore) -> None:
         """``recall`` lists a key's facts in the order they were remembered."""
         alice, _, _ = _keys()
         contents = [f"fact {n}" for n in range(12)]
@@ -214,9 +216,7 @@ class MemoryContract:
 
     # --- erase ----------------------------------------------------------------------------
 
-    async def test_erase_deletes_every_fact_of_one_person(
-        self, memory_store: MemoryStore
-    ) -> None:
+    async def test_erase_deletes_every_fact_of_one_person(self, memory_store: MemoryStore) -> None:
         """``erase`` removes all of one key's facts, counts them, and touches no other key."""
         alice, bob, other_alice = _keys()
         for n in range(5):

@@ -106,12 +106,6 @@ if TYPE_CHECKING:
     from psych_runtime.egress.transport import (
         HttpTransport as HttpTransport,
     )
-    from psych_runtime.model.openai_compat import (
-        OpenAICompatibleClient as OpenAICompatibleClient,
-    )
-    from psych_runtime.model.pricing import (
-        CostPolicy as CostPolicy,
-    )
 
     # durable memory
     from psych_runtime.memory.local import (
@@ -122,6 +116,12 @@ if TYPE_CHECKING:
         Memory as Memory,
         MemoryKey as MemoryKey,
         MemoryStore as MemoryStore,
+    )
+    from psych_runtime.model.openai_compat import (
+        OpenAICompatibleClient as OpenAICompatibleClient,
+    )
+    from psych_runtime.model.pricing import (
+        CostPolicy as CostPolicy,
     )
 
     # stores

@@ -550,7 +550,13 @@ class SubagentMessaged(_Envelope):
 
 
 class SubagentFinished(_Envelope):
-    """A child settled; written into the parent's log by whoever settled the child."""
+    """A child settled; written into the parent's log by whoever settled the child.
+
+    The figures cover the child's whole subtree (the child and every Run below it), so
+    a parent's totals add up down the tree without reading any child's log: ``usage``
+    and ``cost`` summed, ``runs`` counted, and ``run_seconds`` the wall-clock seconds
+    of each of those Runs added together.
+    """
 
     type: Literal["subagent_finished"] = "subagent_finished"
     child_run_id: RunId
@@ -562,6 +568,8 @@ class SubagentFinished(_Envelope):
     unreported_usage_calls: Annotated[int, Field(ge=0)] = 0
     cost: Cost | None = None
     unpriced_model_calls: Annotated[int, Field(ge=0)] = 0
+    runs: Annotated[int, Field(ge=1)] = 1
+    run_seconds: Annotated[float, Field(ge=0)] = 0.0
 
 
 RECORD_TYPES: tuple[type[_Envelope], ...] = (

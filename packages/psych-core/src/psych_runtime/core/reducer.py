@@ -867,6 +867,8 @@ def _subagent_finished(state: RunStateView, record: SubagentFinished) -> None:
         cost=record.cost,
         unpriced_model_calls=record.unpriced_model_calls,
         finished_seq=record.seq,
+        runs=record.runs,
+        run_seconds=record.run_seconds,
     )
 
 

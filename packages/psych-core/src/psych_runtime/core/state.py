@@ -184,6 +184,8 @@ class ChildRun:
     unpriced_model_calls: int = 0
     messages_sent: int = 0
     finished_seq: int | None = None
+    runs: int = 1
+    run_seconds: float = 0.0
 
     @property
     def alive(self) -> bool:

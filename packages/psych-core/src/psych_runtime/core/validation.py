@@ -340,8 +340,6 @@ NOT_RUN_YET: Mapping[str, str] = {
     "workflow.mcp_servers": "MCP servers",
     "agent.mcp_servers": "MCP servers",
     "agent.a2a_peers": "A2A peers",
-    "agent.subagents": "subagents",
-    "agent.spawn": "subagents composed at run time",
     "agent.code_execution": "code execution",
 }
 """What this release cannot run yet, keyed by Spec kind or ``kind.field.path``.
@@ -402,6 +400,17 @@ def unsupported_issues(
         for where, step in walk_steps(spec.steps, _at(path, "steps") if path else "steps"):
             if isinstance(step, AgentStep | WorkflowStepRef):
                 issues.extend(unsupported_issues(step.spec, _at(where, "spec")))
+            if isinstance(step, AgentStep) and step.spec.spawn is not None:
+                # An agent step runs inline in the workflow's Attempt, which cannot
+                # suspend to wait for background children.
+                issues.append(
+                    ValidationIssue(
+                        path=_at(where, "spec", "spawn"),
+                        message="this release does not run subagents composed at run "
+                        "time inside a workflow's agent step yet; use a roster "
+                        "(subagents) there, or leave spawn unset",
+                    )
+                )
     return tuple(issues)
 
 

@@ -21,6 +21,7 @@ from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
 from psych_runtime.store.port import RunHeader, RunState, Store
+from psych_runtime.tools.memory import END_USER_INPUT_KEY
 
 _HASH = re.compile(HASH_PATTERN)
 
@@ -80,10 +81,15 @@ class Dispatched:
     created: bool
 
 
-def _input(message: str | None, input: JsonObject | None) -> JsonObject:
+def _input(message: str | None, input: JsonObject | None, end_user_id: str | None) -> JsonObject:
     data: JsonObject = dict(input or {})
     if message is not None:
         data["message"] = message
+    if end_user_id is not None:
+        if not isinstance(end_user_id, str) or not 1 <= len(end_user_id) <= 256:
+            raise InvalidDispatch("end_user_id", end_user_id, "a string of 1 to 256 characters")
+        check_key(end_user_id, "end_user_id")
+        data[END_USER_INPUT_KEY] = end_user_id
     return data
 
 
@@ -101,6 +107,7 @@ async def dispatch(
     replay_from: str | None = None,
     breakpoints: Sequence[str] = (),
     step_mode: bool = False,
+    end_user_id: str | None = None,
 ) -> Dispatched:
     """Admit a Run of ``version`` for ``scope``; a Worker will pick it up.
 
@@ -123,13 +130,17 @@ async def dispatch(
         breakpoints: (workflows) step names the Run suspends before (``breakpoint``);
             a resume with ``{"step_mode": true}`` then stops before every step.
         step_mode: (workflows) suspend before every step from the start.
+        end_user_id: the person the Run serves, whose remembered facts it may read and
+            add to (kept as ``input["end_user_id"]``); required when the Worker's
+            Runtime has a MemoryStore, unless the Runtime names one for every Run.
 
     Raises:
         VersionNotFound: the Version is not published for ``scope``'s tenant and not
             shared (the same error whether or not another tenant holds it).
         AccessDenied: ``continues`` names another tenant's Run.
         RunNotFound: ``continues`` names no Run.
-        InvalidDispatch: ``deadline_seconds`` is not finite, not positive, or longer
+        InvalidDispatch: ``end_user_id`` is empty or longer than 256 characters;
+            ``deadline_seconds`` is not finite, not positive, or longer
             than ``MAX_DEADLINE_SECONDS``; or a replay or breakpoint names no step of
             the workflow, or is asked of an agent.
         UnstorableValue: the tenant, principal or idempotency key holds a character no
@@ -142,7 +153,7 @@ async def dispatch(
     check_key(scope.tenant, "tenant")
     check_key(scope.principal, "principal")
     check_key(idempotency_key, "idempotency_key")
-    admitted_input = _input(message, input)
+    admitted_input = _input(message, input, end_user_id)
     check_storable(admitted_input, what="the Run's input")
     check_storable(scope.labels, what="the scope's labels")
     if continues is not None and no_run_can_match(continues):

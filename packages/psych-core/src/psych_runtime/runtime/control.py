@@ -1,7 +1,5 @@
 """The control calls a consumer makes on a live Run: ``interrupt`` and ``send``."""
 
-from collections.abc import Callable, Sequence
-
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import EntryId, RunId
 from psych_runtime.core.records import (
@@ -11,16 +9,13 @@ from psych_runtime.core.records import (
     QueueKind,
     Record,
 )
-from psych_runtime.core.reducer import fold_into
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_entry_id
 from psych_runtime.runtime.reads import FOLDS, checked_header
-from psych_runtime.store.errors import SeqConflict
-from psych_runtime.store.port import RunHeader, Store
-
-_APPEND_RETRIES = 16
+from psych_runtime.store.port import Store
 
 
 class RunAlreadySettled(PsychError):
@@ -29,37 +24,6 @@ class RunAlreadySettled(PsychError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"run {run_id!r} has already settled")
         self.run_id = run_id
-
-
-async def append_external(
-    store: Store,
-    run_id: RunId,
-    header: RunHeader,
-    build: Callable[[RunStateView, int, Scope], Record | Sequence[Record] | None],
-) -> Record | None:
-    """Append consumer records at the head, retrying when a Worker writes first.
-
-    ``build`` sees the current state, the next seq and the Run's own scope, and returns
-    the record (or the records, numbered from that seq) to write, or None to write
-    nothing. The records are folded onto the current state before they are written,
-    so a message the protocol forbids (a steer after an abort) raises ``CorruptLog``
-    here and never reaches the log. Returns the last record written.
-    """
-    for _ in range(_APPEND_RETRIES):
-        fold = await FOLDS.fold(store, run_id)
-        built = build(fold.state, fold.state.head_seq + 1, header.scope)
-        if built is None:
-            return None
-        batch: list[Record] = list(built) if isinstance(built, Sequence) else [built]
-        probe = fold.state.copy()
-        for record in batch:
-            fold_into(probe, record)
-        try:
-            await store.append(run_id, batch[0].seq, batch)
-        except SeqConflict:
-            continue
-        return batch[-1]
-    raise SeqConflict(run_id, -1)
 
 
 async def interrupt(
@@ -74,7 +38,8 @@ async def interrupt(
 
     The Worker sees the request at its next check (after the tool call in progress,
     or before the next turn) and settles the Run ``aborted``. A suspended Run is woken
-    for that, and a call that waited for a decision is closed without running.
+    for that, and a call that waited for a decision is closed without running. The
+    request is passed on to every subagent of the Run still working, down the tree.
     """
     header = await checked_header(store, run_id, scope)
     waiting = False
@@ -92,6 +57,11 @@ async def interrupt(
     if asked and waiting:
         # Nobody holds a suspended Run: wake it so a Worker settles it now.
         await store.set_runnable_at(run_id, None)
+    if asked:
+        # The request reaches every child still working for this Run, and theirs.
+        children = (await FOLDS.fold(store, run_id)).state.live_children
+        for child in children:
+            await interrupt(store, child.run_id, reason=reason, by=by)
     return asked
 
 
@@ -130,4 +100,4 @@ async def send(
     return entry_id
 
 
-__all__ = ["RunAlreadySettled", "append_external", "interrupt", "send"]
+__all__ = ["RunAlreadySettled", "interrupt", "send"]

@@ -55,6 +55,8 @@ class Conversation:
         self._turns: dict[str, _Turn] = {}
         self._queued: dict[str, JsonObject] = {}
         self._program_calls: set[str] = set()
+        self._inline_children: set[str] = set()
+        self._news: list[UserMessage] = []
         self._read = 0
         self._epoch = 0
 
@@ -132,12 +134,24 @@ class Conversation:
                         ),
                     )
                 )
+            case "subagent_spawned":
+                if not record.background:
+                    self._inline_children.add(record.child_run_id)
             case "subagent_finished":
+                # A delegation's answer is its call's result already. A background
+                # child's ending lands whenever it lands, possibly between a call and
+                # its result, so it is shown when the next turn opens.
+                if record.child_run_id in self._inline_children:
+                    return
                 body = render_json(record.output) if record.output is not None else ""
                 if record.failure is not None:
                     body = record.failure.message
                 text = f"Subagent {record.name} finished ({record.state.value}). {body}".strip()
-                self._entries.append(_Entry(record.seq, UserMessage(content=text)))
+                self._news.append(UserMessage(content=text))
+            case "turn_started":
+                for message in self._news:
+                    self._entries.append(_Entry(record.seq, message))
+                self._news.clear()
             case "compaction_applied":
                 # Everything up to the end of the range goes, not just the range: an
                 # earlier summary sits just before it (at the previous range's end) and

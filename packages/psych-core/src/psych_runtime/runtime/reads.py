@@ -331,8 +331,19 @@ async def stream_text(
             raise RunAborted(run_id, record.state, record.failure)
 
 
-async def report(store: Store, run_id: RunId, *, scope: Scope | None = None) -> RunReport:
+async def report(
+    store: Store, run_id: RunId, *, child_depth: int = 0, scope: Scope | None = None
+) -> RunReport:
     """What a Run did, used, cost and spent its time on, recomputed from its log.
+
+    Each subagent's consumption is already in ``subtree`` (its ending reports it);
+    ``child_depth`` levels of subagents also get their own full report attached.
+
+    Args:
+        store: where the Run lives.
+        run_id: the Run.
+        child_depth: how many levels of subagents to report in full (0: none).
+        scope: the caller's tenancy; another tenant's Run raises ``AccessDenied``.
 
     Raises:
         RunNotFound: no such Run.
@@ -352,8 +363,15 @@ async def report(store: Store, run_id: RunId, *, scope: Scope | None = None) -> 
     if version is None:
         raise VersionNotFound(str(pinned))
     spec = version.spec
-    return build_report(
+    built = build_report(
         fold.records,
         spec_name=spec.name,
         failure_streak_threshold=spec.limits.failure_streak_threshold,
     )
+    if child_depth < 1 or not built.subagents:
+        return built
+    children = []
+    for child in built.subagents:
+        nested = await report(store, child.child_run_id, child_depth=child_depth - 1, scope=scope)
+        children.append(child.model_copy(update={"report": nested, "subtree": nested.subtree}))
+    return built.model_copy(update={"subagents": tuple(children)})

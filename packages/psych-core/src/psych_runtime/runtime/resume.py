@@ -23,7 +23,7 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.storable import check_storable
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.control import append_external
+from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
 from psych_runtime.store.port import Store

@@ -16,6 +16,7 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
@@ -90,9 +91,17 @@ class Runtime:
         access: which tools each tenant may use, asked every turn (patterns, or None
             for everything); ``PermitAll`` by default. A lookup that raises permits
             nothing.
+        memory: where facts about end users are kept between Runs. With one, every
+            agent Run needs an end user (``dispatch(..., end_user_id=...)`` or
+            ``end_user_id`` here); its facts are shown in the system prompt and the
+            model may ``remember`` and ``forget`` them. A Run without an end user is
+            settled ``failed`` (``end_user_required``) before its first turn.
+        end_user_id: the end user of Runs whose input names none (a single-user
+            application); leave it None when Runs serve different people.
+        recall_limit: how many of an end user's newest facts the prompt shows.
 
     Raises:
-        ValueError: ``blob_offload_bytes`` is not positive.
+        ValueError: ``blob_offload_bytes`` or ``recall_limit`` is not positive.
     """
 
     def __init__(
@@ -112,9 +121,14 @@ class Runtime:
         approvals: ApprovalRules | None = None,
         policy: Policy | None = None,
         access: TenantAccess | None = None,
+        memory: MemoryStore | None = None,
+        end_user_id: str | None = None,
+        recall_limit: int = 50,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
+        if recall_limit < 1:
+            raise ValueError(f"recall_limit must be positive, got {recall_limit}")
         self.store = store
         self.model = model
         self.registry = registry
@@ -129,6 +143,9 @@ class Runtime:
         self.approvals = approvals if approvals is not None else ApprovalRules()
         self.policy: Policy = policy if policy is not None else AllowAll()
         self.access: TenantAccess = access if access is not None else PermitAll()
+        self.memory = memory
+        self.end_user_id = end_user_id
+        self.recall_limit = recall_limit
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
@@ -149,10 +166,13 @@ class Runtime:
             blob_offload_bytes=self.blob_offload_bytes,
             http=self.http,
             secrets=self.secrets,
-            wakeups=self.store,
+            store=self.store,
             approvals=self.approvals,
             policy=self.policy,
             access=self.access,
+            memory=self.memory,
+            end_user_id=self.end_user_id,
+            recall_limit=self.recall_limit,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

@@ -25,6 +25,7 @@ from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
 from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.plugins.urls import open_store
@@ -104,6 +105,7 @@ class Session:
         replay_from: str | None = None,
         breakpoints: Sequence[str] = (),
         step_mode: bool = False,
+        end_user_id: str | None = None,
     ) -> Dispatched:
         """Publish (once per Spec object) and admit a Run; returns without waiting.
 
@@ -123,6 +125,7 @@ class Session:
             replay_from=replay_from,
             breakpoints=breakpoints,
             step_mode=step_mode,
+            end_user_id=end_user_id,
         )
 
     async def wait(self, run_id: RunId, *, timeout: float | None = None) -> None:
@@ -184,9 +187,9 @@ class Session:
         """The conversation up to this Run; see ``psych_runtime.thread``."""
         return await reads.thread(self.store, run_id, scope=self.scope, limit=limit)
 
-    async def report(self, run_id: RunId) -> RunReport:
+    async def report(self, run_id: RunId, *, child_depth: int = 0) -> RunReport:
         """What the Run did, used and cost; see ``psych_runtime.report``."""
-        return await reads.report(self.store, run_id, scope=self.scope)
+        return await reads.report(self.store, run_id, child_depth=child_depth, scope=self.scope)
 
     async def read_log(
         self, run_id: RunId, *, after: int = 0, limit: int | None = None
@@ -252,6 +255,10 @@ class RuntimeSettings:
         approvals: which tool calls wait for a person; none by default.
         policy: the consumer's allow / deny / ask judgement of each call.
         access: which tools each tenant may use; every granted tool by default.
+        memory: where facts about end users are kept between Runs; with one, each
+            Run needs an end user (``end_user_id`` on dispatch, or below).
+        end_user_id: the end user of Runs that name none (single-user applications).
+        recall_limit: how many of an end user's newest facts the prompt shows.
     """
 
     prices: PriceResolver | None = None
@@ -265,6 +272,9 @@ class RuntimeSettings:
     approvals: ApprovalRules | None = None
     policy: Policy | None = None
     access: TenantAccess | None = None
+    memory: MemoryStore | None = None
+    end_user_id: str | None = None
+    recall_limit: int = 50
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,8 +30,11 @@ from psych_runtime.core.records import (
     ToolOutcome,
 )
 from psych_runtime.core.scope import Scope
+from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.children import report_to_parent
 from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.control import interrupt
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.journal import Journal, JournalClosed
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
@@ -50,6 +53,9 @@ _MAX_BACKOFF_SECONDS = 30.0
 _RELEASE_FIRST_PAUSE = 0.05
 """Seconds before the first retry of handing back a Run after a store outage."""
 _RELEASE_MAX_PAUSE = 2.0
+
+ORPHAN_REASON = "its parent run ended"
+"""Why a background child still running when its parent settles is interrupted."""
 
 
 class AttemptKilled(BaseException):
@@ -414,6 +420,8 @@ class Worker:
         # time, else the suspension's expiry); resume() clears the parking.
         runnable_at = parked_until(state)
         target = RunState.SETTLED if state.settled else RunState.RUNNABLE
+        if state.settled and not await self._tell_family(state):
+            return False
         released = await self._release(
             attempt,
             target,
@@ -558,7 +566,26 @@ class Worker:
         self._forget(attempt)
         if attempt.task is not None:
             attempt.task.cancel()
-        await self._release(attempt, RunState.SETTLED)
+        if await self._tell_family(journal.state):
+            await self._release(attempt, RunState.SETTLED)
+
+    async def _tell_family(self, state: RunStateView) -> bool:
+        """Before a settled Run is released: its ending to its parent, a stop to its children.
+
+        Done first so that a crash in between leaves the Run leased: whoever reclaims
+        it finds it settled and does this again (both steps write nothing twice).
+
+        Returns:
+            Whether it worked; if not, the Run is not released and its lease expires.
+        """
+        try:
+            await report_to_parent(self.store, state)
+            for child in state.live_children:
+                await interrupt(self.store, child.run_id, reason=ORPHAN_REASON)
+        except Exception:
+            log.exception("run %s: could not tell its parent or children it ended", state.run_id)
+            return False
+        return True
 
     # --- stopping -------------------------------------------------------------------
 

@@ -77,13 +77,18 @@ def _totals(state: RunStateView, records: Sequence[Record]) -> TotalsReport:
     )
 
 
-def _subtree(state: RunStateView) -> SubtreeTotals:
+def subtree_totals(state: RunStateView, own_seconds: float) -> SubtreeTotals:
     """Add every finished child's reported consumption to the Run's own.
 
     A child still running has reported nothing yet, so the subtree is marked
     incomplete rather than quietly short.
+
+    Args:
+        state: the Run's fold.
+        own_seconds: the Run's own wall clock, first record to last.
     """
     usage = state.usage
+    seconds = own_seconds
     unreported = state.unreported_usage_calls
     unpriced = state.unpriced_model_calls
     cost = state.cost
@@ -93,7 +98,8 @@ def _subtree(state: RunStateView) -> SubtreeTotals:
         key=lambda child: child.finished_seq or 0,
     )
     for child in finished:
-        runs += 1
+        runs += child.runs
+        seconds += child.run_seconds
         usage = usage + child.usage
         unreported += child.unreported_usage_calls
         unpriced += child.unpriced_model_calls
@@ -116,6 +122,7 @@ def _subtree(state: RunStateView) -> SubtreeTotals:
         unpriced_model_calls=unpriced,
         cost_is_incomplete=unpriced > 0 or not complete,
         runs=runs,
+        run_seconds=round(seconds, 6),
         complete=complete,
     )
 
@@ -156,6 +163,7 @@ def build_report(
     state = reduce(records)
     admitted = next((r for r in records if isinstance(r, RunAdmitted)), None)
     settled = next((r for r in reversed(records) if isinstance(r, RunSettled)), None)
+    totals = _totals(state, records)
     return RunReport(
         run_id=state.run_id,
         scope=state.scope,
@@ -173,10 +181,10 @@ def build_report(
         orphaned_attempt_id=None if settled is None else settled.orphaned_attempt_id,
         admitted_at=None if admitted is None else admitted.at,
         settled_at=None if settled is None else settled.at,
-        totals=_totals(state, records),
+        totals=totals,
         components=tuple(state.components),
         subagents=subagent_reports(records),
-        subtree=_subtree(state),
+        subtree=subtree_totals(state, totals.latency.wall_clock_seconds),
         tasks=state.tasks,
         compactions=compaction_reports(records),
         continues_run_id=state.continues_run_id,
@@ -197,4 +205,5 @@ __all__ = [
     "TotalsReport",
     "UsageSource",
     "build_report",
+    "subtree_totals",
 ]

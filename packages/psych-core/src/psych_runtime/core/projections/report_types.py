@@ -317,6 +317,8 @@ class SubtreeTotals(BaseModel):
         cost_is_incomplete: ``cost`` misses something: an unpriced call, or a child
             still running whose spending is not known yet.
         runs: how many Runs the figures cover.
+        run_seconds: the wall-clock seconds of each of those Runs, added together (two
+            children working side by side for a minute count two minutes).
         complete: every child has finished, so nothing is left out.
     """
 
@@ -328,6 +330,7 @@ class SubtreeTotals(BaseModel):
     unpriced_model_calls: int = 0
     cost_is_incomplete: bool = False
     runs: int = 1
+    run_seconds: float = 0.0
     complete: bool = True
 
 

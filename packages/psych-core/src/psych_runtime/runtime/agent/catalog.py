@@ -4,7 +4,8 @@ A Spec grants code tools (executed from the process's registry) and HTTP tools (
 in the Spec, sent through the egress seam); the built-in ``read_tool_output`` joins
 them once the Run has issued a result handle, ``ask_question`` when the Spec lets the
 model ask the user, ``load_skill`` when the Spec has skills, and ``update_tasks`` and
-``show_component`` when it enables them. The catalog answers
+``show_component`` when it enables them, ``delegate`` when it has a roster of subagents
+and the spawning built-ins when it has a spawn envelope. The catalog answers
 every question the phases ask about a tool by name: is it offered this turn, how is it
 described to the model, may it run through a cancellation, may it be run again after a
 crash.
@@ -22,6 +23,7 @@ from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
 from psych_runtime.tools.http.request import http_tool_definition
 from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
+from psych_runtime.tools.memory import FORGET, FORGET_DEFINITION, MEMORY_TOOLS, REMEMBER_DEFINITION
 from psych_runtime.tools.plan_and_show import (
     SHOW_COMPONENT,
     SHOW_COMPONENT_DEFINITION,
@@ -30,9 +32,21 @@ from psych_runtime.tools.plan_and_show import (
 )
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition, skills_section
+from psych_runtime.tools.subagents import (
+    CHECK_SUBAGENT,
+    DELEGATE,
+    SPAWN_SUBAGENT,
+    delegate_definition,
+    spawn_definitions,
+)
 
 IN_PROCESS_BUILT_INS = frozenset({LOAD_SKILL, UPDATE_TASKS, SHOW_COMPONENT})
 """Built-ins answered from the Spec and the log, with no side effect outside the Run."""
+
+RETRYABLE_SUBAGENT_TOOLS = frozenset({DELEGATE, SPAWN_SUBAGENT, CHECK_SUBAGENT})
+"""Subagent built-ins a crash may leave in doubt and that are simply run again: a child
+is admitted under a key made of the Run and the call, so a retry finds the child the
+first try started. A message may have been delivered already, so it is not retried."""
 
 
 class ToolCatalog:
@@ -41,6 +55,8 @@ class ToolCatalog:
     Args:
         spec: the Spec whose tools are granted.
         registry: the code tools this process can execute.
+        remembers: offer ``remember`` and ``forget`` (a MemoryStore is configured and
+            the Run's end user is known).
     """
 
     __slots__ = (
@@ -48,16 +64,18 @@ class ToolCatalog:
         "_interruptible",
         "_registry",
         "_skill_definition",
+        "_subagent_definitions",
         "asks_questions",
         "granted",
         "http_tools",
         "prompt_sections",
+        "remembers",
         "shows_components",
         "skills",
         "tracks_tasks",
     )
 
-    def __init__(self, spec: AgentSpec, registry: ToolRegistry) -> None:
+    def __init__(self, spec: AgentSpec, registry: ToolRegistry, *, remembers: bool = False) -> None:
         self._registry = registry
         self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
         code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
@@ -75,6 +93,13 @@ class ToolCatalog:
         self.prompt_sections: tuple[str, ...] = (skills_section(spec.skills),)
         self.tracks_tasks = spec.tasks_enabled
         self.shows_components = spec.components_enabled
+        subagent_definitions: tuple[ToolDefinition, ...] = (
+            (delegate_definition(spec),) if spec.subagents else ()
+        )
+        if spec.spawn is not None:
+            subagent_definitions += spawn_definitions(spec.spawn, spec)
+        self._subagent_definitions = subagent_definitions
+        self.remembers = remembers
 
     def interruptible(self, name: str) -> bool:
         """Whether a call may be abandoned half way when the Attempt is cancelled."""
@@ -97,6 +122,8 @@ class ToolCatalog:
         registered = self._registry.get(name)
         if name == READ_TOOL_OUTPUT or name in IN_PROCESS_BUILT_INS:
             return True
+        if name in RETRYABLE_SUBAGENT_TOOLS or name == FORGET:
+            return True
         return registered is not None and registered.idempotent
 
     def tool_class(self, name: str) -> ToolClass:
@@ -106,7 +133,7 @@ class ToolCatalog:
         the rest write); a code tool is what its registration annotations say
         (nothing said means write); reading a result back is read-only.
         """
-        if name in (READ_TOOL_OUTPUT, ASK_QUESTION) or name in IN_PROCESS_BUILT_INS:
+        if name in (READ_TOOL_OUTPUT, ASK_QUESTION, CHECK_SUBAGENT) or name in IN_PROCESS_BUILT_INS:
             return ToolClass.READ_ONLY
         http = self._http_definitions.get(name)
         if http is not None:
@@ -163,6 +190,9 @@ class ToolCatalog:
             definitions += (UPDATE_TASKS_DEFINITION,)
         if self.shows_components:
             definitions += (SHOW_COMPONENT_DEFINITION,)
+        definitions += self._subagent_definitions
+        if self.remembers:
+            definitions += (REMEMBER_DEFINITION, FORGET_DEFINITION)
         return definitions, advisories
 
     def built_in(self, name: str) -> bool:
@@ -171,6 +201,8 @@ class ToolCatalog:
             (name == LOAD_SKILL and bool(self.skills))
             or (name == UPDATE_TASKS and self.tracks_tasks)
             or (name == SHOW_COMPONENT and self.shows_components)
+            or any(definition.name == name for definition in self._subagent_definitions)
+            or (name in MEMORY_TOOLS and self.remembers)
         )
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:

@@ -13,6 +13,7 @@ from psych_runtime.core.messages import Message
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import JsonObject, RunSettled, TerminalState, ToolFailure
 from psych_runtime.core.spec import AgentSpec
+from psych_runtime.memory.port import MemoryKey
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.catalog import ToolCatalog
 from psych_runtime.runtime.agent.deps import AgentDeps
@@ -20,6 +21,7 @@ from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import replace_lone_surrogates
 from psych_runtime.tools.large_results.reader import OutputReader
+from psych_runtime.tools.memory import end_user_of
 
 EMPTY_USAGE = Usage()
 """Recorded when a provider reported no usage (``usage_reported`` says so)."""
@@ -45,6 +47,12 @@ class AttemptContext:
         reader: the built-in ``read_tool_output`` for this Run.
         conversation: the model's view of the log, rebuilt incrementally each turn.
         history: what the model is shown of the Runs this one continues, first.
+        memory_key: whose facts the memory built-ins read and write; None without a
+            MemoryStore.
+        missing_end_user: why memory cannot be used although it is configured (no
+            end user named), or None.
+        memory_prompt: the system prompt's section of recalled facts, filled in when
+            the Attempt starts.
     """
 
     deps: AgentDeps
@@ -55,6 +63,9 @@ class AttemptContext:
     reader: OutputReader
     conversation: Conversation = field(default_factory=Conversation)
     history: tuple[Message, ...] = ()
+    memory_key: MemoryKey | None = None
+    missing_end_user: str | None = None
+    memory_prompt: str = ""
 
     @classmethod
     def open(
@@ -66,14 +77,24 @@ class AttemptContext:
         history: tuple[Message, ...] = (),
     ) -> "AttemptContext":
         """The context for an Attempt about to run ``spec`` on ``journal``'s Run."""
+        key: MemoryKey | None = None
+        missing: str | None = None
+        if deps.memory is not None:
+            end_user = end_user_of(journal.state.run_input, deps.end_user_id)
+            try:
+                key = MemoryKey.of(journal.scope, end_user)
+            except ValueError as error:
+                missing = str(error)
         return cls(
             history=history,
             deps=deps,
             journal=journal,
             spec=spec,
             abort=abort,
-            tools=ToolCatalog(spec, deps.registry),
+            tools=ToolCatalog(spec, deps.registry, remembers=key is not None),
             reader=OutputReader(blob=deps.blob, tenant=journal.scope.tenant, run_id=journal.run_id),
+            memory_key=key,
+            missing_end_user=missing,
         )
 
     def aborted(self) -> bool:

@@ -7,13 +7,13 @@ anything else and a reader can see in one place every outside thing a turn touch
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.store.notify import Notifier
+from psych_runtime.store.port import Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.registry import ToolRegistry
@@ -22,19 +22,6 @@ from psych_runtime.tools.secrets import SecretResolver
 RetryDelay = Callable[[int, float | None], float]
 """Seconds to wait before retrying a transient model failure, given the retries already
 used and the delay the provider asked for (None when it named none)."""
-
-
-class NotifierSource(Protocol):
-    """Whatever holds the notifier that signals new records (the store).
-
-    The notifier is looked up at each use rather than once, as a store may start its
-    listening only when its notifier is first asked for.
-    """
-
-    @property
-    def notifier(self) -> Notifier | None:
-        """The notifier signalled when a Run's log grows; None when there is none."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +40,15 @@ class AgentDeps:
             ``blob``.
         http: the transport HTTP tool calls are sent through; None fails them.
         secrets: where an HTTP tool's credential name is turned into its secret.
-        wakeups: whose notifier ends a retry pause early when a record lands.
+        store: where Runs live: child Runs are admitted into it, and its notifier
+            ends a retry pause early when a record lands.
         approvals: which calls wait for a person before they run.
         policy: the consumer's allow / deny / ask judgement of each call.
         access: which tools each tenant may use (the narrowing's tenant plane).
+        memory: where facts about end users are kept between Runs; None offers no
+            memory tools.
+        end_user_id: the end user a Run's facts belong to when its input names none.
+        recall_limit: how many of an end user's newest facts the prompt shows.
     """
 
     registry: ToolRegistry
@@ -68,7 +60,10 @@ class AgentDeps:
     blob_offload_bytes: int
     http: HttpTransport | None
     secrets: SecretResolver | None
-    wakeups: NotifierSource
+    store: Store
     approvals: ApprovalRules = field(default_factory=ApprovalRules)
     policy: Policy = field(default_factory=AllowAll)
     access: TenantAccess = field(default_factory=PermitAll)
+    memory: MemoryStore | None = None
+    end_user_id: str | None = None
+    recall_limit: int = 50

@@ -33,12 +33,15 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
 from psych_runtime.tools.large_results.reader import ResultNotReadable
+from psych_runtime.tools.memory import MEMORY_TOOLS
 from psych_runtime.tools.plan_and_show import (
     SHOW_COMPONENT,
     UPDATE_TASKS,
@@ -46,6 +49,7 @@ from psych_runtime.tools.plan_and_show import (
     tasks_from,
 )
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill
+from psych_runtime.tools.subagents import SUBAGENT_TOOLS
 
 
 async def execute(
@@ -64,6 +68,10 @@ async def execute(
         return _load_skill(ctx, arguments)
     if name in (UPDATE_TASKS, SHOW_COMPONENT):
         return _plan_or_show(ctx, name, arguments)
+    if name in SUBAGENT_TOOLS:
+        return await run_subagent_tool(ctx, call_id, name, arguments)
+    if name in MEMORY_TOOLS:
+        return await run_memory_tool(ctx, name, arguments)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(

@@ -87,7 +87,7 @@ async def _pause(ctx: AttemptContext, seconds: float) -> None:
     next turn's checks see it now rather than after a long backoff.
     """
     waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(ctx.abort.wait())]
-    notifier = ctx.deps.wakeups.notifier
+    notifier = ctx.deps.store.notifier
     if notifier is not None:
         run_id = ctx.journal.run_id
         seen = notifier.generation(run_id)

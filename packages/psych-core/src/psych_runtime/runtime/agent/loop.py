@@ -13,13 +13,14 @@ call is either known to have finished or visibly in doubt.
 """
 
 from psych_runtime.core.messages import Message
-from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import CompactionReason, TerminalState
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.compact import compact, compaction_due
-from psych_runtime.runtime.agent.context import AttemptContext, Next
+from psych_runtime.runtime.agent.context import AttemptContext, Next, failure, settle
 from psych_runtime.runtime.agent.dangling import settle_dangling
 from psych_runtime.runtime.agent.deps import AgentDeps
+from psych_runtime.runtime.agent.memory import recall
 from psych_runtime.runtime.agent.model_turn import answered, model_turn
 from psych_runtime.runtime.agent.stops import stop_reason
 from psych_runtime.runtime.agent.tool_calls import run_calls
@@ -50,7 +51,18 @@ class AgentLoop:
     async def run(self) -> None:
         """Settle what a previous Attempt left dangling, then take turns until done."""
         ctx = self._ctx
+        if ctx.missing_end_user is not None:
+            # Memory is configured but nobody says whose facts these are: refuse plainly
+            # rather than pour every person's facts into one bucket.
+            settle(
+                ctx,
+                TerminalState.FAILED,
+                failure=failure("end_user_required", ctx.missing_end_user),
+            )
+            await ctx.journal.flush()
+            return
         await settle_dangling(ctx)
+        await recall(ctx)
         while True:
             while await self._turn() is Next.CONTINUE:
                 pass
@@ -75,5 +87,5 @@ class AgentLoop:
         if isinstance(answer, Next):
             return answer
         if not answer.calls:
-            return answered(ctx, answer.text)
+            return await answered(ctx, answer.text)
         return await run_calls(ctx, answer)

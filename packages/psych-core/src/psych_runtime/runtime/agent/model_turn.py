@@ -24,6 +24,7 @@ from psych_runtime.core.records import (
 from psych_runtime.model.port import ModelError, ModelRequest
 from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
 from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.delegation import wait_for_children
 from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
@@ -67,7 +68,7 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     prompt = system_prompt(
         spec.instructions,
         answer_style=spec.answer_style,
-        sections=ctx.tools.prompt_sections,
+        sections=(*ctx.tools.prompt_sections, ctx.memory_prompt),
         advisories=advisories,
     )
     model_id = model_for_turn(ctx)
@@ -112,13 +113,21 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     return Answer(turn, answer.text, answer.calls, call_ids, offered)
 
 
-def answered(ctx: AttemptContext, text: str) -> Next:
-    """Settle a final answer, unless a follow-up is waiting for exactly this moment."""
+async def answered(ctx: AttemptContext, text: str) -> Next:
+    """Settle a final answer, unless a follow-up or a running child still needs a turn.
+
+    A follow-up waiting for exactly this moment is consumed and answered first. With
+    background subagents still working, the Run waits for them (suspended, holding no
+    lease) and answers again once their results are in.
+    """
     state = ctx.journal.state
     if state.pending_follow_up:
         for entry in list(state.pending_follow_up):
             ctx.journal.stage(QueueConsumed, entry_id=entry.entry_id)
         return Next.CONTINUE
+    waiting = await wait_for_children(ctx)
+    if waiting is not None:
+        return waiting
     return settle(ctx, TerminalState.COMPLETED, output={"text": text})
 
 

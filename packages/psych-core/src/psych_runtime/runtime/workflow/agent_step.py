@@ -10,24 +10,19 @@ its log, with the usual handling of calls in doubt, so a completed agent turn is
 taken again.
 """
 
-from datetime import timedelta
-
-from psych_runtime.core.ids import StepId, WorkerId
-from psych_runtime.core.records import AttemptStarted, JsonObject, RunAdmitted
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.records import AttemptStarted, JsonObject
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
+from psych_runtime.runtime.children import INLINE_WORKER, admit_child
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.workflow.context import AgentOutcome, ReplaySource, failure
-from psych_runtime.store.port import RunHeader, RunState, Store
-
-INLINE_WORKER = WorkerId("wrk_inline_step")
-"""The worker id a nested agent's Attempts are recorded under (its parent's Attempt)."""
+from psych_runtime.store.port import RunState, Store
 
 
 async def run_agent_step(
@@ -41,38 +36,18 @@ async def run_agent_step(
     data: JsonObject,
 ) -> AgentOutcome:
     """Run (or continue) the step's child Run to its end and say how it ended."""
-    now = utcnow()
-    stored = await store.put_version(Version.of(spec, now), tenant=parent.scope.tenant)
-    deadline = parent.state.effective_deadline_at or now + timedelta(
-        seconds=spec.limits.deadline_seconds
-    )
-    depth = parent.state.delegation_depth + 1
-    run_id = new_run_id()
-    key = f"workflow-step:{sid}"
-    header = RunHeader(
-        run_id=run_id,
-        scope=parent.scope,
-        version_hash=stored.hash,
-        state=RunState.NESTED,
-        created_at=now,
-        deadline_at=deadline,
-        idempotency_key=key,
-        parent_run_id=parent.run_id,
-        delegation_depth=depth,
-    )
-    admitted = RunAdmitted(
-        run_id=run_id,
-        seq=1,
-        at=now,
-        scope=parent.scope,
-        version_hash=stored.hash,
-        input={**data, "message": message} if message else dict(data),
-        idempotency_key=key,
-        deadline_at=deadline,
-        parent_run_id=parent.run_id,
-        delegation_depth=depth,
-    )
-    child_id = (await store.create_run(header, admitted)).header.run_id
+    stored = await store.put_version(Version.of(spec, utcnow()), tenant=parent.scope.tenant)
+    child_id = (
+        await admit_child(
+            store,
+            parent.state,
+            version_hash=stored.hash,
+            key=f"workflow-step:{sid}",
+            input={**data, "message": message} if message else dict(data),
+            deadline_seconds=spec.limits.deadline_seconds,
+            state=RunState.NESTED,
+        )
+    ).run_id
     child = await Journal.open(store, child_id, attempt_id=parent.attempt_id)
     if not child.state.settled:
         child.stage(
@@ -115,4 +90,4 @@ async def replay_source(
     return ReplaySource(earlier, reduce(records).steps, names.index(state.replay_from_step))
 
 
-__all__ = ["INLINE_WORKER", "replay_source", "run_agent_step"]
+__all__ = ["replay_source", "run_agent_step"]

@@ -420,11 +420,6 @@ def test_validation_issue_is_plain_data() -> None:
 NOT_RUN_YET: list[tuple[str, dict[str, Any]]] = [
     ("mcp_servers", {"mcp_servers": (McpServer(name="crm", url="https://crm.example.com"),)}),
     ("a2a_peers", {"a2a_peers": (A2APeer(name="billing", url="https://billing.example.com"),)}),
-    (
-        "subagents",
-        {"subagents": (SubagentRef(name="c", description=DESCRIPTION, spec=agent("c")),)},
-    ),
-    ("spawn", {"spawn": SpawnEnvelope()}),
     ("code_execution", {"code_execution": CodeExecution()}),
 ]
 
@@ -452,6 +447,12 @@ def test_a_spec_that_may_ask_questions_publishes() -> None:
     validate(agent(suspension=SuspensionPolicy(may_ask_questions=True)))
 
 
+def test_a_spec_with_subagents_and_a_spawn_envelope_publishes() -> None:
+    child = SubagentRef(name="c", description=DESCRIPTION, spec=agent("c"))
+    spec = agent(subagents=(child,), spawn=SpawnEnvelope())
+    assert validate(spec) is spec
+
+
 def test_a_spec_with_skills_publishes() -> None:
     tone = Skill(name="tone", description="How to sound.", body="Be kind; see [[skill:tone]].")
     spec = agent(instructions="Use [[skill:tone]].", skills=(tone,))
@@ -477,7 +478,7 @@ def test_a_workflow_publishes_but_not_capabilities_it_nests_that_do_not_run_yet(
         validate(workflow(noop(), nested))
     [issue] = excinfo.value.issues
     assert issue.path == "steps.1.spec.spawn"
-    assert "this release does not run subagents composed at run time" in issue.message
+    assert "does not run subagents composed at run time inside a workflow" in issue.message
 
 
 def test_task_lists_and_components_publish() -> None:

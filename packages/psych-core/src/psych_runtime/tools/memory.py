@@ -1,0 +1,111 @@
+"""The memory built-ins: ``remember`` and ``forget``, and what the prompt recalls.
+
+With a ``MemoryStore`` configured and an end user known for the Run, the model is told
+what it remembers about that person (the newest facts, in a section of the system
+prompt) and may keep a new fact with ``remember`` or drop a wrong one with ``forget``.
+Both are ordinary tool calls, recorded in the log like any other.
+"""
+
+from collections.abc import Sequence
+from typing import Final
+
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.records import JsonObject
+from psych_runtime.memory.port import MAX_MEMORY_CHARS, Memory
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+
+REMEMBER: Final = "remember"
+FORGET: Final = "forget"
+MEMORY_TOOLS: Final = frozenset({REMEMBER, FORGET})
+
+END_USER_INPUT_KEY: Final = "end_user_id"
+"""Where a Run's input names the end user its facts belong to."""
+
+REMEMBER_DEFINITION = ToolDefinition(
+    name=REMEMBER,
+    description=(
+        "Keep one fact about the user for later conversations: a preference, a detail "
+        "they told you, a decision. One short, self-contained sentence per fact; never "
+        "keep secrets such as passwords or card numbers."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "fact": {"type": "string", "minLength": 1, "maxLength": MAX_MEMORY_CHARS},
+        },
+        "required": ["fact"],
+        "additionalProperties": False,
+    },
+)
+
+FORGET_DEFINITION = ToolDefinition(
+    name=FORGET,
+    description=(
+        "Drop a fact you remembered about the user that is wrong or out of date, by the "
+        "id shown next to it."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"id": {"type": "string", "minLength": 1}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+)
+
+
+def memory_section(facts: Sequence[Memory]) -> str:
+    """The system prompt's list of what is remembered about the user."""
+    if not facts:
+        return (
+            "You remember nothing about this user yet. Use remember to keep a fact for "
+            "later conversations."
+        )
+    lines = ["What you remember about this user from earlier conversations (id: fact):"]
+    lines.extend(f"- {fact.id}: {fact.content}" for fact in facts)
+    return "\n".join(lines)
+
+
+def read_fact(arguments: JsonObject) -> str:
+    """The fact a ``remember`` call keeps.
+
+    Raises:
+        ToolArgumentsInvalid: anything but one non-empty ``fact``.
+    """
+    fact = arguments.get("fact")
+    if set(arguments) != {"fact"} or not isinstance(fact, str) or not fact.strip():
+        raise ToolArgumentsInvalid(REMEMBER, ["fact: one non-empty string, and nothing else"])
+    return fact
+
+
+def read_fact_id(arguments: JsonObject) -> str:
+    """The id a ``forget`` call names.
+
+    Raises:
+        ToolArgumentsInvalid: anything but one non-empty ``id``.
+    """
+    fact_id = arguments.get("id")
+    if set(arguments) != {"id"} or not isinstance(fact_id, str) or not fact_id:
+        raise ToolArgumentsInvalid(FORGET, ["id: the id of a remembered fact, and nothing else"])
+    return fact_id
+
+
+def end_user_of(run_input: JsonObject, default: str | None) -> str | None:
+    """The end user a Run's facts belong to: its input's, else the Runtime's."""
+    named = run_input.get(END_USER_INPUT_KEY)
+    if isinstance(named, str) and named:
+        return named
+    return default
+
+
+__all__ = [
+    "END_USER_INPUT_KEY",
+    "FORGET",
+    "FORGET_DEFINITION",
+    "MEMORY_TOOLS",
+    "REMEMBER",
+    "REMEMBER_DEFINITION",
+    "end_user_of",
+    "memory_section",
+    "read_fact",
+    "read_fact_id",
+]
