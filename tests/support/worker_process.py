@@ -7,7 +7,8 @@ writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``
 then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
 ``PSYCH_E2E_HANG_ON`` names), sleeps a random time up to
 ``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
-``PSYCH_E2E_TURNS`` times (default 1) and then answers. ``PSYCH_E2E_CONCURRENCY`` and
+``PSYCH_E2E_TURNS`` times (default 1) and then answers; for the model id ``lead`` it
+delegates once to its roster subagent ``clerk`` and then answers. ``PSYCH_E2E_CONCURRENCY`` and
 ``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
 ``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval. MODE
 ``claim`` only claims Runs in a loop and prints each claimed run id, to race another
@@ -45,7 +46,13 @@ class ConversationModel:
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         done = sum(1 for m in request.messages if m.role == "tool")
         script = FakeModel()
-        if done >= self.turns:
+        if request.model == "lead":
+            # A parent with a roster: hand the charge to its "clerk" subagent, then answer.
+            if done:
+                script.turn(text="The clerk has dealt with it.")
+            else:
+                script.turn(tool_calls=[("delegate", {"agent": "clerk", "task": "Charge A0."})])
+        elif done >= self.turns:
             script.turn(text="The charge is settled.")
         else:
             script.turn(tool_calls=[("charge", {"order_id": f"A{done}"})])

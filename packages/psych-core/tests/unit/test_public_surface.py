@@ -375,6 +375,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "FakeModel",
         "ForwardingStore",
         "LogBuilder",
+        "ModelsByName",
         "ToolCallScript",
         "crash_and_recover",
     ),

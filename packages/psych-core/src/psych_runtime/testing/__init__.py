@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
     from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
     from psych_runtime.testing.forwarding import ForwardingStore
+    from psych_runtime.testing.models_by_name import ModelsByName
 
 _LAZY = {
     "FakeModel": "psych_runtime.testing.fake_model",
@@ -27,6 +28,7 @@ _LAZY = {
     "CrashingStore": "psych_runtime.testing.crash",
     "crash_and_recover": "psych_runtime.testing.crash",
     "ForwardingStore": "psych_runtime.testing.forwarding",
+    "ModelsByName": "psych_runtime.testing.models_by_name",
 }
 
 
@@ -49,6 +51,7 @@ __all__ = [
     "FakeModel",
     "ForwardingStore",
     "LogBuilder",
+    "ModelsByName",
     "ToolCallScript",
     "crash_and_recover",
 ]
