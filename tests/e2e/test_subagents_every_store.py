@@ -167,7 +167,7 @@ async def test_a_roster_child_answers_its_parent_through_its_own_run(
 FINDER = {
     "name": "finder",
     "purpose": "Find sources about tide tables for the report.",
-    "task": "Search for sources about tide tables and list the three best ones, with one line each.",
+    "task": "Search for sources about tide tables and list the three best ones, one line each.",
     "deliverable": "Three sources, one line each.",
     "tools": ["slow_search", "lookup"],
     "model": "finder-m",
