@@ -281,7 +281,9 @@ async def test_interrupting_a_parent_stops_its_children(kind: str, store_url_for
             log = await _settled(store, run.run_id)
             [spawned] = [r for r in log if r.type == "subagent_spawned"]
             child_log = await store.read(spawned.child_run_id)
-            assert any(r.type == "abort_requested" for r in child_log)
+            # Passed down by the interrupt itself, with its reason.
+            aborts = [r for r in child_log if r.type == "abort_requested"]
+            assert [a.reason for a in aborts] == ["enough"]
             gate.opened.set()
             child_log = await _settled(store, spawned.child_run_id)
         assert log[-1].state is psych_runtime.TerminalState.ABORTED
