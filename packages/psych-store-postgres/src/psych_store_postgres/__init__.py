@@ -15,10 +15,11 @@ Example:
     >>> asyncio.run(main())
     0
 
-Installing the package is enough for ``psych_runtime.open_store`` to accept
-``postgresql://`` and ``postgres://`` URLs; ``PostgresStore`` can also be built
-directly. Importing this package does not import asyncpg: the driver loads when a store
-first connects.
+Installing the package is enough for ``psych_runtime.open_store`` and
+``psych_runtime.open_memory_store`` to accept ``postgresql://`` and ``postgres://``
+URLs; ``PostgresStore`` and ``PostgresMemoryStore`` can also be built directly.
+Importing this package does not import asyncpg: the driver loads when a store first
+connects.
 """
 
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from psych_runtime.adapters import lazy_exports
 from psych_store_postgres._version import __version__
 
 if TYPE_CHECKING:
+    from psych_store_postgres.memory import PostgresMemoryStore as PostgresMemoryStore
     from psych_store_postgres.settings import PostgresSettings as PostgresSettings
     from psych_store_postgres.store import (
         PostgresStore as PostgresStore,
@@ -37,12 +39,14 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "PostgresStore": "psych_store_postgres.store",
+        "PostgresMemoryStore": "psych_store_postgres.memory",
         "PostgresSettings": "psych_store_postgres.settings",
         "notify_channel": "psych_store_postgres.store",
     },
 )
 
 __all__ = [
+    "PostgresMemoryStore",
     "PostgresSettings",
     "PostgresStore",
     "__version__",

@@ -1,4 +1,4 @@
-"""The SQL each Store method sends, built once per schema.
+"""The SQL each Store and MemoryStore method sends, built once per schema.
 
 Keeping the text fixed per store instance matters: asyncpg caches a prepared statement
 per distinct query text on each connection, so after the first call every method costs
@@ -8,7 +8,7 @@ one Bind/Execute round trip and no parsing or planning.
 from dataclasses import dataclass
 
 from psych_runtime.adapters import HEADER_COLUMNS as CORE_HEADER_COLUMNS
-from psych_store_postgres.schema import VERSION_TABLE, quote_ident
+from psych_store_postgres.schema import quote_ident
 
 HEADER_COLUMNS = ", ".join(CORE_HEADER_COLUMNS)
 """What every header-returning query selects, in the order ``_rows.header_from_row`` reads."""
@@ -35,7 +35,6 @@ class Queries:
     get_grant: str
     get_version: str
     get_granted_version: str
-    schema_version: str
 
     @classmethod
     def for_schema(cls, schema: str) -> "Queries":
@@ -131,8 +130,49 @@ class Queries:
                 "WHERE v.hash = $1 AND g.grantee IN ($2, '') "
                 "ORDER BY g.grantee = '' LIMIT 1"
             ),
-            schema_version=f"SELECT coalesce(max(version), 0) FROM {s}.{VERSION_TABLE}",
         )
 
 
-__all__ = ["HEADER_COLUMNS", "Queries"]
+def _count_deleted(table: str, condition: str) -> str:
+    """A DELETE that answers with how many rows it removed, as one value."""
+    return (
+        f"WITH gone AS (DELETE FROM {table} WHERE {condition} RETURNING 1) "
+        "SELECT count(*) FROM gone"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryQueries:
+    """Statement texts of the memory store for one schema.
+
+    Every statement names tenant and end user as two parameters; ``forget`` matches
+    the id only together with both.
+    """
+
+    remember: str
+    forget: str
+    recall: str
+    erase: str
+
+    @classmethod
+    def for_schema(cls, schema: str) -> "MemoryQueries":
+        """Build every memory statement for ``schema`` (already validated)."""
+        table = f"{quote_ident(schema)}.psych_memories"
+        return cls(
+            remember=(
+                f"INSERT INTO {table} (tenant, end_user_id, id, content, created_at) "
+                "VALUES ($1, $2, $3, $4, $5)"
+            ),
+            forget=_count_deleted(table, "tenant = $1 AND end_user_id = $2 AND id = $3"),
+            # Newest first so LIMIT keeps the newest facts (a NULL limit keeps them
+            # all); the store turns the rows back around to oldest first.
+            recall=(
+                f"SELECT id, content, created_at FROM {table} "
+                "WHERE tenant = $1 AND end_user_id = $2 "
+                "ORDER BY created_at DESC, position DESC LIMIT $3"
+            ),
+            erase=_count_deleted(table, "tenant = $1 AND end_user_id = $2"),
+        )
+
+
+__all__ = ["HEADER_COLUMNS", "MemoryQueries", "Queries"]

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from psych_runtime import Scope
-from psych_runtime.adapters import RunHeader, header_from_row as decode_header
+from psych_runtime.adapters import Memory, MemoryKey, RunHeader, header_from_row as decode_header
 from psych_runtime.records import Record, record_from_json, record_to_json
 
 if TYPE_CHECKING:
@@ -93,6 +93,16 @@ def header_from_row(row: "asyncpg.Record") -> RunHeader:
     return decode_header(tuple(row.values()), source="psych-store-postgres")
 
 
+def memory_from_row(key: MemoryKey, row: "asyncpg.Record") -> Memory:
+    """A fact of ``key`` from its ``(id, content, created_at)`` row.
+
+    ``timestamptz`` keeps microseconds and asyncpg returns it in UTC, so the fact
+    equals the one ``remember`` returned.
+    """
+    fact_id, content, created_at = row.values()
+    return Memory(id=fact_id, key=key, content=content, created_at=created_at)
+
+
 __all__ = [
     "aware",
     "decode_batch",
@@ -101,6 +111,7 @@ __all__ = [
     "encode_record",
     "header_from_row",
     "maybe_aware",
+    "memory_from_row",
     "run_id_json",
     "scope_json",
 ]

@@ -25,6 +25,11 @@ Layout decisions worth knowing before reading the SQL:
   checks, writes and queues its NOTIFY in one transaction.
 * ``psych_runs`` is created with ``fillfactor = 80`` and with no index on the column
   renew changes, so heartbeats stay HOT updates (no index maintenance).
+* ``psych_memories`` (version 4) holds the facts a ``PostgresMemoryStore`` keeps, one
+  row per fact. Tenant and end user are two columns, never joined into one key, and
+  compare with the ``"C"`` collation, byte for byte, so ``Alice`` and ``alice`` stay
+  two people whatever the database's default collation. ``position`` is an identity
+  that grows with every insert and orders facts remembered in the same microsecond.
 """
 
 from dataclasses import dataclass
@@ -317,10 +322,30 @@ INSERT INTO {s}.psych_version_grants (hash, grantee, published_at)
     ON CONFLICT DO NOTHING;
 """
 
+_MEMORIES = """
+CREATE TABLE {s}.psych_memories (
+    position bigint GENERATED ALWAYS AS IDENTITY,
+    created_at timestamptz NOT NULL,
+    tenant text COLLATE "C" NOT NULL,
+    end_user_id text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    content text NOT NULL,
+    CONSTRAINT psych_memories_pkey PRIMARY KEY (id)
+);
+
+COMMENT ON TABLE {s}.psych_memories IS
+    'Facts kept about one end user of one tenant (MemoryStore); erase deletes the rows.';
+
+-- Recall reads one person's facts in time order, newest first when limited.
+CREATE INDEX psych_memories_key_idx ON {s}.psych_memories
+    (tenant, end_user_id, created_at, position);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _INITIAL),
     Migration(2, "release fenced by attempt count", _RELEASE_BY_ATTEMPT),
     Migration(3, "versions granted to tenants", _VERSION_GRANTS),
+    Migration(4, "memories of end users", _MEMORIES),
 )
 """Every migration this release knows, in order."""
 

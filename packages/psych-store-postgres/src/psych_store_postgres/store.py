@@ -17,14 +17,12 @@ liveness-lock connection per worker id this instance claims for. The driver is
 imported on first use, never at import time.
 """
 
-import asyncio
-import contextlib
 import hashlib
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from psych_runtime import RunId, RunNotFound, StoreUnavailable, Version, VersionHash
+from psych_runtime import RunId, RunNotFound, Version, VersionHash
 from psych_runtime.adapters import (
     WORK,
     Admission,
@@ -33,17 +31,14 @@ from psych_runtime.adapters import (
     LocalNotifier,
     RunHeader,
     RunState,
-    SchemaNotMigrated,
-    SchemaTooNew,
     SeqConflict,
     check_admission,
     check_append_batch,
     check_read_window,
     no_run_can_match,
-    settings_from,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
-from psych_store_postgres._connection import GuardedPool
+from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._listener import NotificationListener
 from psych_store_postgres._liveness import LivenessLocks
 from psych_store_postgres._queries import Queries
@@ -56,37 +51,16 @@ from psych_store_postgres._rows import (
     run_id_json,
     scope_json,
 )
-from psych_store_postgres.errors import (
-    is_connection_error,
-    is_unavailable,
-    unavailable,
-)
-from psych_store_postgres.schema import (
-    LATEST_VERSION,
-    MIGRATIONS,
-    VERSION_TABLE,
-    quote_ident,
-    version_table_sql,
-)
 from psych_store_postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:
     import asyncpg
-
-_T = TypeVar("_T")
 
 _APPENDED, _NO_RUN, _FENCE_REFUSED, _SEQ_TAKEN = 0, 1, 2, 3
 """Status codes returned by the ``psych_append`` function."""
 
 _PARK_NO_RUN, _PARK_WOKE = 1, 2
 """Status codes of ``psych_set_runnable_at`` (0: changed, or settled and left alone)."""
-
-_SERVER_SETTINGS = {
-    # Defaults for this store's sessions; a URL parameter of the same name wins.
-    "application_name": "psych-store-postgres",
-    # The store's statements are tiny; JIT compilation would only add latency to them.
-    "jit": "off",
-}
 
 
 def notify_channel(schema: str) -> str:
@@ -123,7 +97,7 @@ def _unmatchable(text: str) -> bool:
     return False
 
 
-class PostgresStore:
+class PostgresStore(PostgresDatabase):
     """A durable Store on PostgreSQL.
 
     Constructing one does no IO. The pool opens on first use, which also checks that
@@ -153,12 +127,7 @@ class PostgresStore:
     """
 
     def __init__(self, url: str | PostgresSettings, /, **options: object) -> None:
-        self._settings = settings_from(url, PostgresSettings, options)
-        self._server_settings = {
-            name: value
-            for name, value in _SERVER_SETTINGS.items()
-            if name not in self._settings.passed_keys
-        }
+        super().__init__(url, **options)
         self._queries = Queries.for_schema(self._settings.schema)
         # Commits are always announced, even by an instance that does not listen itself:
         # a dispatch-only process must still wake other processes' idle Workers.
@@ -171,21 +140,8 @@ class PostgresStore:
             self._connect, self._channel, self._notifier, self._own_pids
         )
         self._liveness = LivenessLocks(self._connect)
-        self._pool: GuardedPool | None = None
-        self._pool_lock = asyncio.Lock()
-        self._checked = False
-        self._closed = False
-
-    def _is_closed(self) -> bool:
-        # A method, not the attribute, so type narrowing does not survive an await.
-        return self._closed
 
     # --- configuration ------------------------------------------------------------------
-
-    @property
-    def schema(self) -> str:
-        """The schema this store's tables live in."""
-        return self._settings.schema
 
     @property
     def channel(self) -> str:
@@ -221,21 +177,8 @@ class PostgresStore:
         return await self._listener.ensure()
 
     # --- connections -------------------------------------------------------------------
-
-    async def _connect(self) -> "asyncpg.Connection":
-        """A dedicated connection outside the pool (LISTEN, liveness locks)."""
-        import asyncpg
-
-        try:
-            return await asyncpg.connect(
-                self._settings.dsn,
-                timeout=self._settings.connect_timeout,
-                server_settings=self._server_settings,
-            )
-        except Exception as exc:
-            if is_connection_error(exc) or isinstance(exc, asyncpg.PostgresError):
-                raise unavailable(self._settings.address, exc, connecting=True) from exc
-            raise
+    # The pool, the schema check, ``migrate`` and ``schema_version`` come from
+    # ``PostgresDatabase``; what follows is what only the Run store needs.
 
     async def _init_connection(self, conn: "asyncpg.Connection") -> None:
         """Remember each pool connection's pid, so its own NOTIFYs are not echoed back."""
@@ -247,153 +190,10 @@ class PostgresStore:
 
         conn.add_termination_listener(forget)
 
-    def _current_pool(self) -> GuardedPool | None:
-        # Read through a method so narrowing from before an await does not stick.
-        return self._pool
-
-    async def _open_pool(self) -> GuardedPool:
-        if self._is_closed():
-            raise StoreUnavailable("this PostgresStore has been closed")
-        if self._pool is not None:
-            return self._pool
-        async with self._pool_lock:
-            opened = self._current_pool()
-            if opened is not None:
-                return opened
-            import asyncpg
-
-            try:
-                raw = await asyncpg.create_pool(
-                    self._settings.dsn,
-                    min_size=self._settings.min_size,
-                    max_size=self._settings.max_size,
-                    timeout=self._settings.connect_timeout,
-                    server_settings=self._server_settings,
-                    init=self._init_connection,
-                    reset=_reset_nothing,
-                )
-            except Exception as exc:
-                if is_connection_error(exc) or isinstance(
-                    exc, (asyncpg.PostgresError, asyncpg.InterfaceError)
-                ):
-                    raise unavailable(self._settings.address, exc, connecting=True) from exc
-                raise
-            if self._is_closed():
-                await raw.close()
-                raise StoreUnavailable("this PostgresStore has been closed")
-            self._pool = GuardedPool(raw)
-            return self._pool
-
-    async def _ready(self) -> GuardedPool:
-        """The pool, after checking once that the schema is at a version we know."""
-        pool = self._pool
-        if pool is not None and self._checked:
-            return pool
-        pool = await self._open_pool()
-        if not self._checked:
-            found = await self._call(self._schema_version(pool))
-            if found is None or found < LATEST_VERSION:
-                at = "missing" if found is None else f"at version {found}"
-                raise SchemaNotMigrated(
-                    f"the psych schema {self.schema!r} at {self._settings.address} is {at}; "
-                    f"this release needs version {LATEST_VERSION}: run `await store.migrate()` "
-                    "or open the store with migrate=True"
-                )
-            if found > LATEST_VERSION:
-                raise self._too_new(found)
-            self._checked = True
-        return pool
-
-    async def _schema_version(self, pool: GuardedPool) -> int | None:
-        import asyncpg
-
-        try:
-            value = await pool.fetchval(self._queries.schema_version)
-        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
-            return None
-        return int(value)
-
-    def _too_new(self, found: int) -> SchemaTooNew:
-        return SchemaTooNew(
-            f"the psych schema {self.schema!r} at {self._settings.address} is at version "
-            f"{found}, newer than this release of psych-store-postgres knows "
-            f"({LATEST_VERSION}); upgrade the package"
-        )
-
-    async def _call(self, operation: Awaitable[_T]) -> _T:
-        """Await a driver call, turning an outage into ``StoreUnavailable``.
-
-        The pool has already discarded the connection the call failed on, so the next
-        call gets a working one (or fails the same way while the server is down).
-        """
-        try:
-            return await operation
-        except Exception as exc:
-            if is_unavailable(exc):
-                raise unavailable(self._settings.address, exc, connecting=False) from exc
-            raise
-
     async def _warm_listener(self) -> None:
         """Make sure a waiter that starts after this call hears later commits."""
         if self._settings.listen and not self._listener.listening:
             await self._listener.ensure()
-
-    # --- migrations --------------------------------------------------------------------
-
-    async def migrate(self) -> list[int]:
-        """Bring the schema up to this release's version; safe to call any number of times.
-
-        Runs in one transaction under a transaction-level advisory lock keyed by the
-        schema, so concurrent migrations from several processes apply each step once.
-        Creates the schema when it does not exist.
-
-        Returns:
-            The versions this call applied, oldest first; empty when already current.
-
-        Raises:
-            SchemaTooNew: the schema was migrated by a newer release.
-            StoreUnavailable: the server cannot be reached.
-        """
-        pool = await self._open_pool()
-        applied = await self._call(self._migrate(pool))
-        self._checked = True
-        return applied
-
-    async def _migrate(self, pool: GuardedPool) -> list[int]:
-        schema = self.schema
-        quoted = quote_ident(schema)
-        async with pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                f"psych_store_postgres:migrate:{schema}",
-            )
-            exists = await conn.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema
-            )
-            if not exists:
-                await conn.execute(f"CREATE SCHEMA {quoted}")
-            await conn.execute(version_table_sql(schema))
-            current = int(
-                await conn.fetchval(
-                    f"SELECT coalesce(max(version), 0) FROM {quoted}.{VERSION_TABLE}"
-                )
-            )
-            if current > LATEST_VERSION:
-                raise self._too_new(current)
-            pending = [m for m in MIGRATIONS if m.version > current]
-            for migration in pending:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f"INSERT INTO {quoted}.{VERSION_TABLE} (version, name) VALUES ($1, $2)",
-                    migration.version,
-                    migration.name,
-                )
-            return [migration.version for migration in pending]
-
-    async def schema_version(self) -> int | None:
-        """The schema version recorded in the database, or None when never migrated."""
-        pool = await self._open_pool()
-        return await self._call(self._schema_version(pool))
 
     # --- the log -----------------------------------------------------------------------
 
@@ -701,24 +501,12 @@ class PostgresStore:
         Closing the lock connections releases their locks: Runs this instance still
         holds become claimable by other processes straight away.
         """
-        if self._is_closed():
-            return
-        self._closed = True
+        await super().close()
+
+    async def _close_dedicated(self) -> None:
+        """Close the LISTEN connection and the liveness-lock connections."""
         await self._listener.close()
         await self._liveness.close()
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pool.close(), timeout=5.0)
-
-
-async def _reset_nothing(conn: "asyncpg.Connection") -> None:
-    """Skip asyncpg's per-release reset query.
-
-    The store never leaves session state on a pool connection (no LISTEN, no advisory
-    lock, no SET, no cursor, and asyncpg itself rolls back a dangling transaction), so
-    the default reset would only add a round trip to every call.
-    """
 
 
 __all__ = ["PostgresStore", "notify_channel"]

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import pytest
 
 import psych_runtime
-from psych_runtime.adapters import reset_plugin_manager, store_backends
-from psych_store_postgres import PostgresStore
+from psych_runtime.adapters import memory_store_backends, reset_plugin_manager, store_backends
+from psych_store_postgres import PostgresMemoryStore, PostgresStore, plugin
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +21,41 @@ def test_the_entry_point_registers_both_schemes() -> None:
     backends = store_backends()
     assert backends["postgresql"].package == "psych-store-postgres"
     assert backends["postgres"] is backends["postgresql"]
+
+
+def test_the_memory_backend_claims_the_same_schemes() -> None:
+    backends = memory_store_backends()
+    assert backends["postgresql"].package == "psych-store-postgres"
+    assert backends["postgresql"].open is plugin.open_postgres_memory_store
+    assert backends["postgres"] is backends["postgresql"]
+    assert backends["postgresql"].schemes == store_backends()["postgresql"].schemes
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
+async def test_open_memory_store_returns_a_postgres_memory_store_without_connecting(
+    scheme: str,
+) -> None:
+    # Port 1 is closed: if opening tried to connect, this would fail.
+    memory = await psych_runtime.open_memory_store(
+        f"{scheme}://nobody@127.0.0.1:1/db?schema=psych_plugin", max_size=3
+    )
+    try:
+        assert isinstance(memory, PostgresMemoryStore)
+        assert memory.schema == "psych_plugin"
+    finally:
+        await memory.close()
+
+
+async def test_open_memory_store_refuses_an_unknown_option() -> None:
+    with pytest.raises(TypeError, match="pool_size"):
+        await psych_runtime.open_memory_store("postgresql://h/db", pool_size=3)
+
+
+async def test_open_memory_store_with_migrate_on_an_unreachable_server_is_unavailable() -> None:
+    with pytest.raises(psych_runtime.StoreUnavailable):
+        await psych_runtime.open_memory_store(
+            "postgresql://nobody@127.0.0.1:1/db", migrate=True, connect_timeout=2
+        )
 
 
 @pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
@@ -56,7 +91,8 @@ async def test_open_store_with_migrate_on_an_unreachable_server_is_store_unavail
 def test_importing_the_plugin_does_not_import_the_driver() -> None:
     code = (
         "import sys, psych_store_postgres.plugin, psych_store_postgres;"
-        "print('asyncpg' in sys.modules)"
+        "print(any(name in sys.modules for name in "
+        "('asyncpg', 'psych_store_postgres.store', 'psych_store_postgres.memory')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -65,6 +101,4 @@ def test_importing_the_plugin_does_not_import_the_driver() -> None:
 
 
 def test_the_plugin_declares_the_plugin_api_it_was_built_for() -> None:
-    from psych_store_postgres import plugin
-
     assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION

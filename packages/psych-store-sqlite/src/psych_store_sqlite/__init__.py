@@ -1,8 +1,9 @@
 """A durable Psych Runtime Store in one SQLite file: no server, nothing to install.
 
 Installing the package registers the ``sqlite`` scheme with psych-runtime, so
-``open_store`` finds it. ``SqliteStore`` can also be built directly; it is loaded on
-first access, so importing this package (or its plugin module) never imports sqlite3.
+``open_store`` and ``open_memory_store`` find it. ``SqliteStore`` and
+``SqliteMemoryStore`` can also be built directly; they are loaded on first access, so
+importing this package (or its plugin module) never imports sqlite3.
 
 Example::
 
@@ -31,6 +32,7 @@ from psych_runtime.adapters import lazy_exports
 from psych_store_sqlite._version import __version__
 
 if TYPE_CHECKING:
+    from psych_store_sqlite.memory import SqliteMemoryStore as SqliteMemoryStore
     from psych_store_sqlite.settings import SqliteSettings as SqliteSettings
     from psych_store_sqlite.store import SqliteStore as SqliteStore
 
@@ -38,11 +40,13 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "SqliteStore": "psych_store_sqlite.store",
+        "SqliteMemoryStore": "psych_store_sqlite.memory",
         "SqliteSettings": "psych_store_sqlite.settings",
     },
 )
 
 __all__ = [
+    "SqliteMemoryStore",
     "SqliteSettings",
     "SqliteStore",
     "__version__",

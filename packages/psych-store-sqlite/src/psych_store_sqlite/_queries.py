@@ -17,6 +17,8 @@ from psych_runtime.adapters import (
     Admission,
     Fence,
     LeaseLost,
+    Memory,
+    MemoryKey,
     RecordTooLarge,
     RunHeader,
     RunState,
@@ -25,11 +27,14 @@ from psych_runtime.adapters import (
 from psych_runtime.records import Record, WorkerId, record_from_json, record_to_json
 from psych_store_sqlite._rows import (
     HEADER_COLUMNS,
+    MEMORY_COLUMNS,
     SELECT_HEADER,
     SqlValue,
     from_micros,
     header_from_row,
     header_values,
+    memory_from_row,
+    memory_values,
     optional_micros,
     to_micros,
 )
@@ -363,6 +368,54 @@ def overdue_deadlines(conn: sqlite3.Connection, now: datetime, limit: int) -> li
     return [header_from_row(row) for row in rows]
 
 
+# --- memory ----------------------------------------------------------------------------
+
+_INSERT_MEMORY = (
+    f"INSERT INTO psych_memories ({', '.join(MEMORY_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(MEMORY_COLUMNS))})"
+)
+
+_SQL_INT_MAX = 2**63 - 1
+"""The largest integer SQLite binds."""
+
+# Newest first, so LIMIT keeps the newest facts; ``recall`` turns them back around.
+_RECALL = (
+    "SELECT id, content, created_at FROM psych_memories "
+    "WHERE tenant = ? AND end_user_id = ? ORDER BY created_at DESC, position DESC LIMIT ?"
+)
+
+
+def remember(conn: sqlite3.Connection, fact: Memory) -> None:
+    """Insert a fact exactly as ``mint_memory`` built it."""
+    conn.execute(_INSERT_MEMORY, memory_values(fact))
+
+
+def forget(conn: sqlite3.Connection, key: MemoryKey, memory_id: str) -> bool:
+    """Delete the fact only when its id, tenant and end user all match."""
+    cursor = conn.execute(
+        "DELETE FROM psych_memories WHERE id = ? AND tenant = ? AND end_user_id = ?",
+        (memory_id, key.tenant, key.end_user_id),
+    )
+    return cursor.rowcount > 0
+
+
+def recall(conn: sqlite3.Connection, key: MemoryKey, limit: int | None) -> list[Memory]:
+    """The key's facts oldest first; only the newest ``limit`` of them when given."""
+    # SQLite reads a negative LIMIT as none; a limit past its integers means all too.
+    sql_limit = -1 if limit is None or limit > _SQL_INT_MAX else limit
+    rows = conn.execute(_RECALL, (key.tenant, key.end_user_id, sql_limit)).fetchall()
+    return [memory_from_row(key, row) for row in reversed(rows)]
+
+
+def erase(conn: sqlite3.Connection, key: MemoryKey) -> int:
+    """Delete every fact of the key; returns how many rows went."""
+    cursor = conn.execute(
+        "DELETE FROM psych_memories WHERE tenant = ? AND end_user_id = ?",
+        (key.tenant, key.end_user_id),
+    )
+    return cursor.rowcount
+
+
 # --- helpers ---------------------------------------------------------------------------
 
 
@@ -392,14 +445,18 @@ __all__ = [
     "claim",
     "create_run",
     "encode",
+    "erase",
     "expired_leases",
+    "forget",
     "get_run",
     "get_version",
     "head",
     "overdue_deadlines",
     "put_version",
     "read",
+    "recall",
     "release",
+    "remember",
     "renew",
     "set_runnable_at",
     "settle_inline",

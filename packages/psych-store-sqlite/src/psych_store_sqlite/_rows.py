@@ -14,6 +14,8 @@ from typing import cast
 
 from psych_runtime.adapters import (
     HEADER_COLUMNS,
+    Memory,
+    MemoryKey,
     RunHeader,
     header_from_row as decode_header,
     header_row,
@@ -27,6 +29,9 @@ SELECT_HEADER = ", ".join(HEADER_COLUMNS)
 
 type SqlValue = str | int | bytes | None
 """What this store ever binds as a statement parameter."""
+
+MEMORY_COLUMNS = ("tenant", "end_user_id", "id", "content", "created_at")
+"""The columns of ``psych_memories`` a new fact fills (``position`` is the rowid)."""
 
 
 def to_micros(moment: datetime) -> int:
@@ -68,6 +73,23 @@ def header_from_row(row: tuple[object, ...]) -> RunHeader:
     return decode_header(row, instant=_instant, source="psych-store-sqlite")
 
 
+def memory_values(fact: Memory) -> tuple[SqlValue, ...]:
+    """A fact as statement parameters, in ``MEMORY_COLUMNS`` order."""
+    return (
+        fact.key.tenant,
+        fact.key.end_user_id,
+        fact.id,
+        fact.content,
+        to_micros(fact.created_at),
+    )
+
+
+def memory_from_row(key: MemoryKey, row: tuple[str, str, int]) -> Memory:
+    """Rebuild a fact of ``key`` from its ``(id, content, created_at)`` row."""
+    fact_id, content, created_at = row
+    return Memory(id=fact_id, key=key, content=content, created_at=from_micros(created_at))
+
+
 def _instant(value: object) -> object:
     """A stored microsecond count as a datetime; anything else is left for the check."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -77,11 +99,14 @@ def _instant(value: object) -> object:
 
 __all__ = [
     "HEADER_COLUMNS",
+    "MEMORY_COLUMNS",
     "SELECT_HEADER",
     "SqlValue",
     "from_micros",
     "header_from_row",
     "header_values",
+    "memory_from_row",
+    "memory_values",
     "optional_micros",
     "to_micros",
 ]

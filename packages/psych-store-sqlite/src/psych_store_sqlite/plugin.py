@@ -1,8 +1,13 @@
-"""The entry point psych-runtime loads: registers the ``sqlite://`` Store backend.
+"""The entry point psych-runtime loads: registers the ``sqlite://`` backends.
+
+One scheme, two backends: ``open_store`` gets a ``SqliteStore`` and
+``open_memory_store`` a ``SqliteMemoryStore`` for the same URL, so the Runs and the
+facts of a deployment share one file.
 
 Loading this module must stay cheap, since psych-runtime imports every installed
 plugin when it first looks for backends. So nothing here imports ``sqlite3`` or the
-store itself; both are imported inside ``open_sqlite_store`` and the doctor check.
+stores themselves; they are imported inside the ``open_*`` factories and the doctor
+check.
 """
 
 from typing import TYPE_CHECKING
@@ -10,13 +15,17 @@ from typing import TYPE_CHECKING
 from psych_runtime.adapters import (
     DoctorCheck,
     DoctorResult,
+    MemoryStoreBackend,
     StoreBackend,
     offer_doctor_checks,
+    offer_memory_stores,
     offer_stores,
 )
 
 if TYPE_CHECKING:
     from psych_runtime import Store
+    from psych_store_sqlite._database import SqliteDatabase
+    from psych_store_sqlite.memory import SqliteMemoryStore
 
 PSYCH_PLUGIN_API = 1
 
@@ -43,13 +52,38 @@ async def open_sqlite_store(url: str, **options: object) -> "Store":
     """
     from psych_store_sqlite.store import SqliteStore  # deferred: keep loading cheap
 
-    store = SqliteStore(url, **options)
+    return await _connected(SqliteStore(url, **options))
+
+
+async def open_sqlite_memory_store(url: str, **options: object) -> "SqliteMemoryStore":
+    """Open a ``sqlite://`` memory store, as ``psych_runtime.open_memory_store`` does.
+
+    Like ``open_sqlite_store``: the file is opened before this returns, and the
+    tables are created only by ``open_memory_store(url, migrate=True)`` or
+    ``await memory.migrate()`` (either store's migration prepares both).
+
+    Args:
+        url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``.
+        **options: ``synchronous``, ``busy_timeout_ms``, ``readers``.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+        StoreUnavailable: the file cannot be opened.
+    """
+    from psych_store_sqlite.memory import SqliteMemoryStore  # deferred: keep loading cheap
+
+    return await _connected(SqliteMemoryStore(url, **options))
+
+
+async def _connected[D: "SqliteDatabase"](database: D) -> D:
+    """Open ``database``'s file now, closing it again when that fails."""
     try:
-        await store.connect()
+        await database.connect()
     except BaseException:
-        await store.close()
+        await database.close()
         raise
-    return store
+    return database
 
 
 def _sqlite_usable() -> DoctorResult:
@@ -75,6 +109,16 @@ psych_register_stores = offer_stores(
         open=open_sqlite_store,
         package=_PACKAGE,
         description="Durable store in one SQLite file; several processes may share it.",
+    )
+)
+
+psych_register_memory_stores = offer_memory_stores(
+    MemoryStoreBackend(
+        name="sqlite",
+        schemes=("sqlite",),
+        open=open_sqlite_memory_store,
+        package=_PACKAGE,
+        description="Facts about end users in the store's SQLite file.",
     )
 )
 

@@ -26,6 +26,16 @@ Version 2 adds:
     empty). ``published_at`` is that grantee's first publication, in microseconds;
     NULL means the Version's own. Every Version stored before version 2 gets a shared
     row, so Runs and dispatches of older deployments keep working.
+
+Version 3 adds:
+
+``psych_memories``
+    The facts a ``SqliteMemoryStore`` keeps about end users: one row per fact, with the
+    tenant and the end user in two columns of their own (never joined into one key),
+    compared with SQLite's default binary collation, so ``Alice`` and ``alice`` are
+    two people. ``created_at`` is in microseconds; ``position`` is the rowid, which
+    grows with every insert, and breaks ties between facts of the same microsecond.
+    The fact's ``id`` is unique, so ``forget`` finds its row through one index.
 """
 
 import sqlite3
@@ -107,7 +117,25 @@ _V2 = (
     "SELECT hash, '', NULL FROM psych_versions",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+_V3 = (
+    """
+    CREATE TABLE psych_memories (
+        position INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        end_user_id TEXT NOT NULL,
+        id TEXT NOT NULL UNIQUE,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    )
+    """,
+    # Recall walks one person's facts in time order, newest first when limited.
+    """
+    CREATE INDEX psych_memories_by_key
+        ON psych_memories (tenant, end_user_id, created_at, position)
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 """Statements per schema version; ``MIGRATIONS[n - 1]`` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,10 +11,8 @@ Wake-ups reach only this instance's own waiters (``cross_process_notifier`` is F
 a Worker in another process learns about new work when it next polls.
 """
 
-import functools
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 
 from psych_runtime import RunId, Version, VersionHash
 from psych_runtime.adapters import (
@@ -28,15 +26,14 @@ from psych_runtime.adapters import (
     check_append_batch,
     check_read_window,
     no_run_can_match,
-    settings_from,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
-from psych_store_sqlite import _queries as ops, schema
-from psych_store_sqlite._lanes import Lanes
+from psych_store_sqlite import _queries as ops
+from psych_store_sqlite._database import SqliteDatabase
 from psych_store_sqlite.settings import SqliteSettings
 
 
-class SqliteStore:
+class SqliteStore(SqliteDatabase):
     """A Store kept in one SQLite database file.
 
     Construction does no IO; the file is opened on first use (or by ``connect``).
@@ -61,60 +58,17 @@ class SqliteStore:
     """
 
     def __init__(self, url: str | SqliteSettings, /, **options: object) -> None:
-        settings = settings_from(url, SqliteSettings, options)
-        self._settings = settings
-        self._lanes = Lanes(settings)
+        super().__init__(url, **options)
         # Signalled by this instance's own commits only: other processes are not heard.
         self._notifier = LocalNotifier(complete=False)
-
-    @property
-    def path(self) -> Path:
-        """The absolute path of the database file."""
-        return self._settings.path
-
-    @property
-    def settings(self) -> SqliteSettings:
-        """The resolved settings this store runs with."""
-        return self._settings
 
     @property
     def notifier(self) -> LocalNotifier:
         """Signalled after this instance's own commits; other processes are not heard."""
         return self._notifier
 
-    # --- lifecycle ---------------------------------------------------------------------
-
-    async def connect(self) -> None:
-        """Open the writer's connection now, so a bad path fails here, not mid-Run.
-
-        Raises:
-            StoreUnavailable: the file cannot be opened or created.
-        """
-        await self._lanes.maintain(_nothing)
-
-    async def migrate(self) -> list[int]:
-        """Create or upgrade the tables; returns the schema versions it applied.
-
-        Safe to run on every start: a file already at this release's version applies
-        nothing, and two processes migrating at once serialise on the file's lock.
-
-        Raises:
-            SchemaTooNew: a newer release migrated the file.
-            StoreUnavailable: the file cannot be opened or switched to WAL mode.
-        """
-        where = str(self._settings.path)
-        wait_s = self._settings.busy_timeout_ms / 1000
-        return await self._lanes.maintain(
-            functools.partial(schema.migrate, where=where, wait_s=wait_s)
-        )
-
-    async def schema_version(self) -> int:
-        """The schema version recorded in the file (0 before the first migration)."""
-        return await self._lanes.maintain(schema.current_version)
-
-    async def close(self) -> None:
-        """Finish queued operations and close every connection; idempotent."""
-        await self._lanes.close()
+    # Lifecycle (``connect``, ``migrate``, ``schema_version``, ``close``) and the
+    # ``path`` and ``settings`` properties come from ``SqliteDatabase``.
 
     # --- the log -----------------------------------------------------------------------
 
@@ -248,10 +202,6 @@ class SqliteStore:
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
         return await self._lanes.read(lambda conn: ops.overdue_deadlines(conn, now, limit))
-
-
-def _nothing(conn: object) -> None:
-    """An operation that only makes the lane open its connection."""
 
 
 __all__ = ["SqliteStore"]

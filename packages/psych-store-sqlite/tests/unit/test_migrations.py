@@ -43,7 +43,8 @@ async def test_a_fresh_file_is_at_version_zero_until_migrated(db: Path) -> None:
         assert await store.schema_version() == schema.SCHEMA_VERSION
     finally:
         await store.close()
-    assert {"psych_runs", "psych_records", "psych_versions", schema.VERSION_TABLE} <= _tables(db)
+    expected = {"psych_runs", "psych_records", "psych_versions", "psych_memories"}
+    assert expected | {schema.VERSION_TABLE} <= _tables(db)
 
 
 async def test_migrating_twice_applies_nothing_and_keeps_the_data(db: Path) -> None:
@@ -178,7 +179,7 @@ async def test_versions_stored_before_grants_existed_become_shared(
         )
     store = SqliteStore(_url(db))
     try:
-        assert await store.migrate() == [2]
+        assert await store.migrate() == list(range(2, schema.SCHEMA_VERSION + 1))
         for tenant in ("tenant-a", "tenant-b", None):
             got = await store.get_version(legacy.hash, tenant=tenant)
             assert got is not None, tenant

@@ -11,8 +11,15 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite
-from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager, store_backends
-from psych_store_sqlite import SqliteStore, plugin, schema
+from psych_runtime.adapters import (
+    AUTOLOAD_ENV,
+    MemoryKey,
+    SchemaNotMigrated,
+    memory_store_backends,
+    reset_plugin_manager,
+    store_backends,
+)
+from psych_store_sqlite import SqliteMemoryStore, SqliteStore, plugin, schema
 
 
 @pytest.fixture
@@ -44,6 +51,49 @@ def test_the_backend_claims_the_sqlite_scheme() -> None:
     backend = store_backends()["sqlite"]
     assert backend.package == "psych-store-sqlite"
     assert backend.schemes == ("sqlite",)
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+def test_the_memory_backend_claims_the_same_scheme() -> None:
+    backend = memory_store_backends()["sqlite"]
+    assert backend.package == "psych-store-sqlite"
+    assert backend.schemes == store_backends()["sqlite"].schemes
+    assert backend.open is plugin.open_sqlite_memory_store
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+async def test_open_memory_store_returns_a_sqlite_memory_store(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    memory = await psych_runtime.open_memory_store(url, migrate=True, readers=0)
+    try:
+        assert isinstance(memory, SqliteMemoryStore)
+        assert memory.path == tmp_path / "m.db"
+        assert memory.settings.readers == 0
+        assert await memory.schema_version() == schema.SCHEMA_VERSION
+        key = MemoryKey(tenant="acme", end_user_id="alice")
+        fact = await memory.remember(key, "prefers email")
+        assert await memory.recall(key) == (fact,)
+    finally:
+        await memory.close()
+
+
+@pytest.mark.usefixtures("sqlite_plugin_only")
+async def test_open_memory_store_opens_the_file_but_migrates_only_when_asked(
+    tmp_path: Path,
+) -> None:
+    memory = await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/n.db")
+    try:
+        assert isinstance(memory, SqliteMemoryStore)
+        assert (tmp_path / "n.db").exists()  # opened eagerly
+        assert await memory.schema_version() == 0
+        with pytest.raises(SchemaNotMigrated, match="migrate"):
+            await memory.recall(MemoryKey(tenant="acme", end_user_id="alice"))
+    finally:
+        await memory.close()
+    with pytest.raises(psych_runtime.StoreUnavailable):
+        await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/missing/dir.db")
+    with pytest.raises(TypeError, match="no option 'pool_size'"):
+        await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/c.db", pool_size=3)
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
@@ -99,7 +149,9 @@ def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
         import sys
         import {module}
         loaded = sorted(
-            name for name in ("sqlite3", "_sqlite3", "psych_store_sqlite.store")
+            name for name in (
+                "sqlite3", "_sqlite3", "psych_store_sqlite.store", "psych_store_sqlite.memory"
+            )
             if name in sys.modules
         )
         print(",".join(loaded))

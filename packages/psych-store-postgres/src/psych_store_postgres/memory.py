@@ -1,0 +1,119 @@
+"""``PostgresMemoryStore``: facts about end users, kept in the deployment's schema.
+
+The facts live in ``<schema>.psych_memories``, beside the Runs of the same schema
+(one migration list covers both), so the URL of a ``PostgresStore`` opens its facts
+too. Every call is one statement, one round trip, and commits on its own; the
+connections come from a pool of this instance's own, opened on first use.
+"""
+
+from psych_runtime.adapters import (
+    Memory,
+    MemoryKey,
+    check_memory_key,
+    check_recall_limit,
+    mint_memory,
+    no_run_can_match,
+)
+from psych_store_postgres._database import PostgresDatabase
+from psych_store_postgres._queries import MemoryQueries
+from psych_store_postgres._rows import memory_from_row
+from psych_store_postgres.settings import PostgresSettings
+
+_BIGINT_MAX = 2**63 - 1
+"""The largest LIMIT PostgreSQL takes."""
+
+
+class PostgresMemoryStore(PostgresDatabase):
+    """A MemoryStore on PostgreSQL.
+
+    Constructing one does no IO. The pool opens on first use, which also checks that
+    the schema was migrated by a release this code can read; until it is, every call
+    raises ``SchemaNotMigrated``. ``await memory.migrate()`` migrates the whole schema,
+    as migrating a ``PostgresStore`` on it does.
+
+    Args:
+        url: the same URL (and options) as the deployment's ``PostgresStore``, or
+            ``PostgresSettings`` already resolved.
+        schema: the schema holding the deployment's tables (default ``psych``).
+        min_size: connections the pool keeps open (default 1).
+        max_size: most connections the pool opens (default 10).
+        connect_timeout: seconds to wait for a new connection (default 10).
+        **options: ``listen`` and ``liveness_locks`` are accepted, so a store's URL
+            works unchanged, and ignored: this store neither waits nor claims.
+
+    Raises:
+        InvalidStoreUrl: the URL or an option is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+    """
+
+    def __init__(self, url: str | PostgresSettings, /, **options: object) -> None:
+        super().__init__(url, **options)
+        self._queries = MemoryQueries.for_schema(self._settings.schema)
+
+    async def remember(self, key: MemoryKey, content: str) -> Memory:
+        """See ``MemoryStore.remember``: one insert, committed before this returns.
+
+        Raises:
+            ValueError: the key or the content cannot be stored (nothing is sent).
+            SchemaNotMigrated: the schema is missing or older than this release's.
+            StoreUnavailable: the server cannot be reached.
+        """
+        fact = mint_memory(key, content)
+        pool = await self._ready()
+        await self._call(
+            pool.execute(
+                self._queries.remember,
+                key.tenant,
+                key.end_user_id,
+                fact.id,
+                fact.content,
+                fact.created_at,
+            )
+        )
+        return fact
+
+    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """See ``MemoryStore.forget``: deletes only a fact of this very key.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        check_memory_key(key)
+        # An id holding NUL or a lone surrogate was never issued, and text cannot hold it.
+        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
+            return False
+        pool = await self._ready()
+        gone = await self._call(
+            pool.fetchval(self._queries.forget, key.tenant, key.end_user_id, memory_id)
+        )
+        return bool(gone)
+
+    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
+        """See ``MemoryStore.recall``: oldest first, the newest ``limit`` when given.
+
+        Raises:
+            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
+        """
+        check_memory_key(key)
+        check_recall_limit(limit)
+        pool = await self._ready()
+        # LIMIT takes a bigint; NULL (no limit) covers anything larger as well.
+        bounded = None if limit is None or limit > _BIGINT_MAX else limit
+        rows = await self._call(
+            pool.fetch(self._queries.recall, key.tenant, key.end_user_id, bounded)
+        )
+        return tuple(memory_from_row(key, row) for row in reversed(rows))
+
+    async def erase(self, key: MemoryKey) -> int:
+        """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        check_memory_key(key)
+        pool = await self._ready()
+        gone = await self._call(pool.fetchval(self._queries.erase, key.tenant, key.end_user_id))
+        return int(gone)
+
+
+__all__ = ["PostgresMemoryStore"]

@@ -1,0 +1,191 @@
+"""What the MemoryContract leaves to the adapter: schema checks, storage, input refusal."""
+
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+import psych_runtime
+from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
+from psych_store_postgres import PostgresMemoryStore, PostgresStore
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+
+Factory = Callable[..., Awaitable[PostgresStore]]
+ALICE = MemoryKey(tenant="acme", end_user_id="alice")
+
+
+@pytest_asyncio.fixture
+async def make_memory(
+    server: str, schema: str
+) -> AsyncIterator[Callable[..., Awaitable[PostgresMemoryStore]]]:
+    """Build memory stores on the test's schema; every one built is closed afterwards."""
+    made: list[PostgresMemoryStore] = []
+
+    async def make(*, migrate: bool = True) -> PostgresMemoryStore:
+        memory = PostgresMemoryStore(server, schema=schema)
+        made.append(memory)
+        if migrate:
+            await memory.migrate()
+        return memory
+
+    yield make
+    for memory in made:
+        await memory.close()
+
+
+async def test_open_memory_store_with_migrate_returns_a_ready_postgres_memory_store(
+    server: str, schema: str
+) -> None:
+    memory = await psych_runtime.open_memory_store(f"{server}?schema={schema}", migrate=True)
+    try:
+        assert isinstance(memory, PostgresMemoryStore)
+        assert await memory.schema_version() == LATEST_VERSION
+        fact = await memory.remember(ALICE, "prefers email")
+        assert await memory.recall(ALICE) == (fact,)
+    finally:
+        await memory.close()
+
+
+async def test_an_unmigrated_schema_raises_schema_not_migrated(
+    make_memory: Callable[..., Awaitable[PostgresMemoryStore]],
+) -> None:
+    memory = await make_memory(migrate=False)
+    with pytest.raises(SchemaNotMigrated, match="migrate"):
+        await memory.remember(ALICE, "prefers email")
+    with pytest.raises(SchemaNotMigrated):
+        await memory.recall(ALICE)
+    with pytest.raises(SchemaNotMigrated):
+        await memory.forget(ALICE, "mem_x")
+    with pytest.raises(SchemaNotMigrated):
+        await memory.erase(ALICE)
+    assert await memory.migrate() == [migration.version for migration in MIGRATIONS]
+    assert await memory.recall(ALICE) == ()
+
+
+async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
+    make_memory: Callable[..., Awaitable[PostgresMemoryStore]],
+    make_store: Factory,
+    server: str,
+    schema: str,
+) -> None:
+    conn = await asyncpg.connect(server)
+    try:
+        async with conn.transaction():
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+            await conn.execute(version_table_sql(schema))
+            for migration in MIGRATIONS[:3]:
+                await conn.execute(migration.render(schema))
+                await conn.execute(
+                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                    migration.version,
+                    migration.name,
+                )
+    finally:
+        await conn.close()
+    memory = await make_memory(migrate=False)
+    with pytest.raises(SchemaNotMigrated, match="at version 3"):
+        await memory.recall(ALICE)
+    # Migrating the Run store brings the memory table too: one list of migrations.
+    store = await make_store(migrate=False)
+    assert await store.migrate() == [4]
+    fresh = await make_memory(migrate=False)
+    fact = await fresh.remember(ALICE, "after the upgrade")
+    assert await fresh.recall(ALICE) == (fact,)
+
+
+async def test_a_newer_schema_is_refused(
+    make_memory: Callable[..., Awaitable[PostgresMemoryStore]], server: str, schema: str
+) -> None:
+    await make_memory()
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(
+            f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+            LATEST_VERSION + 1,
+            "from the future",
+        )
+    finally:
+        await conn.close()
+    newer_unaware = await make_memory(migrate=False)
+    with pytest.raises(SchemaTooNew):
+        await newer_unaware.recall(ALICE)
+    with pytest.raises(SchemaTooNew):
+        await newer_unaware.migrate()
+
+
+async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
+    make_memory: Callable[..., Awaitable[PostgresMemoryStore]], server: str, schema: str
+) -> None:
+    memory = await make_memory()
+    fact = await memory.remember(ALICE, "likes tea")
+    (recalled,) = await memory.recall(ALICE)
+    assert await memory.recall(ALICE, limit=2**70) == (fact,)  # past any SQL integer
+    assert recalled == fact
+    assert recalled.created_at.utcoffset() == timedelta(0)
+    conn = await asyncpg.connect(server)
+    try:
+        rows = await conn.fetch(
+            f'SELECT tenant, end_user_id, id, content, created_at FROM "{schema}".psych_memories'
+        )
+    finally:
+        await conn.close()
+    assert [tuple(row.values()) for row in rows] == [
+        ("acme", "alice", fact.id, "likes tea", fact.created_at)
+    ]
+
+
+async def test_a_store_and_a_memory_store_share_one_schema(
+    make_memory: Callable[..., Awaitable[PostgresMemoryStore]], make_store: Factory
+) -> None:
+    await make_store()
+    memory = await make_memory(migrate=False)
+    assert await memory.migrate() == []
+    fact = await memory.remember(ALICE, "kept beside the Runs")
+    assert await memory.recall(ALICE) == (fact,)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_bad_input_is_refused_before_the_server_is_asked() -> None:
+    # Nothing listens on the port: any IO would raise StoreUnavailable instead.
+    memory = PostgresMemoryStore(f"postgresql://app@127.0.0.1:{_closed_port()}/db")
+    forged = MemoryKey.model_construct(tenant="acme", end_user_id="nul\x00")
+    try:
+        with pytest.raises(ValueError):
+            await memory.remember(forged, "fact")
+        with pytest.raises(ValueError):
+            await memory.remember(ALICE, "x" * 5000)
+        with pytest.raises(ValueError):
+            await memory.forget(forged, "mem_x")
+        with pytest.raises(ValueError):
+            await memory.recall(forged)
+        with pytest.raises(ValueError):
+            await memory.recall(ALICE, limit=0)
+        with pytest.raises(ValueError):
+            await memory.erase(forged)
+        # An id no store could hold was never issued: not this key's fact, no IO.
+        assert await memory.forget(ALICE, "mem_\ud800") is False
+        assert await memory.forget(ALICE, "mem_\x00") is False
+    finally:
+        await memory.close()
+
+
+async def test_an_unreachable_server_and_a_closed_store_are_unavailable() -> None:
+    port = _closed_port()
+    memory = PostgresMemoryStore(f"postgresql://app:s3cret@127.0.0.1:{port}/db", connect_timeout=2)
+    try:
+        with pytest.raises(psych_runtime.StoreUnavailable) as caught:
+            await memory.recall(ALICE)
+        assert f"127.0.0.1:{port}" in str(caught.value)
+        assert "s3cret" not in str(caught.value)
+    finally:
+        await memory.close()
+    with pytest.raises(psych_runtime.StoreUnavailable, match=r"PostgresMemoryStore.*closed"):
+        await memory.recall(ALICE)

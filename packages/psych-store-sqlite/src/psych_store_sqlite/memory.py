@@ -1,0 +1,86 @@
+"""``SqliteMemoryStore``: facts about end users, kept in the store's SQLite file.
+
+The facts live in the ``psych_memories`` table of the same file a ``SqliteStore``
+uses (one migration list covers both), so one URL opens the Runs and the facts of a
+deployment. Writes go through the writer thread inside ``BEGIN IMMEDIATE`` like every
+write of the store; a recall is one statement on a reader thread.
+"""
+
+from psych_runtime.adapters import (
+    Memory,
+    MemoryKey,
+    check_memory_key,
+    check_recall_limit,
+    mint_memory,
+    no_run_can_match,
+)
+from psych_store_sqlite import _queries as ops
+from psych_store_sqlite._database import SqliteDatabase
+
+
+class SqliteMemoryStore(SqliteDatabase):
+    """A MemoryStore kept in one SQLite database file.
+
+    Construction does no IO; the file is opened on first use (or by ``connect``).
+    The table is created by ``await memory.migrate()``, which migrates the whole file,
+    or by migrating a ``SqliteStore`` on the same file. Until then every call raises
+    ``SchemaNotMigrated``.
+
+    Args:
+        url: ``sqlite:////absolute/path.db`` or ``sqlite:///relative/path.db``, the
+            same URL the file's ``SqliteStore`` uses; or ``SqliteSettings``.
+        **options: ``synchronous``, ``busy_timeout_ms`` and ``readers``, as for
+            ``SqliteStore``.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+        ValueError: an option value is out of range.
+    """
+
+    async def remember(self, key: MemoryKey, content: str) -> Memory:
+        """See ``MemoryStore.remember``: one insert, committed before this returns.
+
+        Raises:
+            ValueError: the key or the content cannot be stored (nothing is written).
+            SchemaNotMigrated: the file's schema is missing or older than this release's.
+            StoreUnavailable: the file cannot be written.
+        """
+        fact = mint_memory(key, content)
+        await self._lanes.write(lambda conn: ops.remember(conn, fact))
+        return fact
+
+    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """See ``MemoryStore.forget``: deletes only a fact of this very key.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        check_memory_key(key)
+        # An id holding NUL or a lone surrogate was never issued: no fact has it.
+        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
+            return False
+        return await self._lanes.write(lambda conn: ops.forget(conn, key, memory_id))
+
+    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
+        """See ``MemoryStore.recall``: oldest first, the newest ``limit`` when given.
+
+        Raises:
+            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
+        """
+        check_memory_key(key)
+        check_recall_limit(limit)
+        facts = await self._lanes.read(lambda conn: ops.recall(conn, key, limit))
+        return tuple(facts)
+
+    async def erase(self, key: MemoryKey) -> int:
+        """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        check_memory_key(key)
+        return await self._lanes.write(lambda conn: ops.erase(conn, key))
+
+
+__all__ = ["SqliteMemoryStore"]

@@ -1,0 +1,37 @@
+"""SqliteMemoryStore against the shared MemoryStore conformance suite, one file per test."""
+
+import tempfile
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from psych_contract import MemoryContract
+from psych_runtime.adapters import MemoryStore
+from psych_store_sqlite import SqliteMemoryStore
+
+
+class TestSqliteMemoryStore(MemoryContract):
+    durable = True
+
+    @pytest_asyncio.fixture
+    async def memory_store(self) -> AsyncIterator[SqliteMemoryStore]:
+        # A new directory (and so a new, empty file) for every case; the fixture takes
+        # no arguments because it overrides the suite's own, hence no tmp_path.
+        with tempfile.TemporaryDirectory(prefix="psych-sqlite-memory-") as folder:
+            memory = SqliteMemoryStore(f"sqlite:///{folder}/memory.db")
+            await memory.migrate()
+            yield memory
+            await memory.close()
+
+    @pytest_asyncio.fixture
+    async def peer_memory_store(
+        self, memory_store: MemoryStore
+    ) -> AsyncIterator[SqliteMemoryStore]:
+        # A second instance on the same file: its own writer connection and readers.
+        peer = await self.reopen_memory_store(memory_store)
+        yield peer
+        await peer.close()
+
+    async def reopen_memory_store(self, memory_store: MemoryStore) -> SqliteMemoryStore:
+        assert isinstance(memory_store, SqliteMemoryStore)
+        return SqliteMemoryStore(memory_store.settings)

@@ -1,0 +1,141 @@
+"""What the MemoryContract leaves to the adapter: schema checks, storage, input refusal."""
+
+import sqlite3
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
+from psych_store_sqlite import SqliteMemoryStore, SqliteStore, schema
+
+ALICE = MemoryKey(tenant="acme", end_user_id="alice")
+
+
+def _url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+async def test_an_unmigrated_file_raises_schema_not_migrated(tmp_path: Path) -> None:
+    memory = SqliteMemoryStore(_url(tmp_path / "fresh.db"))
+    try:
+        with pytest.raises(SchemaNotMigrated, match=r"no Psych schema.*migrate\(\)"):
+            await memory.remember(ALICE, "prefers email")
+        with pytest.raises(SchemaNotMigrated):
+            await memory.recall(ALICE)
+        with pytest.raises(SchemaNotMigrated):
+            await memory.forget(ALICE, "mem_x")
+        with pytest.raises(SchemaNotMigrated):
+            await memory.erase(ALICE)
+        assert await memory.migrate() == list(range(1, schema.SCHEMA_VERSION + 1))
+        assert await memory.recall(ALICE) == ()
+    finally:
+        await memory.close()
+
+
+async def test_a_file_at_an_older_version_is_refused_until_migrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "old.db"
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        patched.setattr(schema, "SCHEMA_VERSION", 2)
+        old = SqliteStore(_url(db))
+        assert await old.migrate() == [1, 2]
+        await old.close()
+    memory = SqliteMemoryStore(_url(db))
+    try:
+        with pytest.raises(SchemaNotMigrated, match="schema version 2"):
+            await memory.recall(ALICE)
+    finally:
+        await memory.close()
+    # Migrating the Run store brings the memory table too: one list of migrations.
+    store = SqliteStore(_url(db))
+    try:
+        assert await store.migrate() == [3]
+    finally:
+        await store.close()
+    memory = SqliteMemoryStore(_url(db))
+    try:
+        fact = await memory.remember(ALICE, "after the upgrade")
+        assert await memory.recall(ALICE) == (fact,)
+    finally:
+        await memory.close()
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "newer.db"
+    memory = SqliteMemoryStore(_url(db))
+    await memory.migrate()
+    await memory.close()
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(f"UPDATE {schema.VERSION_TABLE} SET version = ?", (schema.SCHEMA_VERSION + 1,))
+    memory = SqliteMemoryStore(_url(db))
+    try:
+        with pytest.raises(SchemaTooNew):
+            await memory.recall(ALICE)
+        with pytest.raises(SchemaTooNew):
+            await memory.migrate()
+    finally:
+        await memory.close()
+
+
+async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "rows.db"
+    memory = SqliteMemoryStore(_url(db))
+    try:
+        await memory.migrate()
+        fact = await memory.remember(ALICE, "likes tea")
+        (recalled,) = await memory.recall(ALICE)
+        assert await memory.recall(ALICE, limit=2**70) == (fact,)  # past any SQL integer
+    finally:
+        await memory.close()
+    assert recalled == fact
+    assert recalled.created_at.tzinfo is UTC
+    assert recalled.created_at.microsecond == fact.created_at.microsecond
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT tenant, end_user_id, id, content, created_at FROM psych_memories"
+        ).fetchall()
+    micros = (fact.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    assert rows == [("acme", "alice", fact.id, "likes tea", micros)]
+
+
+async def test_bad_input_is_refused_before_the_file_is_touched(tmp_path: Path) -> None:
+    # The directory does not exist: any IO would raise StoreUnavailable instead.
+    memory = SqliteMemoryStore(_url(tmp_path / "missing" / "memory.db"))
+    forged = MemoryKey.model_construct(tenant="acme", end_user_id="nul\x00")
+    try:
+        with pytest.raises(ValueError):
+            await memory.remember(forged, "fact")
+        with pytest.raises(ValueError):
+            await memory.remember(ALICE, "")
+        with pytest.raises(ValueError):
+            await memory.forget(forged, "mem_x")
+        with pytest.raises(ValueError):
+            await memory.recall(forged)
+        with pytest.raises(ValueError):
+            await memory.recall(ALICE, limit=0)
+        with pytest.raises(ValueError):
+            await memory.erase(forged)
+        # An id no store could hold was never issued: not this key's fact, no IO.
+        assert await memory.forget(ALICE, "mem_\ud800") is False
+        assert await memory.forget(ALICE, "mem_\x00") is False
+    finally:
+        await memory.close()
+
+
+async def test_a_store_and_a_memory_store_share_one_file(tmp_path: Path) -> None:
+    url = _url(tmp_path / "shared.db")
+    store, memory = SqliteStore(url), SqliteMemoryStore(url)
+    try:
+        assert await store.migrate() == list(range(1, schema.SCHEMA_VERSION + 1))
+        assert await memory.migrate() == []
+        fact = await memory.remember(ALICE, "kept beside the Runs")
+        assert await memory.recall(ALICE) == (fact,)
+    finally:
+        await memory.close()
+        await store.close()
