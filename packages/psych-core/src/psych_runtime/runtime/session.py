@@ -9,7 +9,7 @@ object it builds is exposed, so a program can outgrow it piece by piece.
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from psych_runtime.blob.port import BlobStore
@@ -162,13 +162,17 @@ class Session:
         *,
         continues: RunId | None = None,
         timeout: float | None = None,
+        end_user_id: str | None = None,
     ) -> AnswerView:
         """Dispatch a Run with ``message``, wait for it, and return its answer.
 
         A failed Run is reported, not raised: the view has ``finished=False`` and
-        ``status()`` says why.
+        ``status()`` says why. ``end_user_id`` names the person served (see
+        ``psych_runtime.dispatch``).
         """
-        dispatched = await self.dispatch(spec, message, continues=continues)
+        dispatched = await self.dispatch(
+            spec, message, continues=continues, end_user_id=end_user_id
+        )
         await self.wait(dispatched.run_id, timeout=timeout)
         return await reads.answer(self.store, dispatched.run_id, scope=self.scope)
 
@@ -357,35 +361,10 @@ async def _session(
     for function in tools:
         registry.register(function)
     rs = runtime_settings or RuntimeSettings()
-    runtime = Runtime(
-        store,
-        model,
-        registry,
-        prices=rs.prices,
-        cost_policy=rs.cost_policy,
-        retry_base_seconds=rs.retry_base_seconds,
-        retry_max_seconds=rs.retry_max_seconds,
-        blob=rs.blob,
-        blob_offload_bytes=rs.blob_offload_bytes,
-        http=rs.http,
-        secrets=rs.secrets,
-        approvals=rs.approvals,
-        policy=rs.policy,
-        access=rs.access,
-    )
+    # Every setting is the Runtime keyword of the same name (a test pins that).
+    runtime = Runtime(store, model, registry, **{f.name: getattr(rs, f.name) for f in fields(rs)})
     ws = worker_settings or WorkerSettings()
-    worker = Worker(
-        store,
-        runtime,
-        worker_id=ws.worker_id,
-        lease_seconds=ws.lease_seconds,
-        heartbeat_seconds=ws.heartbeat_seconds,
-        grace_seconds=ws.grace_seconds,
-        supervisor_interval=ws.supervisor_interval,
-        poll_interval=ws.poll_interval,
-        concurrency=ws.concurrency,
-        max_attempts=ws.max_attempts,
-    )
+    worker = Worker(store, runtime, **{f.name: getattr(ws, f.name) for f in fields(ws)})
     task = asyncio.create_task(worker.run(), name="psych-session-worker")
     try:
         yield Session(
