@@ -64,3 +64,24 @@ def test_the_readme_workflow_example_runs_and_is_the_example_file(tmp_path: Path
     assert asked == "asked: Refund the disputed orders?"
     assert "refunded A-1, A-2" in output
     assert "Arrived damaged." in output and "Never delivered." in output
+
+
+def test_the_readme_subagents_example_runs_and_is_the_example_file(tmp_path: Path) -> None:
+    block = _block(ROOT / "README.md", "SubagentRef(")
+    assert block.strip() in (ROOT / "examples" / "research_team.py").read_text()
+    answer, historian, scientist, totals = _run(block, tmp_path)
+    assert answer == "Newspapers covered tides since 1953; a 2021 survey models them."
+    assert historian == "historian completed 1 call"
+    assert scientist == "scientist completed 1 call"
+    assert totals == "runs 3 input tokens 720"  # six model calls of 120 input tokens
+
+
+def test_the_readme_memory_example_runs_and_is_the_example_file(tmp_path: Path) -> None:
+    block = _block(ROOT / "README.md", "open_memory_store(")
+    assert block.strip() in (ROOT / "examples" / "memory.py").read_text()
+    assert _run(block, tmp_path) == [
+        "Booked on the 9:40, window seat as usual.",
+        "['Prefers the window seat.']",
+        "erased 1",
+    ]
+    assert (tmp_path / "concierge.db").exists()
