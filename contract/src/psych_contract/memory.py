@@ -277,8 +277,11 @@ class MemoryContract:
             await memory_store.recall(alice, limit=limit)  # type: ignore[arg-type]
 
     async def test_unstorable_keys_are_refused(self, memory_store: MemoryStore) -> None:
-        """A key holding NUL or a lone surrogate names no facts: it cannot even be built,
-        and a store handed one built without validation refuses it too."""
+        """A key holding NUL or a lone surrogate names no facts.
+
+        It cannot even be built, and a store handed one built without validation
+        refuses it too.
+        """
         for tenant, end_user in ((_tenant("t"), "nul\x00"), ("bad\udc00", "alice")):
             with pytest.raises(ValueError):
                 MemoryKey(tenant=tenant, end_user_id=end_user)
