@@ -318,3 +318,23 @@ async def test_a_crash_around_a_delegation_runs_the_child_once(crash_before: str
     assert len(clerk_model.requests) == 2  # the child's turns were not taken again
     full = await report(store, log[0].run_id, child_depth=1, scope=ACME)
     assert full.subtree.runs == 2 and full.subagents[0].report is not None
+
+
+async def test_a_child_whose_question_expires_still_reports_its_ending() -> None:
+    # The child inherits the parent's suspension policy: it may ask, but only briefly.
+    policy = SuspensionPolicy(may_ask_questions=True, question_expires_seconds=0.3)
+    question = {"questions": [{"question": "Which depot?"}]}
+    model = ModelsByName(
+        {
+            "lead-m": FakeModel()
+            .turn(tool_calls=[("spawn_subagent", FINDER)])
+            .turn(text="waiting")
+            .turn(text="finder gave up; A1 location unknown"),
+            "finder-m": FakeModel().turn(tool_calls=[("ask_question", question)]),
+        }
+    )
+    log = await _run(_lead(spawn=SpawnEnvelope(models=("finder-m",)), suspension=policy), model)
+    [finished] = [r for r in log if r.type == "subagent_finished"]
+    assert finished.state is TerminalState.ABANDONED
+    assert finished.failure is not None and finished.failure.kind == "suspension_expired"
+    assert log[-1].state is TerminalState.COMPLETED
