@@ -21,9 +21,10 @@ Example::
     asyncio.run(main())
 
 Installing the package registers the ``dynamodb`` scheme with psych-runtime (so
-``open_store`` finds it) and the ``s3`` scheme for blob stores. ``DynamoStore``,
-``S3BlobStore`` and ``create_table`` can also be used directly; they are loaded on
-first access, so importing this package (or its plugin module) never imports aioboto3.
+``open_store`` and ``open_memory_store`` find it) and the ``s3`` scheme for blob
+stores. ``DynamoStore``, ``DynamoMemoryStore``, ``S3BlobStore`` and ``create_table``
+can also be used directly; they are loaded on first access, so importing this package
+(or its plugin module) never imports aioboto3.
 """
 
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from psych_store_dynamo._version import __version__
 if TYPE_CHECKING:
     from psych_store_dynamo.blob import S3BlobStore as S3BlobStore
     from psych_store_dynamo.errors import BatchTooLarge as BatchTooLarge
+    from psych_store_dynamo.memory import DynamoMemoryStore as DynamoMemoryStore
     from psych_store_dynamo.settings import (
         DynamoSettings as DynamoSettings,
         S3Settings as S3Settings,
@@ -45,6 +47,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "DynamoStore": "psych_store_dynamo.store",
+        "DynamoMemoryStore": "psych_store_dynamo.memory",
         "DynamoSettings": "psych_store_dynamo.settings",
         "S3BlobStore": "psych_store_dynamo.blob",
         "S3Settings": "psych_store_dynamo.settings",
@@ -56,6 +59,7 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "BatchTooLarge",
+    "DynamoMemoryStore",
     "DynamoSettings",
     "DynamoStore",
     "S3BlobStore",

@@ -13,6 +13,7 @@ pk                           sk      what
 ``g#<version hash>#<tenant>``  0     a tenant's grant of a Version (its publication time)
 ``g#<version hash>``         0       the grant sharing a Version with every tenant
 ``meta#schema``              0       the schema version ``migrate`` applied
+``m#<n>#<tenant><end user>``  time   one fact about an end user (``memory_pk``)
 ===========================  ======  ===================================================
 
 A Run's header and its records share a partition, so a range read is one Query on
@@ -25,18 +26,24 @@ present only while they apply, so the claim and the sweeps never scan:
   expiry. Suspended, nested and settled Runs are absent.
 * ``unsettled`` (``open_q``, ``open_k``): every Run not yet settled, sorted by deadline.
 
+A fact's sort key is its ``created_at`` in whole microseconds, so a Query of one end
+user's partition returns the facts in the order they are recalled, in either
+direction. Two facts of one end user never share a microsecond (the write is
+conditional, see ``DynamoMemoryStore.remember``), so the sort key alone orders them.
+
 Instants are stored as whole microseconds since the Unix epoch (type N), so
 conditions compare them exactly; inside index sort keys they are zero-padded decimal
 microseconds since year 1, so that string order is time order.
 """
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 from psych_runtime import RunId, Scope, VersionHash
-from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.adapters import Memory, MemoryKey, RunHeader, RunState
 from psych_runtime.records import WorkerId
 
 Attribute = dict[str, str]
@@ -68,6 +75,8 @@ VERSION_DOCUMENT = "doc"
 VERSION_GRANTED = "granted"
 """Set on Versions stored with grants; one without it predates them and is shared."""
 PUBLISHED_AT = "published_at"
+MEMORY_ID = "memory_id"
+MEMORY_CONTENT = "content"
 SCHEMA_VERSION_ATTRIBUTE = "version"
 
 CLAIM_Q = "claim_q"
@@ -84,6 +93,9 @@ LEASED = "leased"
 OPEN = "open"
 
 META_PK = "meta#schema"
+
+MAX_PARTITION_KEY_BYTES = 2048
+"""DynamoDB's limit on a partition key value, in UTF-8 bytes."""
 
 MAX_ITEM_BYTES = 400_000
 """DynamoDB's limit on one item (names plus values), "400 KB" read as decimal.
@@ -145,6 +157,15 @@ def time_value(when: datetime) -> Attribute:
     return n(micros(when))
 
 
+def unmatchable(value: str) -> bool:
+    """Whether no stored key, hash or id can equal ``value`` (it has no UTF-8 encoding)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 # --- keys ----------------------------------------------------------------------------
 
 
@@ -190,6 +211,46 @@ def grant_key(version_hash: str, tenant: str | None) -> Item:
 
 
 META_KEY: Item = {PK: s(META_PK), SK: n(0)}
+
+
+def memory_pk(key: MemoryKey) -> str:
+    """The partition holding every fact of one end user of one tenant.
+
+    ``m#<length of the tenant>#<tenant><end user id>``: the length says where the
+    tenant stops, so no two (tenant, end user) pairs share a partition whatever
+    characters they hold (``#`` included), and neither part is escaped. Both parts at
+    their longest in four-byte characters would not fit DynamoDB's 2048-byte key;
+    such a key (and only such a key) is addressed by the SHA-256 of that same text
+    instead, under ``m#~``, which no length-prefixed key begins with.
+    """
+    plain = f"m#{len(key.tenant)}#{key.tenant}{key.end_user_id}"
+    if len(plain.encode()) <= MAX_PARTITION_KEY_BYTES:
+        return plain
+    return "m#~" + hashlib.sha256(plain.encode()).hexdigest()
+
+
+def memory_item(fact: Memory) -> Item:
+    """The item holding one fact: keyed by its end user and its ``created_at``."""
+    return {
+        PK: s(memory_pk(fact.key)),
+        SK: time_value(fact.created_at),
+        MEMORY_ID: s(fact.id),
+        MEMORY_CONTENT: s(fact.content),
+    }
+
+
+def memory_of(item: Mapping[str, Attribute], key: MemoryKey) -> Memory:
+    """Rebuild a fact of ``key`` from its item.
+
+    Raises:
+        ValueError: the item is not a complete fact (a corrupt or foreign item).
+    """
+    return Memory(
+        id=text(item, MEMORY_ID),
+        key=key,
+        content=text(item, MEMORY_CONTENT),
+        created_at=instant(number(item, SK)),
+    )
 
 
 # --- index keys ----------------------------------------------------------------------
@@ -443,8 +504,11 @@ __all__ = [
     "LEASE_EXPIRES_AT",
     "LEASE_HOLDER",
     "MAX_ITEM_BYTES",
+    "MAX_PARTITION_KEY_BYTES",
     "MAX_TRANSACTION_BYTES",
     "MAX_TRANSACTION_ITEMS",
+    "MEMORY_CONTENT",
+    "MEMORY_ID",
     "META_KEY",
     "META_PK",
     "OPEN",
@@ -476,6 +540,9 @@ __all__ = [
     "idempotency_key",
     "instant",
     "item_size",
+    "memory_item",
+    "memory_of",
+    "memory_pk",
     "micros",
     "n",
     "names_in",
@@ -493,6 +560,7 @@ __all__ = [
     "sortable",
     "text",
     "time_value",
+    "unmatchable",
     "version_key",
     "wire_item",
     "wire_items",

@@ -8,7 +8,7 @@ are strongly consistent, so a read always sees the writes that preceded it.
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from psych_runtime.adapters import SchemaNotMigrated
 from psych_store_dynamo import errors
@@ -18,6 +18,7 @@ from psych_store_dynamo.settings import AwsSettings
 
 _SERVICE = "DynamoDB"
 _BATCH_GET_MAX = 100
+_BATCH_WRITE_MAX = 25
 
 
 class ConditionFailed(Exception):
@@ -163,19 +164,28 @@ class Table:
         limit: int | None = None,
         start: Item | None = None,
         filter_expression: str | None = None,
+        forward: bool = True,
+        projection: Sequence[str] = (),
     ) -> tuple[list[Item], Item | None]:
         """One page of a Query: the items and the key to continue from (None at the end).
 
-        Base-table queries are strongly consistent; index queries cannot be.
+        Base-table queries are strongly consistent; index queries cannot be. With
+        ``forward`` False the page runs from the highest sort key down; with a
+        ``projection`` only the attributes named are returned.
         """
         request: dict[str, object] = {
             "TableName": self.name,
             "KeyConditionExpression": key_condition,
             "ExpressionAttributeValues": dict(values),
         }
-        names = names_in(key_condition, filter_expression)
+        projected = ", ".join("#" + name for name in projection) or None
+        names = names_in(key_condition, filter_expression, projected)
         if names:
             request["ExpressionAttributeNames"] = names
+        if projected is not None:
+            request["ProjectionExpression"] = projected
+        if not forward:
+            request["ScanIndexForward"] = False
         if index is None:
             request["ConsistentRead"] = True
         else:
@@ -195,23 +205,55 @@ class Table:
     async def batch_get(self, keys: Sequence[Item]) -> list[Item]:
         """The items under ``keys`` that exist (strongly consistent), in no set order."""
         found: list[Item] = []
-        for first in range(0, len(keys), _BATCH_GET_MAX):
-            pending: list[Item] = list(keys[first : first + _BATCH_GET_MAX])
-            delay = 0.01
-            while pending:
-                request = {self.name: {"Keys": pending, "ConsistentRead": True}}
-                try:
-                    response = await self.client.batch_get_item(RequestItems=request)
-                except Exception as exc:
-                    raise self._fail(exc, "BatchGetItem") from exc
-                responses = response.get("Responses")
-                if isinstance(responses, dict):
-                    found.extend(wire_items(responses.get(self.name)))
-                pending = _unprocessed(response, self.name)
-                if pending:
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 1.0)
+
+        async def send(pending: list[Item]) -> list[Item]:
+            request = {self.name: {"Keys": pending, "ConsistentRead": True}}
+            try:
+                response = await self.client.batch_get_item(RequestItems=request)
+            except Exception as exc:
+                raise self._fail(exc, "BatchGetItem") from exc
+            responses = response.get("Responses")
+            if isinstance(responses, dict):
+                found.extend(wire_items(responses.get(self.name)))
+            return _unprocessed(response, self.name)
+
+        await _in_batches(keys, _BATCH_GET_MAX, send)
         return found
+
+    async def batch_delete(self, keys: Sequence[Item]) -> None:
+        """Delete the items under ``keys`` (missing ones are no error), 25 per request.
+
+        Deletes DynamoDB leaves unprocessed (under throttling, say) are sent again,
+        after a growing pause, until every one of them has been applied.
+        """
+
+        async def send(pending: list[Item]) -> list[Item]:
+            request = {self.name: [{"DeleteRequest": {"Key": key}} for key in pending]}
+            try:
+                response = await self.client.batch_write_item(RequestItems=request)
+            except Exception as exc:
+                raise self._fail(exc, "BatchWriteItem") from exc
+            return _unprocessed_deletes(response, self.name)
+
+        await _in_batches(keys, _BATCH_WRITE_MAX, send)
+
+    async def delete_item(
+        self,
+        key: Item,
+        *,
+        condition: str | None = None,
+        values: Mapping[str, Attribute] | None = None,
+    ) -> None:
+        """Delete the item under ``key``, if ``condition`` holds.
+
+        Raises:
+            ConditionFailed: the condition did not hold; nothing was deleted.
+        """
+        request = self._expressions({"TableName": self.name, "Key": key}, condition, values)
+        try:
+            await self.client.delete_item(**request)
+        except Exception as exc:
+            raise self._fail(exc, "DeleteItem") from exc
 
     async def transact(self, operations: Sequence[Mapping[str, object]]) -> None:
         """Run ``operations`` as one all-or-nothing ``TransactWriteItems``.
@@ -329,6 +371,35 @@ def _cancellation(response: Response) -> tuple[tuple[str, ...], tuple[Item | Non
         codes.append(code if isinstance(code, str) else "None")
         items.append(wire_item(entry.get("Item")))
     return tuple(codes), tuple(items)
+
+
+async def _in_batches(
+    items: Sequence[Item], size: int, send: Callable[[list[Item]], Awaitable[list[Item]]]
+) -> None:
+    """Hand ``items`` to ``send`` ``size`` at a time, resending what it returns.
+
+    ``send`` makes one batch request and returns the items DynamoDB left unprocessed;
+    those go again after a pause that doubles each time (up to a second).
+    """
+    for first in range(0, len(items), size):
+        pending = list(items[first : first + size])
+        delay = 0.01
+        while pending:
+            pending = await send(pending)
+            if pending:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+
+def _unprocessed_deletes(response: Response, table: str) -> list[Item]:
+    """The keys of the delete requests a BatchWriteItem left unprocessed."""
+    raw = response.get("UnprocessedItems")
+    entries = raw.get(table) if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        return []
+    requests = [entry.get("DeleteRequest") for entry in entries if isinstance(entry, dict)]
+    keys = [wire_item(request.get("Key")) for request in requests if isinstance(request, dict)]
+    return [key for key in keys if key is not None]
 
 
 def _unprocessed(response: Response, table: str) -> list[Item]:

@@ -1,5 +1,9 @@
 """The entry point psych-runtime loads: registers ``dynamodb://`` and ``s3://``.
 
+``dynamodb://`` opens two backends: ``open_store`` gets a ``DynamoStore`` and
+``open_memory_store`` a ``DynamoMemoryStore`` for the same URL, so the Runs and the
+facts of a deployment share one table.
+
 Loading this module must stay cheap, since psych-runtime imports every installed
 plugin when it first looks for backends. Nothing here imports aioboto3, botocore or
 the store modules; the factories import them when a store is actually opened.
@@ -11,15 +15,18 @@ from psych_runtime.adapters import (
     BlobStoreBackend,
     DoctorCheck,
     DoctorResult,
+    MemoryStoreBackend,
     StoreBackend,
     offer_blob_stores,
     offer_doctor_checks,
+    offer_memory_stores,
     offer_stores,
 )
 
 if TYPE_CHECKING:
     from psych_runtime import Store
     from psych_store_dynamo.blob import S3BlobStore
+    from psych_store_dynamo.memory import DynamoMemoryStore
 
 PSYCH_PLUGIN_API = 1
 
@@ -47,6 +54,26 @@ async def open_dynamo_store(url: str, **options: object) -> "Store":
     from psych_store_dynamo.store import DynamoStore  # deferred: keep loading cheap
 
     return DynamoStore(url, **options)
+
+
+async def open_dynamo_memory_store(url: str, **options: object) -> "DynamoMemoryStore":
+    """Open the facts kept in a ``dynamodb://`` table, as ``open_memory_store`` does.
+
+    Like ``open_dynamo_store``, no request is sent here, and the table is created only
+    when asked (``open_memory_store(url, migrate=True)`` or ``await memory.migrate()``;
+    either store's migration prepares the table for both).
+
+    Args:
+        url: ``dynamodb://TABLE?region=...&endpoint_url=...``.
+        **options: the options ``open_dynamo_store`` takes.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an unknown option, or a value of the wrong type.
+    """
+    from psych_store_dynamo.memory import DynamoMemoryStore  # deferred: keep loading cheap
+
+    return DynamoMemoryStore(url, **options)
 
 
 async def open_s3_blob_store(url: str, **options: object) -> "S3BlobStore":
@@ -82,6 +109,16 @@ psych_register_stores = offer_stores(
         open=open_dynamo_store,
         package=_PACKAGE,
         description="Durable store in one DynamoDB table (transactions, sparse indexes).",
+    )
+)
+
+psych_register_memory_stores = offer_memory_stores(
+    MemoryStoreBackend(
+        name="dynamodb",
+        schemes=("dynamodb",),
+        open=open_dynamo_memory_store,
+        package=_PACKAGE,
+        description="Facts about end users in the store's DynamoDB table.",
     )
 )
 

@@ -19,7 +19,7 @@ Nothing on a hot path scans the table.
 
 import asyncio
 from collections.abc import Sequence
-from contextlib import AsyncExitStack, suppress
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 from psych_runtime import (
@@ -42,7 +42,6 @@ from psych_runtime.adapters import (
     check_admission,
     check_append_batch,
     no_run_can_match,
-    settings_from,
 )
 from psych_runtime.records import (
     Record,
@@ -51,8 +50,9 @@ from psych_runtime.records import (
     record_from_json,
     record_to_json,
 )
-from psych_store_dynamo import _claiming, _connection, _rows as it, schema
+from psych_store_dynamo import _claiming, _rows as it
 from psych_store_dynamo._batches import check_sizes
+from psych_store_dynamo._database import DynamoDatabase
 from psych_store_dynamo._queries import set_entry, update_expression
 from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
 from psych_store_dynamo.settings import DynamoSettings
@@ -70,16 +70,7 @@ _CREATED_AT_CACHE = 4096
 """Runs whose (immutable) created_at is remembered, to spare ``release`` a read."""
 
 
-def _unmatchable(text: str) -> bool:
-    """Whether no stored hash or tenant can equal ``text`` (it has no UTF-8 encoding)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-class DynamoStore:
+class DynamoStore(DynamoDatabase):
     """A Store kept in one DynamoDB table.
 
     Construction does no IO: the client is created on first use, and the first
@@ -112,25 +103,10 @@ class DynamoStore:
     """
 
     def __init__(self, url: str | DynamoSettings, /, **options: object) -> None:
-        self._settings = settings_from(url, DynamoSettings, options)
+        super().__init__(url, **options)
         # Signalled by this instance's own commits only: other processes are not heard.
         self._notifier = LocalNotifier(complete=False)
-        self._lock = asyncio.Lock()
-        self._stack: AsyncExitStack | None = None
-        self._table: Table | None = None
-        self._verified = False
-        self._closed = False
         self._created_at: dict[RunId, datetime] = {}
-
-    @property
-    def settings(self) -> DynamoSettings:
-        """The resolved settings this store runs with."""
-        return self._settings
-
-    @property
-    def table_name(self) -> str:
-        """The DynamoDB table."""
-        return self._settings.table
 
     @property
     def notifier(self) -> LocalNotifier:
@@ -138,63 +114,6 @@ class DynamoStore:
         return self._notifier
 
     # --- lifecycle ---------------------------------------------------------------------
-
-    async def _open(self) -> Table:
-        async with self._lock:
-            if self._closed:
-                raise StoreError(f"the DynamoDB store for {self.table_name!r} is closed")
-            if self._table is None:
-                stack = AsyncExitStack()
-                try:
-                    client = await _connection.open_client("dynamodb", self._settings.aws, stack)
-                except BaseException:
-                    await stack.aclose()
-                    raise
-                self._stack = stack
-                self._table = Table(_connection.dynamo(client), self.table_name, self._settings.aws)
-            return self._table
-
-    async def _ready(self) -> Table:
-        """The table, after checking its schema once per store instance."""
-        table = self._table
-        if self._verified and table is not None and not self._closed:
-            return table
-        table = await self._open()
-        if not self._verified:
-            await schema.verify(table)
-            self._verified = True
-        return table
-
-    async def connect(self) -> None:
-        """Check now that the table is reachable and at this release's schema.
-
-        Raises:
-            StoreUnavailable: DynamoDB cannot be reached.
-            SchemaNotMigrated: the table is missing or not migrated.
-            SchemaTooNew: a newer release migrated the table.
-        """
-        await self._ready()
-
-    async def migrate(self) -> list[int]:
-        """Create or upgrade the table and its indexes; returns the versions applied.
-
-        Waits until the table and both indexes are ACTIVE. Running it again applies
-        nothing, and two processes running it at once converge on the same table.
-
-        Raises:
-            SchemaTooNew: a newer release migrated the table.
-            StoreUnavailable: DynamoDB cannot be reached, or the table did not become
-                ACTIVE in time.
-            StoreError: the table exists with a key schema this store cannot use.
-        """
-        table = await self._open()
-        applied = await schema.migrate(table, self._settings.wait_seconds)
-        self._verified = True
-        return applied
-
-    async def schema_version(self) -> int:
-        """The schema version recorded in the table (0 when missing or never migrated)."""
-        return await schema.current_version(await self._open())
 
     async def drop_table(self) -> bool:
         """Delete the table and everything in it; False when it did not exist.
@@ -204,14 +123,6 @@ class DynamoStore:
         table = await self._open()
         self._verified = False
         return await table.delete()
-
-    async def close(self) -> None:
-        """Close the client; idempotent. The store is unusable afterwards."""
-        async with self._lock:
-            self._closed = True
-            stack, self._stack, self._table = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
 
     # --- the log -----------------------------------------------------------------------
 
@@ -407,7 +318,7 @@ class DynamoStore:
         A Version stored before grants existed carries no ``granted`` mark and is
         shared, as it effectively was.
         """
-        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+        if it.unmatchable(version_hash) or (tenant is not None and it.unmatchable(tenant)):
             return None
         table = await self._ready()
         if tenant is None:

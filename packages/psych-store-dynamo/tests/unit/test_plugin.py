@@ -13,10 +13,11 @@ import psych_store_dynamo
 from psych_runtime.adapters import (
     AUTOLOAD_ENV,
     blob_store_backends,
+    memory_store_backends,
     reset_plugin_manager,
     store_backends,
 )
-from psych_store_dynamo import DynamoStore, S3BlobStore, plugin
+from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
 
 DRIVER_MODULES = ("aioboto3", "aiobotocore", "botocore", "boto3", "aiohttp")
 
@@ -53,6 +54,10 @@ def test_the_backends_claim_dynamodb_and_s3() -> None:
     blobs = blob_store_backends()["s3"]
     assert blobs.package == "psych-store-dynamo"
     assert blobs.schemes == ("s3",)
+    memories = memory_store_backends()["dynamodb"]
+    assert memories.package == "psych-store-dynamo"
+    assert memories.schemes == store.schemes
+    assert memories.open is plugin.open_dynamo_memory_store
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -69,6 +74,59 @@ async def test_open_store_returns_a_dynamo_store_without_any_request() -> None:
         assert store.settings.aws.read_timeout == 3.0
     finally:
         await store.close()
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_memory_store_returns_a_dynamo_memory_store_without_any_request() -> None:
+    # Nothing listens on the endpoint: opening must not talk to it unless asked to.
+    memory = await psych_runtime.open_memory_store(
+        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
+        read_timeout=3,
+    )
+    try:
+        assert isinstance(memory, DynamoMemoryStore)
+        assert memory.table_name == "psych-runs"
+        assert memory.settings.aws.read_timeout == 3.0
+    finally:
+        await memory.close()
+
+
+@pytest.mark.usefixtures("dynamo_plugin_only")
+async def test_open_memory_store_refuses_bad_options_and_urls() -> None:
+    with pytest.raises(TypeError, match="no option 'pool_size'"):
+        await psych_runtime.open_memory_store("dynamodb://psych", pool_size=3)
+    with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
+        await psych_runtime.open_memory_store("dynamodb://x")
+
+
+async def test_bad_input_is_refused_before_any_request() -> None:
+    # Nothing listens on the endpoint: a check that reached it would fail otherwise.
+    memory = DynamoMemoryStore(
+        "dynamodb://psych?region=us-east-1&endpoint_url=http://127.0.0.1:9", max_attempts=1
+    )
+    key = psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u")
+    forged = psych_runtime.adapters.MemoryKey.model_construct(tenant="t\udc00", end_user_id="u")
+    try:
+        with pytest.raises(ValueError):
+            await memory.remember(key, "   ")
+        with pytest.raises(ValueError):
+            await memory.remember(forged, "fact")
+        with pytest.raises(ValueError):
+            await memory.recall(key, limit=0)
+        with pytest.raises(ValueError):
+            await memory.forget(forged, "mem_1")
+        assert await memory.forget(key, "") is False
+        assert await memory.forget(key, "bad \ud800 id") is False
+    finally:
+        await memory.close()
+
+
+async def test_a_closed_memory_store_refuses_further_use() -> None:
+    memory = DynamoMemoryStore("dynamodb://psych?region=us-east-1")
+    await memory.close()
+    await memory.close()  # idempotent
+    with pytest.raises(psych_runtime.StoreError, match=r"memory store .* is closed"):
+        await memory.recall(psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u"))
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -121,7 +179,9 @@ def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
         f"""
         import sys
         import {module}
-        watched = {DRIVER_MODULES!r} + ("psych_store_dynamo.store", "psych_store_dynamo.blob")
+        watched = {DRIVER_MODULES!r} + (
+            "psych_store_dynamo.store", "psych_store_dynamo.memory", "psych_store_dynamo.blob"
+        )
         print(",".join(sorted(name for name in watched if name in sys.modules)))
         """
     )
@@ -164,7 +224,15 @@ def test_the_driver_is_loaded_on_first_use() -> None:
 def test_the_public_names_are_exported_lazily() -> None:
     assert psych_store_dynamo.DynamoStore is DynamoStore
     assert psych_store_dynamo.S3BlobStore is S3BlobStore
-    for name in ("DynamoStore", "S3BlobStore", "BatchTooLarge", "create_table", "drop_table"):
+    assert psych_store_dynamo.DynamoMemoryStore is DynamoMemoryStore
+    for name in (
+        "DynamoStore",
+        "DynamoMemoryStore",
+        "S3BlobStore",
+        "BatchTooLarge",
+        "create_table",
+        "drop_table",
+    ):
         assert name in psych_store_dynamo.__all__
         assert getattr(psych_store_dynamo, name) is not None
     with pytest.raises(AttributeError):

@@ -1,4 +1,4 @@
-"""A durable Psych Runtime Store on MySQL 8 or MariaDB 10.6+.
+"""A durable Psych Runtime Store and MemoryStore on MySQL 8 or MariaDB 10.6+.
 
 Example:
     >>> import psych_store_mysql
@@ -18,6 +18,10 @@ Example:
 
         store = await psych_runtime.open_store("mariadb://app@db/agents", migrate=True)
 
+    The facts kept about end users live in the same database: open them with
+    ``psych_store_mysql.MySQLMemoryStore(url)`` or
+    ``await psych_runtime.open_memory_store(url)``.
+
 Importing this package is cheap: the store module and the aiomysql driver load on
 first use.
 """
@@ -28,6 +32,7 @@ from psych_runtime.adapters import lazy_exports
 from psych_store_mysql._version import __version__
 
 if TYPE_CHECKING:
+    from psych_store_mysql.memory import MySQLMemoryStore as MySQLMemoryStore
     from psych_store_mysql.settings import MySQLSettings as MySQLSettings
     from psych_store_mysql.store import MySQLStore as MySQLStore
 
@@ -35,11 +40,13 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "MySQLStore": "psych_store_mysql.store",
+        "MySQLMemoryStore": "psych_store_mysql.memory",
         "MySQLSettings": "psych_store_mysql.settings",
     },
 )
 
 __all__ = [
+    "MySQLMemoryStore",
     "MySQLSettings",
     "MySQLStore",
     "__version__",

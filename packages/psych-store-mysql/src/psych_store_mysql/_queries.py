@@ -8,8 +8,9 @@ are escaped by the driver when the batch is rendered.
 from collections.abc import Sequence
 from datetime import datetime
 
+from psych_runtime.adapters import Memory, MemoryKey
 from psych_store_mysql._batches import Statement
-from psych_store_mysql._rows import HEADER_COLUMNS, HEADER_SELECT
+from psych_store_mysql._rows import HEADER_COLUMNS, HEADER_SELECT, to_db_time
 from psych_store_mysql.schema import Tables
 
 BEGIN: Statement = ("START TRANSACTION", ())
@@ -277,6 +278,61 @@ class Statements:
         )
 
 
+class MemoryStatements:
+    """SQL for the facts kept about end users, for one table prefix.
+
+    Every statement names the tenant and the end user as two separate conditions, so
+    no key's facts can be reached through another key.
+    """
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        memories = tables.memories
+        self._insert = (
+            f"INSERT INTO `{memories}` (tenant, end_user_id, id, content, created_at) "
+            "VALUES (%s, %s, %s, %s, %s)"
+        )
+        self._select = (
+            f"SELECT id, content, created_at FROM `{memories}` "
+            "WHERE tenant = %s AND end_user_id = %s"
+        )
+        self._delete = f"DELETE FROM `{memories}` WHERE tenant = %s AND end_user_id = %s"
+
+    def remember(self, fact: Memory) -> Statement:
+        """Insert one fact exactly as minted."""
+        return (
+            self._insert,
+            (
+                fact.key.tenant,
+                fact.key.end_user_id,
+                fact.id,
+                fact.content,
+                to_db_time(fact.created_at),
+            ),
+        )
+
+    def recall(self, key: MemoryKey, limit: int | None) -> Statement:
+        """The key's facts oldest first; with ``limit``, only the newest, newest first.
+
+        Both walk the ``facts_of`` index, forwards or backwards; the caller turns the
+        newest-first rows around.
+        """
+        if limit is None:
+            return (self._select + " ORDER BY created_at, seq", (key.tenant, key.end_user_id))
+        return (
+            self._select + " ORDER BY created_at DESC, seq DESC LIMIT %s",
+            (key.tenant, key.end_user_id, limit),
+        )
+
+    def forget(self, key: MemoryKey, memory_id: str) -> Statement:
+        """Delete one fact, only when it belongs to ``key``."""
+        return (self._delete + " AND id = %s", (key.tenant, key.end_user_id, memory_id))
+
+    def erase(self, key: MemoryKey) -> Statement:
+        """Delete every fact of ``key``."""
+        return (self._delete, (key.tenant, key.end_user_id))
+
+
 def _holder(run_id: str, worker_id: str, attempt_count: int | None) -> tuple[str, list[object]]:
     """The condition that the Run's lease is this Worker's (and this claim's, if named)."""
     if attempt_count is None:
@@ -287,4 +343,4 @@ def _holder(run_id: str, worker_id: str, attempt_count: int | None) -> tuple[str
     )
 
 
-__all__ = ["BEGIN", "COMMIT", "ROLLBACK", "Statements"]
+__all__ = ["BEGIN", "COMMIT", "ROLLBACK", "MemoryStatements", "Statements"]

@@ -48,6 +48,15 @@ def checked_id(value: str, what: str) -> str:
     return value
 
 
+def unmatchable(value: str) -> bool:
+    """Whether no stored key, hash or id can equal ``value`` (it has no UTF-8 encoding)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _checked_or_none(value: str | None, what: str) -> str | None:
     return None if value is None else checked_id(value, what)
 
@@ -114,6 +123,16 @@ def instant_or_none(value: object) -> datetime | None:
     return None if value is None else _time(value)
 
 
+def memory_from_row(
+    row: Row, key: psych_runtime.adapters.MemoryKey
+) -> psych_runtime.adapters.Memory:
+    """Rebuild a fact of ``key`` from its ``id, content, created_at`` columns."""
+    memory_id, content, created_at = row
+    return psych_runtime.adapters.Memory(
+        id=_text(memory_id), key=key, content=_text(content), created_at=_time(created_at)
+    )
+
+
 __all__ = [
     "HEADER_COLUMNS",
     "HEADER_SELECT",
@@ -123,7 +142,9 @@ __all__ = [
     "header_values",
     "instant_or_none",
     "integer",
+    "memory_from_row",
     "text",
     "to_db_time",
     "to_db_time_or_none",
+    "unmatchable",
 ]

@@ -1,24 +1,32 @@
-"""Entry point: registers the MySQL / MariaDB Store under ``mysql://`` and ``mariadb://``.
+"""Entry point: registers the MySQL / MariaDB backends under ``mysql://`` and ``mariadb://``.
 
-Importing this module is cheap: it imports neither the store nor aiomysql. Both load
+Both schemes open two backends: ``open_store`` gets a ``MySQLStore`` and
+``open_memory_store`` a ``MySQLMemoryStore`` for the same URL, so the Runs and the
+facts of a deployment share one database and table prefix.
+
+Importing this module is cheap: it imports neither the stores nor aiomysql. They load
 when somebody opens a store with one of these schemes.
 """
 
 from typing import TYPE_CHECKING
 
 from psych_runtime.adapters import (
+    MemoryStoreBackend,
     StoreBackend,
     import_check,
     offer_doctor_checks,
+    offer_memory_stores,
     offer_stores,
 )
 
 if TYPE_CHECKING:
+    from psych_store_mysql.memory import MySQLMemoryStore
     from psych_store_mysql.store import MySQLStore
 
 PSYCH_PLUGIN_API = 1
 
 _PACKAGE = "psych-store-mysql"
+_SCHEMES = ("mysql", "mariadb")
 
 
 async def open_mysql_store(url: str, **options: object) -> "MySQLStore":
@@ -38,13 +46,39 @@ async def open_mysql_store(url: str, **options: object) -> "MySQLStore":
     return MySQLStore(url, **options)
 
 
+async def open_mysql_memory_store(url: str, **options: object) -> "MySQLMemoryStore":
+    """Build a MySQLMemoryStore for ``url``; it connects on first use.
+
+    As for ``open_mysql_store``, migrating is opt-in
+    (``psych_runtime.open_memory_store(url, migrate=True)``); it creates every table of
+    the prefix, the Runs' as well as the facts'.
+
+    Raises:
+        InvalidStoreUrl: the URL or an option is malformed.
+        TypeError: an option this store does not know.
+    """
+    from psych_store_mysql.memory import MySQLMemoryStore  # deferred: keeps loading cheap
+
+    return MySQLMemoryStore(url, **options)
+
+
 psych_register_stores = offer_stores(
     StoreBackend(
         name="mysql",
-        schemes=("mysql", "mariadb"),
+        schemes=_SCHEMES,
         open=open_mysql_store,
         package=_PACKAGE,
         description="Durable store on MySQL 8 or MariaDB 10.6+ (aiomysql).",
+    )
+)
+
+psych_register_memory_stores = offer_memory_stores(
+    MemoryStoreBackend(
+        name="mysql",
+        schemes=_SCHEMES,
+        open=open_mysql_memory_store,
+        package=_PACKAGE,
+        description="Facts about end users in the store's MySQL / MariaDB database.",
     )
 )
 

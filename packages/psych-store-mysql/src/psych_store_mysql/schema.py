@@ -6,6 +6,11 @@ Design notes that the DDL below relies on:
   types) is ``VARBINARY``: comparisons are byte for byte, so ``"a"`` and ``"a "`` or
   ``"A"`` never collide the way they would under a padded or case-insensitive
   collation. That matters most for the tenant, which is an isolation boundary.
+* The facts kept about end users (``memories``) follow the same rule: tenant and
+  end user are two ``VARBINARY`` columns, compared byte for byte and never joined
+  into one string, while the fact itself is utf8mb4 ``TEXT``, so any character
+  (emoji included) comes back as it went in. An ``AUTO_INCREMENT`` column breaks
+  ties between facts remembered in the same microsecond.
 * Times are ``DATETIME(6)`` holding UTC; unlike ``TIMESTAMP`` they ignore the
   session time zone and have no 2038 limit.
 * Records keep the compact JSON exactly as ``record_to_json`` produced it in a
@@ -63,6 +68,11 @@ class Tables:
         return f"{self.prefix}psych_version_grants"
 
     @property
+    def memories(self) -> str:
+        """Facts kept about end users, one row each (``MySQLMemoryStore``)."""
+        return f"{self.prefix}psych_memories"
+
+    @property
     def all(self) -> tuple[str, ...]:
         """Every table this store owns, in creation order."""
         return (
@@ -71,6 +81,7 @@ class Tables:
             self.runs,
             self.records,
             self.version_grants,
+            self.memories,
         )
 
     @property
@@ -201,12 +212,33 @@ def _version_grants(tables: Tables) -> Migration:
     return Migration(2, "versions granted to tenants", (grants, share_older))
 
 
+def _memories(tables: Tables) -> Migration:
+    # The key parts are VARBINARY like the runs' tenant (256 characters are at most
+    # 1024 UTF-8 bytes), so 'Alice' and 'alice' are two people. `facts_of` serves
+    # recall (either direction) and erase; the unique `id` serves forget.
+    memories = CreateTable(
+        tables.memories,
+        f"""CREATE TABLE `{tables.memories}` (
+  seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  tenant VARBINARY(1024) NOT NULL,
+  end_user_id VARBINARY(1024) NOT NULL,
+  id VARBINARY(255) NOT NULL,
+  content TEXT NOT NULL,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (seq),
+  UNIQUE KEY memory_id (id),
+  KEY facts_of (tenant, end_user_id, created_at, seq)
+) {_TABLE_OPTIONS}""",
+    )
+    return Migration(3, "facts kept about end users", (memories,))
+
+
 def migrations(tables: Tables) -> tuple[Migration, ...]:
     """Every migration this release knows, oldest first."""
-    return (_initial(tables), _version_grants(tables))
+    return (_initial(tables), _version_grants(tables), _memories(tables))
 
 
-LATEST_VERSION = 2
+LATEST_VERSION = 3
 """The schema version this release writes and expects."""
 
 

@@ -17,16 +17,15 @@ transactions above open with ``START TRANSACTION``, which suspends autocommit un
 their ``COMMIT``.
 """
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters import WORK, settings_from
+from psych_runtime.adapters import WORK
 from psych_runtime.records import record_from_json, record_to_json
-from psych_store_mysql import _connection, errors, schema
-from psych_store_mysql._batches import PACKET_MARGIN, Batch, Result, pack
+from psych_store_mysql import errors
+from psych_store_mysql._batches import Batch, Result, pack
+from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import BEGIN, COMMIT, ROLLBACK, Statements
 from psych_store_mysql._rows import (
     checked_id,
@@ -37,8 +36,8 @@ from psych_store_mysql._rows import (
     text,
     to_db_time,
     to_db_time_or_none,
+    unmatchable,
 )
-from psych_store_mysql.schema import Tables
 from psych_store_mysql.settings import MySQLSettings
 
 _ADMISSION_ATTEMPTS = 5
@@ -55,16 +54,7 @@ def _grantee(tenant: str | None) -> str:
     return _SHARED if tenant is None else tenant
 
 
-def _unmatchable(text: str) -> bool:
-    """Whether no stored hash or tenant can equal ``text`` (it has no UTF-8 encoding)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-class MySQLStore:
+class MySQLStore(MySQLDatabase):
     """A durable Store on MySQL 8 or MariaDB 10.6+, through an aiomysql pool.
 
     Construct it with a URL (``mysql://user:pw@host:3306/db?table_prefix=app_``) or
@@ -79,68 +69,15 @@ class MySQLStore:
 
     def __init__(self, url: str | MySQLSettings, /, **options: object) -> None:
         """Parse the URL and options; raises InvalidStoreUrl for a malformed one."""
-        self._settings = settings_from(url, MySQLSettings, options)
-        self._tables = Tables(self._settings.table_prefix)
+        super().__init__(url, **options)
         self._sql = Statements(self._tables)
         # Signalled by this instance's own commits only: other processes are not heard.
         self._notifier = psych_runtime.adapters.LocalNotifier(complete=False)
-        self._pool: _connection.Pool | None = None
-        self._budget = 0
-        self._schema_checked = False
-        self._closed = False
-        self._opening = asyncio.Lock()
-
-    @property
-    def settings(self) -> MySQLSettings:
-        """What this store connects to (the password stays out of ``repr``)."""
-        return self._settings
-
-    @property
-    def tables(self) -> Tables:
-        """The table names this store reads and writes."""
-        return self._tables
 
     @property
     def notifier(self) -> psych_runtime.adapters.LocalNotifier:
         """Signalled after this instance's commits; other processes are not told."""
         return self._notifier
-
-    def __repr__(self) -> str:
-        return f"MySQLStore({self._settings.where}, table_prefix={self._tables.prefix!r})"
-
-    # --- lifecycle ---------------------------------------------------------------------
-
-    async def migrate(self) -> list[int]:
-        """Create or upgrade the tables; safe to call repeatedly and concurrently.
-
-        Returns:
-            The schema versions this call applied, oldest first; empty when the
-            database was already current.
-
-        Raises:
-            SchemaTooNew: a newer release already migrated this database.
-            StoreUnavailable: the server cannot be reached.
-        """
-        async with self._lend("migrating", check_schema=False) as batch:
-            applied = await schema.migrate(
-                batch, self._tables, self._settings.migrate_lock_timeout, self._settings.where
-            )
-        self._schema_checked = True
-        return applied
-
-    async def close(self) -> None:
-        """Close every pooled connection; the store refuses calls afterwards."""
-        self._closed = True
-        async with self._opening:
-            pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        await pool.clear()
-        pool.close()
-        await pool.wait_closed()
-        # Closing a socket finishes on the loop's next pass; let it, so no transport
-        # outlives the store and shows up later as a ResourceWarning.
-        await asyncio.sleep(0)
 
     # --- the log -----------------------------------------------------------------------
 
@@ -278,7 +215,7 @@ class MySQLStore:
         self, version_hash: psych_runtime.VersionHash, *, tenant: str | None = None
     ) -> psych_runtime.Version | None:
         """See ``Store.get_version``; the stored Spec is rehashed as it is read."""
-        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+        if unmatchable(version_hash) or (tenant is not None and unmatchable(tenant)):
             return None
         statement = (
             self._sql.get_version(version_hash)
@@ -463,87 +400,6 @@ class MySQLStore:
         async with self._lend("listing overdue deadlines") as batch:
             (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
         return [header_from_row(row) for row in result.rows]
-
-    # --- connections -------------------------------------------------------------------
-
-    async def _open(self, check_schema: bool) -> _connection.Pool:
-        """The pool, opened (and the schema checked) on first use."""
-        pool = self._pool
-        if pool is not None and (self._schema_checked or not check_schema):
-            return pool
-        async with self._opening:
-            if self._closed:
-                raise psych_runtime.StoreError(f"{self!r} is closed")
-            if self._pool is None:
-                pool = await _connection.create_pool(self._settings)
-                try:
-                    self._budget = await self._packet_budget(pool)
-                except BaseException:
-                    pool.close()
-                    await pool.wait_closed()
-                    raise
-                self._pool = pool
-            if check_schema and not self._schema_checked:
-                await self._check_schema(self._pool)
-            return self._pool
-
-    async def _packet_budget(self, pool: _connection.Pool) -> int:
-        async with self._borrow(pool, "reading max_allowed_packet") as batch:
-            value = integer(await batch.scalar("SELECT @@max_allowed_packet"))
-        budget = value - PACKET_MARGIN
-        if self._settings.max_statement_bytes is not None:
-            budget = min(budget, self._settings.max_statement_bytes)
-        return budget
-
-    async def _check_schema(self, pool: _connection.Pool) -> None:
-        async with self._borrow(pool, "checking the schema version") as batch:
-            version = await schema.current_version(batch, self._tables)
-        schema.check_version(version, self._settings.where)
-        self._schema_checked = True
-
-    @asynccontextmanager
-    async def _lend(self, doing: str, *, check_schema: bool = True) -> AsyncIterator[Batch]:
-        if self._closed:
-            raise psych_runtime.StoreError(f"{self!r} is closed")
-        pool = await self._open(check_schema)
-        async with self._borrow(pool, doing) as batch:
-            yield batch
-
-    @asynccontextmanager
-    async def _borrow(self, pool: _connection.Pool, doing: str) -> AsyncIterator[Batch]:
-        """Lend a pooled connection; a connection left in doubt is closed, not reused."""
-        try:
-            conn = await pool.acquire()
-        except Exception as exc:
-            if errors.is_driver_error(exc):
-                raise errors.translate(exc, self._settings, doing) from exc
-            raise
-        try:
-            yield Batch(conn, self._budget or 1 << 20)
-        except BaseException as exc:
-            await _recover(conn, exc)
-            if isinstance(exc, Exception) and errors.is_driver_error(exc):
-                raise errors.translate(exc, self._settings, doing) from exc
-            raise
-        finally:
-            await pool.release(conn)
-
-
-async def _recover(conn: _connection.Connection, exc: BaseException) -> None:
-    """Make a connection safe to pool again after ``exc``, or close it.
-
-    A cancelled or broken connection may be mid-reply, so it is dropped. Otherwise a
-    ROLLBACK ends any transaction the failed batch left open.
-    """
-    if conn.closed:
-        return
-    if not isinstance(exc, Exception) or errors.connection_lost(exc):
-        conn.close()
-        return
-    try:
-        await conn.rollback()
-    except Exception:
-        conn.close()
 
 
 def _append_refusal(

@@ -7,8 +7,8 @@ import pytest
 
 from psych_contract import _data as data
 from psych_runtime import RunId, StoreError
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
-from psych_store_mysql import MySQLStore
+from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
+from psych_store_mysql import MySQLMemoryStore, MySQLStore
 from psych_store_mysql.schema import LATEST_VERSION, Tables
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]
@@ -166,6 +166,7 @@ async def test_versions_stored_before_grants_existed_become_shared(
         # Back to what version 1 left behind: no grants table, one stored Version.
         await sql(
             f"DROP TABLE `{prefix}psych_version_grants`",
+            f"DROP TABLE `{prefix}psych_memories`",
             f"DELETE FROM `{prefix}psych_schema_version` WHERE version > 1",
         )
         document = legacy.export_json().replace("\\", "\\\\").replace("'", "''")
@@ -181,5 +182,82 @@ async def test_versions_stored_before_grants_existed_become_shared(
         fresh = data.version("fresh")
         await store.put_version(fresh, tenant="tenant-a")
         assert await store.get_version(fresh.hash, tenant="tenant-b") is None
+    finally:
+        await store.close()
+
+
+def test_the_schema_version_is_pinned() -> None:
+    """Version 3 added the facts table; bumping it again needs a migration here."""
+    assert LATEST_VERSION == 3
+
+
+async def test_a_database_at_version_2_gains_the_facts_table(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
+) -> None:
+    """A database migrated by the previous release: the store refuses it until
+    ``migrate`` (from either store) adds the facts table, leaving the Runs alone."""
+    cleanup.append(prefix)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        await store.migrate()
+        run, admitted = data.admission()
+        await store.create_run(run, admitted)
+    finally:
+        await store.close()
+    await sql(
+        f"DROP TABLE `{prefix}psych_memories`",
+        f"DELETE FROM `{prefix}psych_schema_version` WHERE version > 2",
+    )
+    key = MemoryKey(tenant="acme", end_user_id="alice")
+    memory = MySQLMemoryStore(mysql_dsn, table_prefix=prefix)
+    older = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        with pytest.raises(SchemaNotMigrated, match="version 2"):
+            await memory.recall(key)
+        with pytest.raises(SchemaNotMigrated, match="version 2"):
+            await older.head(run.run_id)
+        assert await memory.migrate() == [3]
+        assert await older.migrate() == []
+        assert await older.head(run.run_id) == 1
+        fact = await memory.remember(key, "survives the upgrade")
+        assert await memory.recall(key) == (fact,)
+    finally:
+        await memory.close()
+        await older.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    assert await _versions(sql, prefix) == EVERY_VERSION
+
+
+async def test_an_unmigrated_database_is_refused_by_the_memory_store(
+    mysql_dsn: str, prefix: str, tables_of: TablesOf
+) -> None:
+    memory = MySQLMemoryStore(mysql_dsn, table_prefix=prefix)
+    key = MemoryKey(tenant="acme", end_user_id="alice")
+    try:
+        with pytest.raises(SchemaNotMigrated, match="migrate"):
+            await memory.remember(key, "nowhere to go")
+        with pytest.raises(SchemaNotMigrated):
+            await memory.recall(key)
+    finally:
+        await memory.close()
+    assert await tables_of(prefix) == []
+
+
+async def test_the_memory_store_migrates_every_table(
+    mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
+) -> None:
+    """One migration list: the memory store's migrate makes the Runs' tables too."""
+    cleanup.append(prefix)
+    memory = MySQLMemoryStore(mysql_dsn, table_prefix=prefix)
+    try:
+        assert await memory.migrate() == EVERY_VERSION
+        assert await memory.migrate() == []
+    finally:
+        await memory.close()
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    store = MySQLStore(mysql_dsn, table_prefix=prefix)
+    try:
+        assert await store.migrate() == []
+        assert await store.head(RunId("nobody")) == 0
     finally:
         await store.close()

@@ -12,8 +12,13 @@ import pytest
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
-from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager, store_backends
-from psych_store_mysql import MySQLStore
+from psych_runtime.adapters import (
+    AUTOLOAD_ENV,
+    memory_store_backends,
+    reset_plugin_manager,
+    store_backends,
+)
+from psych_store_mysql import MySQLMemoryStore, MySQLStore
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +42,53 @@ def test_both_schemes_are_registered_by_this_package() -> None:
     backends = store_backends()
     assert backends["mysql"] is backends["mariadb"]
     assert backends["mysql"].package == "psych-store-mysql"
+
+
+def test_the_memory_backend_claims_the_same_schemes() -> None:
+    memories = memory_store_backends()
+    assert memories["mysql"] is memories["mariadb"]
+    assert memories["mysql"].package == "psych-store-mysql"
+    assert memories["mysql"].schemes == store_backends()["mysql"].schemes
+    assert memories["mysql"].open is plugin.open_mysql_memory_store
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
+async def test_open_memory_store_returns_a_mysql_memory_store_without_connecting(
+    scheme: str,
+) -> None:
+    # Port 9 (discard) is never a MySQL server: opening must not touch the network.
+    memory = await psych_runtime.open_memory_store(
+        f"{scheme}://u:pw@127.0.0.1:9/db?table_prefix=x_", pool_max_size=3
+    )
+    try:
+        assert isinstance(memory, MySQLMemoryStore)
+        assert memory.settings.pool_max_size == 3
+        assert memory.tables.memories == "x_psych_memories"
+    finally:
+        await memory.close()
+
+
+async def test_open_memory_store_refuses_an_unknown_option() -> None:
+    with pytest.raises(TypeError, match="nonsense"):
+        await psych_runtime.open_memory_store("mysql://127.0.0.1/db", nonsense=1)
+
+
+async def test_a_bad_key_or_limit_is_refused_before_any_connection() -> None:
+    # Nothing listens on port 9: a check that reached the network would fail otherwise.
+    memory = MySQLMemoryStore("mysql://u@127.0.0.1:9/db")
+    forged = psych_runtime.adapters.MemoryKey.model_construct(tenant="t", end_user_id="nul\x00")
+    key = psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u")
+    try:
+        with pytest.raises(ValueError):
+            await memory.remember(forged, "fact")
+        with pytest.raises(ValueError):
+            await memory.remember(key, "")
+        with pytest.raises(ValueError):
+            await memory.recall(key, limit=0)
+        with pytest.raises(ValueError):
+            await memory.erase(forged)
+    finally:
+        await memory.close()
 
 
 @pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
@@ -68,7 +120,8 @@ def test_importing_the_plugin_loads_neither_the_driver_nor_the_store() -> None:
         "import json, sys\n"
         "import psych_store_mysql.plugin\n"
         "print(json.dumps(sorted(m for m in sys.modules "
-        "if m.split('.')[0] in ('aiomysql', 'pymysql') or m == 'psych_store_mysql.store')))"
+        "if m.split('.')[0] in ('aiomysql', 'pymysql') "
+        "or m in ('psych_store_mysql.store', 'psych_store_mysql.memory'))))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -80,6 +133,12 @@ def test_the_package_docstring_example_runs() -> None:
     failures, tried = doctest.testmod(psych_store_mysql, raise_on_error=False)
     assert tried > 0
     assert failures == 0
+
+
+def test_the_memory_store_is_exported_lazily() -> None:
+    assert "MySQLMemoryStore" in psych_store_mysql.__all__
+    assert "MySQLMemoryStore" in dir(psych_store_mysql)
+    assert psych_store_mysql.MySQLMemoryStore is MySQLMemoryStore
 
 
 def test_doctor_check_reports_the_driver() -> None:

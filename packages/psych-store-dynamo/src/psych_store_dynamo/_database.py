@@ -1,0 +1,124 @@
+"""What every store kept in one DynamoDB table shares: settings, the client, the schema.
+
+``DynamoStore`` (the Runs) and ``DynamoMemoryStore`` (the facts about end users) keep
+their items in the same table. Both derive from ``DynamoDatabase``, so opening the
+client, checking the table's schema version once, migrating and closing are written
+once, and either of them migrating prepares the table for both.
+"""
+
+import asyncio
+from contextlib import AsyncExitStack
+
+from psych_runtime import StoreError
+from psych_runtime.adapters import settings_from
+from psych_store_dynamo import _connection, schema
+from psych_store_dynamo._table import Table
+from psych_store_dynamo.settings import DynamoSettings
+
+
+class DynamoDatabase:
+    """The lifecycle of one table: its client, its schema check, closing it.
+
+    Construction does no IO: the client is created on first use, and the first
+    operation checks once that the table exists at this release's schema version.
+
+    Args:
+        url: ``dynamodb://TABLE?region=...&endpoint_url=...``, or ``DynamoSettings``
+            already resolved.
+        **options: ``region``, ``endpoint_url``, ``connect_timeout``, ``read_timeout``,
+            ``max_attempts``, ``wait_seconds``; they override the URL's query.
+
+    Raises:
+        InvalidStoreUrl: the URL is malformed.
+        TypeError: an option has the wrong type.
+        ValueError: an option value is out of range.
+    """
+
+    _kind = "store"
+    """What the store is called in the message a closed one raises."""
+
+    def __init__(self, url: str | DynamoSettings, /, **options: object) -> None:
+        self._settings = settings_from(url, DynamoSettings, options)
+        self._lock = asyncio.Lock()
+        self._stack: AsyncExitStack | None = None
+        self._table: Table | None = None
+        self._verified = False
+        self._closed = False
+
+    @property
+    def settings(self) -> DynamoSettings:
+        """The resolved settings this store runs with."""
+        return self._settings
+
+    @property
+    def table_name(self) -> str:
+        """The DynamoDB table."""
+        return self._settings.table
+
+    async def _open(self) -> Table:
+        async with self._lock:
+            if self._closed:
+                raise StoreError(f"the DynamoDB {self._kind} for {self.table_name!r} is closed")
+            if self._table is None:
+                stack = AsyncExitStack()
+                try:
+                    client = await _connection.open_client("dynamodb", self._settings.aws, stack)
+                except BaseException:
+                    await stack.aclose()
+                    raise
+                self._stack = stack
+                self._table = Table(_connection.dynamo(client), self.table_name, self._settings.aws)
+            return self._table
+
+    async def _ready(self) -> Table:
+        """The table, after checking its schema once per store instance."""
+        table = self._table
+        if self._verified and table is not None and not self._closed:
+            return table
+        table = await self._open()
+        if not self._verified:
+            await schema.verify(table)
+            self._verified = True
+        return table
+
+    async def connect(self) -> None:
+        """Check now that the table is reachable and at this release's schema.
+
+        Raises:
+            StoreUnavailable: DynamoDB cannot be reached.
+            SchemaNotMigrated: the table is missing or not migrated.
+            SchemaTooNew: a newer release migrated the table.
+        """
+        await self._ready()
+
+    async def migrate(self) -> list[int]:
+        """Create or upgrade the table and its indexes; returns the versions applied.
+
+        Waits until the table and both indexes are ACTIVE. Running it again applies
+        nothing, and two processes running it at once converge on the same table.
+
+        Raises:
+            SchemaTooNew: a newer release migrated the table.
+            StoreUnavailable: DynamoDB cannot be reached, or the table did not become
+                ACTIVE in time.
+            StoreError: the table exists with a key schema this store cannot use.
+        """
+        table = await self._open()
+        applied = await schema.migrate(table, self._settings.wait_seconds)
+        self._verified = True
+        return applied
+
+    async def schema_version(self) -> int:
+        """The schema version recorded in the table (0 when missing or never migrated)."""
+        return await schema.current_version(await self._open())
+
+    async def close(self) -> None:
+        """Close the client; idempotent. The store is unusable afterwards."""
+        async with self._lock:
+            self._closed = True
+            stack, self._stack, self._table = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+
+__all__ = ["DynamoDatabase"]
