@@ -79,11 +79,16 @@ async def test_skills_are_listed_and_their_bodies_load_only_on_demand() -> None:
     assert offered.input_schema["properties"]["name"]["enum"] == ["refunds", "tone"]
     loaded = _finished(log, "first")
     assert loaded.outcome is ToolOutcome.OK
-    assert loaded.result == {"skill": "refunds", "instructions": REFUNDS.body}
+    assert loaded.result == {
+        "skill": "refunds",
+        "instructions": REFUNDS.body,
+        "linked_skills": ["tone"],  # the [[skill:tone]] link in the body
+    }
     again = _finished(log, "again").result
     assert again["already_loaded"] is True and again["first_loaded_on_turn"] == 1
     assert again["instructions"] == REFUNDS.body
     assert "already_loaded" not in _finished(log, "other").result
+    assert "linked_skills" not in _finished(log, "other").result  # tone links nowhere
     tool_messages = (m.content for m in model.requests[1].messages if m.role == "tool")
     assert REFUNDS.body in next(tool_messages)
 

@@ -39,7 +39,8 @@ JSON_SCHEMA_TYPES: frozenset[str] = frozenset(
     {"object", "array", "string", "number", "integer", "boolean", "null"}
 )
 
-_SKILL_LINK = re.compile(r"\[\[skill:([^\]]*)\]\]")
+SKILL_LINK = re.compile(r"\[\[skill:([^\]]*)\]\]")
+"""A ``[[skill:name]]`` link in instructions or a skill's body; group 1 is the name."""
 
 
 class ValidationIssue(BaseModel):
@@ -269,7 +270,7 @@ class _Collector:
             (_at(path, "skills", i, "body"), skill.body) for i, skill in enumerate(spec.skills)
         ]
         for where, text in texts:
-            for target in _SKILL_LINK.findall(text):
+            for target in SKILL_LINK.findall(text):
                 if target not in names:
                     self.add(where, f"[[skill:{target}]] links to a skill this spec does not have")
 
@@ -556,6 +557,7 @@ __all__ = [
     "JSON_SCHEMA_TYPES",
     "MAX_NESTING",
     "NOT_RUN_YET",
+    "SKILL_LINK",
     "SpecValidationError",
     "ValidationContext",
     "ValidationIssue",

@@ -5,7 +5,7 @@ the system prompt); a skill's body, which may be long, reaches the model only wh
 calls the built-in ``load_skill``. The call is recorded like any tool call, so the log
 shows which skill was read on which turn, and a second load of the same skill in one
 Run says so in its result (the body is given again, since compaction may have dropped
-the first copy from the conversation).
+the first copy from the conversation), and names the skills its body links to.
 
 Skill bodies and instructions may point at other skills with ``[[skill:name]]``;
 publishing checks that every such link names a skill of the same Spec
@@ -21,6 +21,7 @@ from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject, ToolOutcome
 from psych_runtime.core.spec import Skill
 from psych_runtime.core.state import RunStateView
+from psych_runtime.core.validation import SKILL_LINK
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 LOAD_SKILL: Final = "load_skill"
@@ -86,6 +87,9 @@ def load_skill(skills: Sequence[Skill], arguments: JsonObject, state: RunStateVi
         and result.result.get("skill") == chosen.name
     ]
     loaded: JsonObject = {"skill": chosen.name, "instructions": chosen.body}
+    linked = sorted({name for name in SKILL_LINK.findall(chosen.body) if name != chosen.name})
+    if linked:
+        loaded["linked_skills"] = list(linked)
     if earlier:
         loaded["already_loaded"] = True
         loaded["first_loaded_on_turn"] = earlier[0]
