@@ -5,7 +5,7 @@ phases, each a function in its own module taking the ``AttemptContext``
 (``context.py``): the Run's Journal, its Spec, the Worker's abort signal, the tools
 the Spec grants (``catalog.py``) and the ``AgentDeps`` (``deps.py``), a frozen value
 holding every outside thing a turn touches (model, tool registry, prices, blob store,
-HTTP transport, secrets, retry backoff). The loop never sees the Runtime that built it.
+HTTP transport, secrets, retry backoff, the store, memory). The loop never sees the Runtime that built it.
 
 A phase reads the folded state from the Journal, stages records on it, and answers
 ``Next.CONTINUE`` or ``Next.STOP`` when it decides how the loop goes on (None when it
@@ -22,7 +22,11 @@ leaves that to the phases after it). The phases, in the order a turn meets them:
   refusals: malformed arguments, unknown or withheld tools, unissued handles,
   repeats, the per-turn cap; ``arguments.py`` parses), ``execute.py`` (code, HTTP and
   ``read_tool_output`` calls, cancellation) and ``finish.py`` (storable results,
-  large-result elision and offload).
+  large-result elision and offload). The built-ins with more to them have modules of
+  their own that ``execute.py`` dispatches to: ``delegation.py`` (``delegate``, roster
+  children run inline), ``background.py`` (composed children, and suspending on them
+  when the model answers while they work; ``subagent_calls.py`` holds what both share)
+  and ``memory.py`` (recalling facts when the Attempt starts, ``remember``/``forget``).
 
 A capability joins as one more phase or module beside these, not as a branch inside
 another: a check that must hold a call for a person's approval sits between the

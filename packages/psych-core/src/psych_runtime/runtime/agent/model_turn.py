@@ -22,9 +22,9 @@ from psych_runtime.core.records import (
     TurnStarted,
 )
 from psych_runtime.model.port import ModelError, ModelRequest
+from psych_runtime.runtime.agent.background import wait_for_children
 from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
 from psych_runtime.runtime.agent.cost import call_cost
-from psych_runtime.runtime.agent.delegation import wait_for_children
 from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
