@@ -6,6 +6,7 @@ cover the rules one by one, each through a real Worker and the public API.
 
 import asyncio
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from psych_runtime import (
     publish,
     report,
 )
+from psych_runtime.models import ModelPrice, StaticPriceTable
 from psych_runtime.records import Record
 from psych_runtime.spec import SpawnEnvelope, SubagentRef, SuspensionPolicy
 from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
@@ -338,3 +340,50 @@ async def test_a_child_whose_question_expires_still_reports_its_ending() -> None
     assert finished.state is TerminalState.ABANDONED
     assert finished.failure is not None and finished.failure.kind == "suspension_expired"
     assert log[-1].state is TerminalState.COMPLETED
+
+
+async def test_the_subtree_adds_priced_costs_and_owns_up_to_unpriced_ones() -> None:
+    clerk = AgentSpec(name="clerk", model="clerk-m")
+    unpriced = AgentSpec(name="guess", model="guess-m")
+    spec = _lead(
+        subagents=(
+            SubagentRef(name="clerk", description=DESCRIPTION, spec=clerk),
+            SubagentRef(name="guess", description=DESCRIPTION, spec=unpriced),
+        )
+    )
+    usage = {"input": 1_000_000, "output": 0}
+    lead_model = (
+        FakeModel()
+        .turn(tool_calls=[("delegate", {"agent": "clerk", "task": "t"})], usage=usage)
+        .turn(tool_calls=[("delegate", {"agent": "guess", "task": "t"})], usage=usage)
+        .turn(text="done", usage=usage)
+    )
+    model = ModelsByName(
+        {
+            "lead-m": lead_model,
+            "clerk-m": FakeModel().turn(text="clerk", usage=usage),
+            "guess-m": FakeModel().turn(text="guess", usage=usage),
+        }
+    )
+    prices = StaticPriceTable(
+        {
+            "lead-m": ModelPrice(input=Decimal(2), output=0),
+            "clerk-m": ModelPrice(input=Decimal(3), output=0),
+        }
+    )
+    store = InMemoryStore()
+    version = await publish(store, spec, scope=ACME)
+    worker = Worker(store, Runtime(store, model, registry_of(lookup), prices=prices), **FAST)
+    task = asyncio.create_task(worker.run())
+    try:
+        run = await dispatch(store, version, "Go.", scope=ACME)
+        await settled_log(store, run.run_id)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+    full = await report(store, run.run_id, scope=ACME)
+    assert full.totals.cost is not None and full.totals.cost.amount == Decimal(6)
+    assert full.subtree.cost is not None and full.subtree.cost.amount == Decimal(9)
+    # The unpriced child's calls are counted, never added in as zero.
+    assert full.subtree.unpriced_model_calls == 1 and full.subtree.cost_is_incomplete
+    assert full.subtree.runs == 3 and full.subtree.complete
