@@ -5,7 +5,8 @@ phases, each a function in its own module taking the ``AttemptContext``
 (``context.py``): the Run's Journal, its Spec, the Worker's abort signal, the tools
 the Spec grants (``catalog.py``) and the ``AgentDeps`` (``deps.py``), a frozen value
 holding every outside thing a turn touches (model, tool registry, prices, blob store,
-HTTP transport, secrets, retry backoff, the store, memory). The loop never sees the Runtime that built it.
+HTTP transport, secrets, retry backoff, the store, memory). The loop never sees the
+Runtime that built it.
 
 A phase reads the folded state from the Journal, stages records on it, and answers
 ``Next.CONTINUE`` or ``Next.STOP`` when it decides how the loop goes on (None when it
