@@ -56,6 +56,7 @@ from psych_runtime.plugins import (
 )
 from psych_runtime.plugins.backends import (
     MemoryStoreBackend,
+    ToolSourceFactory,
     import_check,
 )
 from psych_runtime.plugins.errors import (
@@ -72,6 +73,7 @@ from psych_runtime.plugins.offer import (
     offer_doctor_checks,
     offer_memory_stores,
     offer_stores,
+    offer_tool_sources,
 )
 from psych_runtime.plugins.urls import (
     blob_store_backends,
@@ -129,6 +131,16 @@ from psych_runtime.store.settings import (
     UrlSettings,
     settings_from,
 )
+from psych_runtime.tools.context import (
+    ToolContext,
+)
+from psych_runtime.tools.sources import (
+    SourceCallFailed,
+    SourceTool,
+    SourceTools,
+    ToolSource,
+    ToolSourceUnavailable,
+)
 
 __all__ = [
     "AUTOLOAD_ENV",
@@ -169,10 +181,17 @@ __all__ = [
     "SchemaNotMigrated",
     "SchemaTooNew",
     "SeqConflict",
+    "SourceCallFailed",
+    "SourceTool",
+    "SourceTools",
     "Store",
     "StoreBackend",
     "StoreError",
     "StoreUnavailable",
+    "ToolContext",
+    "ToolSource",
+    "ToolSourceFactory",
+    "ToolSourceUnavailable",
     "UnknownBlobStoreScheme",
     "UnknownMemoryStoreScheme",
     "UnknownStoreScheme",
@@ -205,6 +224,7 @@ __all__ = [
     "offer_doctor_checks",
     "offer_memory_stores",
     "offer_stores",
+    "offer_tool_sources",
     "parked",
     "register_plugin",
     "released",

@@ -12,7 +12,7 @@ them in one pass instead of one per publish attempt.
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
@@ -93,6 +93,9 @@ class ValidationContext:
         registry_is_complete: treat ``registered_tools`` as the whole registry even
             when it is empty, so a code tool is refused when nothing is registered.
             The process that will run the Spec (``Session.publish``) knows this.
+        capabilities: Spec fields beyond the core that installed plugins run
+            (``"mcp_servers"`` with psych-mcp, say); ``publish`` adds the installed
+            ones. A field in ``NOT_RUN_YET`` named here is accepted.
     """
 
     registered_tools: frozenset[str]
@@ -100,6 +103,7 @@ class ValidationContext:
     reachable_mcp_servers: frozenset[str]
     sandbox_profiles: frozenset[str]
     registry_is_complete: bool
+    capabilities: frozenset[str]
 
     def __init__(
         self,
@@ -109,6 +113,7 @@ class ValidationContext:
         reachable_mcp_servers: Iterable[str] = (),
         sandbox_profiles: Iterable[str] = (),
         registry_is_complete: bool = False,
+        capabilities: Iterable[str] = (),
     ) -> None:
         object.__setattr__(self, "registered_tools", _names(registered_tools, "registered_tools"))
         object.__setattr__(self, "known_models", _names(known_models, "known_models"))
@@ -119,6 +124,18 @@ class ValidationContext:
         )
         object.__setattr__(self, "sandbox_profiles", _names(sandbox_profiles, "sandbox_profiles"))
         object.__setattr__(self, "registry_is_complete", registry_is_complete)
+        object.__setattr__(self, "capabilities", _names(capabilities, "capabilities"))
+
+    def with_capabilities(self, capabilities: Iterable[str]) -> "ValidationContext":
+        """The same context, also accepting ``capabilities``."""
+        return ValidationContext(
+            registered_tools=self.registered_tools,
+            known_models=self.known_models,
+            reachable_mcp_servers=self.reachable_mcp_servers,
+            sandbox_profiles=self.sandbox_profiles,
+            registry_is_complete=self.registry_is_complete,
+            capabilities=self.capabilities | frozenset(capabilities),
+        )
 
 
 def _at(path: str, *parts: object) -> str:
@@ -346,8 +363,10 @@ NOT_RUN_YET: Mapping[str, str] = {
 """What this release cannot run yet, keyed by Spec kind or ``kind.field.path``.
 
 A key naming a kind refuses every Spec of that kind; a key naming a field refuses a
-Spec whose field is set to anything but its default. The row goes when the capability
-lands, and its Specs publish from then on with the hash they always had.
+Spec whose field is set to anything but its default, unless an installed plugin runs
+it (``ValidationContext.capabilities``: psych-mcp adds ``mcp_servers``). The row goes
+when the capability lands in the core, and its Specs publish from then on with the
+hash they always had.
 """
 
 
@@ -361,7 +380,7 @@ def _not_default(spec: AgentSpec | WorkflowSpec, path: str) -> bool:
 
 
 def unsupported_issues(
-    spec: AgentSpec | WorkflowSpec, path: str = ""
+    spec: AgentSpec | WorkflowSpec, path: str = "", *, capabilities: Collection[str] = ()
 ) -> tuple[ValidationIssue, ...]:
     """What in ``spec`` asks for a capability this release does not run yet.
 
@@ -372,6 +391,7 @@ def unsupported_issues(
     Args:
         spec: a constructed Spec.
         path: where ``spec`` sits in the Spec being published ("" for the root).
+        capabilities: fields installed plugins run, which are not refused.
 
     Returns:
         One issue per refused kind or field, in ``NOT_RUN_YET`` order, then those of
@@ -380,7 +400,7 @@ def unsupported_issues(
     issues = []
     for key, capability in NOT_RUN_YET.items():
         kind, _, field_path = key.partition(".")
-        if kind != spec.kind:
+        if kind != spec.kind or field_path in capabilities:
             continue
         if not field_path:
             issues.append(
@@ -400,7 +420,9 @@ def unsupported_issues(
     if isinstance(spec, WorkflowSpec):
         for where, step in walk_steps(spec.steps, _at(path, "steps") if path else "steps"):
             if isinstance(step, AgentStep | WorkflowStepRef):
-                issues.extend(unsupported_issues(step.spec, _at(where, "spec")))
+                issues.extend(
+                    unsupported_issues(step.spec, _at(where, "spec"), capabilities=capabilities)
+                )
             if isinstance(step, AgentStep) and step.spec.spawn is not None:
                 # An agent step runs inline in the workflow's Attempt, which cannot
                 # suspend to wait for background children.
@@ -547,7 +569,12 @@ def validate(
             spec = SPEC_ADAPTER.validate_python(spec_or_dict)
         except ValidationError as error:
             raise SpecValidationError(_from_pydantic(error, spec_or_dict)) from None
-    issues = unsupported_issues(spec) + unencodable_issues(spec) + collect_issues(spec, context)
+    capabilities = context.capabilities if context is not None else frozenset()
+    issues = (
+        unsupported_issues(spec, capabilities=capabilities)
+        + unencodable_issues(spec)
+        + collect_issues(spec, context)
+    )
     if issues:
         raise SpecValidationError(issues)
     return spec

@@ -127,6 +127,40 @@ class MemoryStoreBackend(_SchemeBackend[MemoryStore]):
     _kind = "memory store backend"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSourceFactory:
+    """A source of remote tools a plugin offers (MCP servers, A2A peers...).
+
+    Installing the plugin is what lets Specs that name such tools publish: the factory's
+    ``capability`` is the Spec field it makes runnable. A ``Runtime`` built without
+    explicit ``tool_sources`` builds one source per installed factory.
+
+    Attributes:
+        name: a short label, shown by ``psych doctor``.
+        capability: the Spec field this source runs (``"mcp_servers"``, ``"a2a_peers"``).
+        build: called as ``build(http=..., secrets=...)`` with the Runtime's
+            ``HttpTransport`` (or None) and ``SecretResolver`` (or None); returns a
+            ``psych_runtime.tools.sources.ToolSource``. Import heavy modules inside it.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    capability: str
+    build: Callable[..., object]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("tool source", self.name)
+        if not isinstance(self.capability, str) or not self.capability:
+            raise ValueError(f"tool source {self.name!r}: capability must name a Spec field")
+        if not callable(self.build):
+            raise ValueError(f"tool source {self.name!r}: build must be callable")
+        if not isinstance(self.package, str) or not self.package:
+            raise ValueError(f"tool source {self.name!r}: package must name its distribution")
+
+
 @dataclass(frozen=True, slots=True)
 class DoctorResult:
     """The outcome of one health check.
@@ -210,5 +244,6 @@ __all__ = [
     "DoctorResult",
     "MemoryStoreBackend",
     "StoreBackend",
+    "ToolSourceFactory",
     "import_check",
 ]

@@ -31,6 +31,7 @@ from psych_runtime.plugins.backends import (
     DoctorCheck,
     MemoryStoreBackend,
     StoreBackend,
+    ToolSourceFactory,
 )
 
 PROJECT_NAME = "psych_runtime"
@@ -68,6 +69,15 @@ def psych_register_memory_stores(register: Callable[[MemoryStoreBackend], None])
 
 
 @hookspec
+def psych_register_tool_sources(register: Callable[[ToolSourceFactory], None]) -> None:
+    """Offer sources of remote tools (MCP servers, A2A peers), one factory each.
+
+    Args:
+        register: call once per ``ToolSourceFactory`` the plugin provides.
+    """
+
+
+@hookspec
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Offer health checks that ``psych doctor`` runs and reports.
 
@@ -87,4 +97,5 @@ __all__ = [
     "psych_register_blob_stores",
     "psych_register_memory_stores",
     "psych_register_stores",
+    "psych_register_tool_sources",
 ]

@@ -18,6 +18,7 @@ from psych_runtime.plugins.backends import (
     DoctorCheck,
     MemoryStoreBackend,
     StoreBackend,
+    ToolSourceFactory,
 )
 from psych_runtime.plugins.hookspecs import hookimpl
 
@@ -49,6 +50,13 @@ def offer_memory_stores(
 ) -> Callable[[Callable[[MemoryStoreBackend], None]], None]:
     """A ``psych_register_memory_stores`` implementation registering ``backends``."""
     return _offer(backends, "memory store backend(s)")
+
+
+def offer_tool_sources(
+    *factories: ToolSourceFactory,
+) -> Callable[[Callable[[ToolSourceFactory], None]], None]:
+    """A ``psych_register_tool_sources`` implementation registering ``factories``."""
+    return _offer(factories, "tool source(s)")
 
 
 def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
@@ -88,4 +96,5 @@ __all__ = [
     "offer_doctor_checks",
     "offer_memory_stores",
     "offer_stores",
+    "offer_tool_sources",
 ]

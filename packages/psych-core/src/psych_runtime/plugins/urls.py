@@ -13,7 +13,12 @@ from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.memory.port import MemoryStore
-from psych_runtime.plugins.backends import BlobStoreBackend, MemoryStoreBackend, StoreBackend
+from psych_runtime.plugins.backends import (
+    BlobStoreBackend,
+    MemoryStoreBackend,
+    StoreBackend,
+    ToolSourceFactory,
+)
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
     UnknownBlobStoreScheme,
@@ -202,6 +207,18 @@ async def open_memory_store(url: str, *, migrate: bool = False, **options: objec
     return memory
 
 
+def tool_source_factories() -> tuple[ToolSourceFactory, ...]:
+    """Every installed tool source factory, in plugin order."""
+    return tuple(
+        entry.item for entry in registrations("psych_register_tool_sources", ToolSourceFactory)
+    )
+
+
+def installed_capabilities() -> frozenset[str]:
+    """The Spec fields installed tool sources make runnable (``"mcp_servers"``...)."""
+    return frozenset(factory.capability for factory in tool_source_factories())
+
+
 def _url_scheme(url: str, *, what: str, examples: str) -> str:
     """The lower-cased scheme of ``url``; ``what`` and ``examples`` word the error."""
     match = _SCHEME.match(url)
@@ -277,10 +294,12 @@ __all__ = [
     "FIRST_PARTY_STORE_PACKAGES",
     "blob_store_backends",
     "blob_store_scheme",
+    "installed_capabilities",
     "memory_store_backends",
     "open_blob_store",
     "open_memory_store",
     "open_store",
     "store_backends",
     "store_scheme",
+    "tool_source_factories",
 ]

@@ -8,6 +8,7 @@ from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.validation import ValidationContext, validate
 from psych_runtime.core.version import Version
+from psych_runtime.plugins.urls import installed_capabilities
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.store.checks import check_key
 from psych_runtime.store.port import Store
@@ -52,7 +53,9 @@ async def publish(
         shared: publish for every tenant instead (a platform's catalogue agent, say):
             any tenant may dispatch it and read its Runs' reports. Only for Specs
             whose instructions every tenant may see.
-        context: what validation checks tool names and models against.
+        context: what validation checks tool names and models against. The Spec
+            fields installed plugins run (MCP servers with psych-mcp, say) are added
+            to its capabilities.
 
     Raises:
         SpecValidationError: every problem found, each with its path.
@@ -66,7 +69,8 @@ async def publish(
     # Refused before anything is stored, as dispatch refuses it, so no store's driver
     # ever meets a tenant it cannot keep.
     check_key(owner, "tenant")
-    checked = validate(spec, context=context)
+    base = context if context is not None else ValidationContext()
+    checked = validate(spec, context=base.with_capabilities(installed_capabilities()))
     return await store.put_version(Version.of(checked, utcnow()), tenant=owner)
 
 

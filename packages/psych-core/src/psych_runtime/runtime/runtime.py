@@ -3,6 +3,7 @@
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
@@ -19,6 +20,7 @@ from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.plugins.urls import tool_source_factories
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.history import continuation_history
@@ -37,6 +39,7 @@ from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
+from psych_runtime.tools.sources import ToolSource
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,26 @@ def _log_outcome(work: "asyncio.Future[None]") -> None:
 
 
 _SPEC_CACHE_SIZE = 256
+
+
+def installed_sources(
+    http: HttpTransport | None, secrets: SecretResolver | None
+) -> tuple[ToolSource, ...]:
+    """One tool source per installed factory, built with the Runtime's egress and secrets.
+
+    Raises:
+        TypeError: a factory built something that is not a ``ToolSource``.
+    """
+    built: list[ToolSource] = []
+    for factory in tool_source_factories():
+        source = factory.build(http=http, secrets=secrets)
+        if not isinstance(source, ToolSource):
+            raise TypeError(
+                f"tool source {factory.name!r} from {factory.package} built "
+                f"{type(source).__name__}, which is not a ToolSource"
+            )
+        built.append(source)
+    return tuple(built)
 
 
 class Runtime:
@@ -99,6 +122,10 @@ class Runtime:
         end_user_id: the end user of Runs whose input names none (a single-user
             application); leave it None when Runs serve different people.
         recall_limit: how many of an end user's newest facts the prompt shows.
+        tool_sources: where tools outside the process (MCP servers, A2A peers) are
+            resolved every turn and called. None builds one of each installed kind
+            (``psych-mcp`` offers MCP servers) with this Runtime's ``http`` transport
+            and ``secrets``; pass a list to configure them yourself, or ``()`` for none.
 
     Raises:
         ValueError: ``blob_offload_bytes`` or ``recall_limit`` is not positive.
@@ -124,6 +151,7 @@ class Runtime:
         memory: MemoryStore | None = None,
         end_user_id: str | None = None,
         recall_limit: int = 50,
+        tool_sources: Sequence[ToolSource] | None = None,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -146,6 +174,9 @@ class Runtime:
         self.memory = memory
         self.end_user_id = end_user_id
         self.recall_limit = recall_limit
+        self.tool_sources: tuple[ToolSource, ...] = (
+            tuple(tool_sources) if tool_sources is not None else installed_sources(http, secrets)
+        )
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
@@ -173,6 +204,7 @@ class Runtime:
             memory=self.memory,
             end_user_id=self.end_user_id,
             recall_limit=self.recall_limit,
+            sources=self.tool_sources,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

@@ -42,6 +42,7 @@ from psych_runtime.tools.approval import ApprovalRules, Policy
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
+from psych_runtime.tools.sources import ToolSource
 
 
 @dataclass
@@ -263,6 +264,8 @@ class RuntimeSettings:
             Run needs an end user (``end_user_id`` on dispatch, or below).
         end_user_id: the end user of Runs that name none (single-user applications).
         recall_limit: how many of an end user's newest facts the prompt shows.
+        tool_sources: where MCP servers' (and other remote) tools come from; None
+            builds one of each installed kind.
     """
 
     prices: PriceResolver | None = None
@@ -279,6 +282,7 @@ class RuntimeSettings:
     memory: MemoryStore | None = None
     end_user_id: str | None = None
     recall_limit: int = 50
+    tool_sources: Sequence[ToolSource] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

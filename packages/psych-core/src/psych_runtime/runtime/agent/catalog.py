@@ -32,6 +32,7 @@ from psych_runtime.tools.plan_and_show import (
 )
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition, skills_section
+from psych_runtime.tools.sources import SourceTool, ToolSource
 from psych_runtime.tools.subagents import (
     CHECK_SUBAGENT,
     DELEGATE,
@@ -68,8 +69,11 @@ class ToolCatalog:
         "asks_questions",
         "granted",
         "http_tools",
+        "permitted",
         "prompt_sections",
         "remembers",
+        "remote",
+        "remote_advisories",
         "shows_components",
         "skills",
         "tracks_tasks",
@@ -100,14 +104,24 @@ class ToolCatalog:
             subagent_definitions += spawn_definitions(spec.spawn, spec)
         self._subagent_definitions = subagent_definitions
         self.remembers = remembers
+        self.remote: dict[str, tuple[ToolSource, SourceTool]] = {}
+        """This turn's tools from remote sources, by qualified name."""
+        self.remote_advisories: tuple[str, ...] = ()
+        self.permitted: Collection[str] | None = None
+        """The tenant's plane as this turn read it; remote calls are narrowed by it again."""
 
     def interruptible(self, name: str) -> bool:
         """Whether a call may be abandoned half way when the Attempt is cancelled."""
+        remote = self.remote.get(name)
+        if remote is not None:
+            return remote[1].interruptible
         return self._interruptible.get(name, True)
 
     def executable(self, name: str) -> bool:
-        """Whether this process can execute ``name`` (registered code, or HTTP)."""
-        return self._registry.get(name) is not None or name in self.http_tools
+        """Whether this process can execute ``name`` (registered code, HTTP, or remote)."""
+        return (
+            self._registry.get(name) is not None or name in self.http_tools or name in self.remote
+        )
 
     def safe_to_retry(self, name: str) -> bool:
         """Whether a call left in doubt by a crash may simply be executed again.
@@ -119,6 +133,9 @@ class ToolCatalog:
         http = self.http_tools.get(name)
         if http is not None:
             return http.method == "GET"
+        remote = self.remote.get(name)
+        if remote is not None:
+            return remote[1].safe_to_retry
         registered = self._registry.get(name)
         if name == READ_TOOL_OUTPUT or name in IN_PROCESS_BUILT_INS:
             return True
@@ -138,6 +155,9 @@ class ToolCatalog:
         http = self._http_definitions.get(name)
         if http is not None:
             return classify(http.annotations)
+        remote = self.remote.get(name)
+        if remote is not None:
+            return classify(remote[1].definition.annotations)
         registered = self._registry.get(name)
         return classify(registered.annotations if registered is not None else ())
 
@@ -148,7 +168,8 @@ class ToolCatalog:
         is simply unknown.
         """
         streak = state.failure_streaks.get(name, 0)
-        if streak >= threshold and (name in self.granted or name == READ_TOOL_OUTPUT):
+        known = name in self.granted or name in self.remote or name == READ_TOOL_OUTPUT
+        if streak >= threshold and known:
             return streak
         return None
 
@@ -177,9 +198,15 @@ class ToolCatalog:
         advisories = [
             withheld_advisory(tool, state.failure_streaks[tool])
             for tool in sorted(withheld)
-            if tool in self.granted or (reader_offered and tool == READ_TOOL_OUTPUT)
+            if tool in self.granted
+            or tool in self.remote
+            or (reader_offered and tool == READ_TOOL_OUTPUT)
         ]
+        advisories.extend(self.remote_advisories)
         definitions = tuple(self._definitions(names))
+        definitions += tuple(
+            tool.definition for _, tool in self.remote.values() if tool.name not in withheld
+        )
         if reader_offered and READ_TOOL_OUTPUT not in withheld:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         if self.asks_questions:

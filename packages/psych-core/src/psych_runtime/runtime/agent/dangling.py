@@ -20,7 +20,9 @@ from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.agent.gate import approved_now, denied
 from psych_runtime.runtime.agent.question import close_answered
+from psych_runtime.runtime.agent.remote import refresh_remote
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
+from psych_runtime.tools.access import permitted_for
 from psych_runtime.tools.ask_question import ASK_QUESTION
 
 UNDECIDED = "not run: the run was stopped before anyone decided on this call"
@@ -31,6 +33,10 @@ async def settle_dangling(ctx: AttemptContext) -> None:
     state = ctx.journal.state
     if state.settled or not state.open_tool_calls:
         return
+    if any(not ctx.tools.executable(call.tool) for call in state.open_tool_calls.values()):
+        # A call of a remote tool can only be sent again once its source is asked what
+        # it offers; one whose source cannot be reached now is closed like any other.
+        await refresh_remote(ctx, await permitted_for(ctx.deps.access, ctx.journal.scope))
     for call in list(state.open_tool_calls.values()):
         if call.tool == ASK_QUESTION:
             await close_answered(ctx, call.call_id)

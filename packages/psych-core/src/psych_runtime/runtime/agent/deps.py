@@ -18,6 +18,7 @@ from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
+from psych_runtime.tools.sources import ToolSource
 
 RetryDelay = Callable[[int, float | None], float]
 """Seconds to wait before retrying a transient model failure, given the retries already
@@ -49,6 +50,8 @@ class AgentDeps:
             memory tools.
         end_user_id: the end user a Run's facts belong to when its input names none.
         recall_limit: how many of an end user's newest facts the prompt shows.
+        sources: where tools outside the process (MCP servers, A2A peers) are
+            resolved every turn and called.
     """
 
     registry: ToolRegistry
@@ -67,3 +70,4 @@ class AgentDeps:
     memory: MemoryStore | None = None
     end_user_id: str | None = None
     recall_limit: int = 50
+    sources: tuple[ToolSource, ...] = ()

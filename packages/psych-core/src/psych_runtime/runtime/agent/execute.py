@@ -36,6 +36,7 @@ from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.agent.finish import Executed, finish
 from psych_runtime.runtime.agent.memory import run_memory_tool
+from psych_runtime.runtime.model_call import replace_lone_surrogates
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
@@ -49,6 +50,7 @@ from psych_runtime.tools.plan_and_show import (
     tasks_from,
 )
 from psych_runtime.tools.skills import LOAD_SKILL, load_skill
+from psych_runtime.tools.sources import SourceCallFailed
 from psych_runtime.tools.subagents import SUBAGENT_TOOLS
 
 
@@ -104,7 +106,12 @@ async def execute(
 async def _invoke(
     ctx: AttemptContext, name: str, arguments: JsonObject, context: ToolContext
 ) -> JsonValue:
-    """Run a Spec HTTP tool through the transport, or a registered code tool."""
+    """Run a Spec HTTP tool, a remote source's tool, or a registered code tool."""
+    remote = ctx.tools.remote.get(name)
+    if remote is not None:
+        source, tool = remote
+        permitted = ctx.tools.permitted
+        return await source.call(ctx.spec, tool, arguments, context, permitted=permitted)
     http = ctx.tools.http_tools.get(name)
     if http is None:
         return await ctx.deps.registry.invoke(name, arguments, context)
@@ -226,8 +233,12 @@ def _outcome_of(task: "asyncio.Future[JsonValue]", started: float) -> Executed:
     error: BaseException = caught.raised if isinstance(caught, _ToolRaised) else caught
     if isinstance(error, ToolArgumentsInvalid | ToolResultInvalid):
         return Executed(ToolOutcome.ERROR, None, failure(error.kind, str(error)), duration)
-    if isinstance(error, HttpToolFailed):
-        failed = ToolFailure(kind=error.kind, message=str(error), transient=error.transient)
+    if isinstance(error, HttpToolFailed | SourceCallFailed):
+        failed = ToolFailure(
+            kind=error.kind,
+            message=replace_lone_surrogates(str(error)),
+            transient=error.transient,
+        )
         return Executed(ToolOutcome.ERROR, None, failed, duration)
     return Executed(
         ToolOutcome.ERROR,

@@ -26,6 +26,7 @@ from psych_runtime.runtime.agent.background import wait_for_children
 from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
 from psych_runtime.runtime.agent.cost import call_cost
 from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
+from psych_runtime.runtime.agent.remote import resolve_remote
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
 from psych_runtime.runtime.prompt import system_prompt
@@ -57,6 +58,9 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     spec = ctx.spec
     state = journal.state
     permitted = await permitted_for(ctx.deps.access, journal.scope)
+    unresolved = await resolve_remote(ctx, permitted)
+    if unresolved is not None:
+        return unresolved
     definitions, advisories = ctx.tools.offered(
         state, spec.limits.failure_streak_threshold, permitted=permitted
     )

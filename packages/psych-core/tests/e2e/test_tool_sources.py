@@ -1,0 +1,258 @@
+"""The ToolSource seam end to end, with an in-process source standing in for MCP servers.
+
+A source is asked what it offers at the start of every turn; these tests change its
+answer between turns, take servers down, narrow by tenant, gate by annotations and
+crash around its calls, and check what the Run and the model see.
+"""
+
+import asyncio
+from collections.abc import Collection
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from psych_runtime import (
+    AgentSpec,
+    ApprovalRules,
+    InMemoryStore,
+    Runtime,
+    TerminalState,
+    ToolContext,
+    ToolRegistry,
+    ValidationContext,
+    Version,
+    Worker,
+    dispatch,
+    publish,
+    resume,
+    status,
+)
+from psych_runtime.core.narrowing import matches
+from psych_runtime.models import ToolDefinition
+from psych_runtime.records import Record
+from psych_runtime.spec import McpServer
+from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.tools.sources import (
+    SourceCallFailed,
+    SourceTool,
+    SourceTools,
+    ToolSourceUnavailable,
+)
+
+from .conftest import ACME, FAST, settled_log
+
+MCP = ValidationContext(capabilities=("mcp_servers",))
+
+
+class ServerRoom:
+    """Pretend MCP servers: a catalogue per server, some of them down, every call kept."""
+
+    def __init__(self, catalogue: dict[str, dict[str, tuple[str, ...]]]) -> None:
+        self.catalogue = catalogue
+        self.down: set[str] = set()
+        self.calls: list[tuple[str, str, str, dict[str, Any]]] = []
+        self.resolved = 0
+
+    def serves(self, spec: AgentSpec) -> bool:
+        return bool(spec.mcp_servers)
+
+    async def resolve(
+        self, spec: AgentSpec, scope: Any, *, permitted: Collection[str] | None
+    ) -> SourceTools:
+        self.resolved += 1
+        tools: list[SourceTool] = []
+        advisories: list[str] = []
+        for server in spec.mcp_servers:
+            if server.name in self.down:
+                if not server.optional:
+                    raise ToolSourceUnavailable(server.name, f"MCP server {server.name} is down")
+                advisories.append(f"The MCP server {server.name} is unavailable this turn.")
+                continue
+            for name, annotations in self.catalogue.get(server.name, {}).items():
+                qualified = f"{server.name}__{name}"
+                if server.allow and not any(matches(name, p) for p in server.allow):
+                    continue
+                if permitted is not None and not any(matches(qualified, p) for p in permitted):
+                    continue
+                definition = ToolDefinition(
+                    name=qualified,
+                    description=f"{name} at {server.name}",
+                    input_schema={"type": "object"},
+                    annotations=frozenset(annotations),
+                )
+                tools.append(
+                    SourceTool(
+                        definition,
+                        server.name,
+                        name,
+                        safe_to_retry="idempotent" in annotations,
+                    )
+                )
+        return SourceTools(tuple(tools), tuple(advisories))
+
+    async def call(
+        self,
+        spec: AgentSpec,
+        tool: SourceTool,
+        arguments: dict[str, Any],
+        context: ToolContext,
+        *,
+        permitted: Collection[str] | None,
+    ) -> Any:
+        self.calls.append((context.scope.tenant, tool.owner, tool.remote_name, arguments))
+        if tool.remote_name == "broken":
+            raise SourceCallFailed("tool_error", "the server said no", transient=True)
+        return {"server": tool.owner, "tool": tool.remote_name}
+
+
+def _spec(*servers: McpServer) -> AgentSpec:
+    return AgentSpec(name="ops", model="fake-standard", mcp_servers=servers)
+
+
+async def _run(
+    spec: AgentSpec, model: FakeModel, room: ServerRoom, **runtime: Any
+) -> tuple[InMemoryStore, list[Record]]:
+    store = InMemoryStore()
+    version = await publish(store, spec, scope=ACME, context=MCP)
+    worker = Worker(
+        store, Runtime(store, model, ToolRegistry(), tool_sources=[room], **runtime), **FAST
+    )
+    task = asyncio.create_task(worker.run())
+    try:
+        run = await dispatch(store, version, "Go.", scope=ACME)
+        return store, await settled_log(store, run.run_id)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def _finishes(log: list[Record]) -> list[Any]:
+    return [r for r in log if r.type == "tool_call_finished"]
+
+
+CRM = McpServer(name="crm", url="https://crm.example.com/mcp")
+WIKI = McpServer(name="wiki", url="https://wiki.example.com/mcp", optional=True)
+
+
+async def test_a_spec_with_mcp_servers_needs_a_plugin_that_runs_them() -> None:
+    from psych_runtime import SpecValidationError
+
+    with pytest.raises(SpecValidationError, match="MCP servers"):
+        await publish(InMemoryStore(), _spec(CRM), scope=ACME)
+
+
+async def test_tools_are_resolved_every_turn_and_a_new_one_is_usable_next_turn() -> None:
+    room = ServerRoom({"crm": {"find": ("read-only",)}})
+
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("crm__find", {"q": "acme"})])
+        .turn(tool_calls=[("crm__create", {"name": "acme"})])
+        .turn(text="Created.")
+    )
+    original = room.resolve
+
+    async def resolve(spec: AgentSpec, scope: Any, *, permitted: Any) -> SourceTools:
+        if room.resolved == 1:  # the server gained a tool after the first turn
+            room.catalogue["crm"]["create"] = ("write",)
+        return await original(spec, scope, permitted=permitted)
+
+    room.resolve = resolve  # type: ignore[method-assign]
+    _, log = await _run(_spec(CRM), model, room)
+    assert log[-1].state is TerminalState.COMPLETED
+    assert [c[2] for c in room.calls] == ["find", "create"]
+    offered = [r.tool_names for r in log if r.type == "model_call_started"]
+    assert "crm__create" not in offered[0] and "crm__create" in offered[1]
+
+
+async def test_a_required_server_down_fails_the_run_and_an_optional_one_is_skipped() -> None:
+    room = ServerRoom({"crm": {"find": ()}, "wiki": {"page": ()}})
+    room.down = {"wiki"}
+    model = FakeModel().turn(text="Fine without the wiki.")
+    _, log = await _run(_spec(CRM, WIKI), model, room)
+    assert log[-1].state is TerminalState.COMPLETED
+    assert "The MCP server wiki is unavailable this turn." in model.requests[0].messages[0].content
+    assert [t.name for t in model.requests[0].tools] == ["crm__find"]
+
+    room.down = {"crm"}
+    _, log = await _run(_spec(CRM, WIKI), FakeModel(), room)
+    settled = log[-1]
+    assert settled.state is TerminalState.FAILED
+    assert settled.failure.kind == "tool_resolution" and settled.failure.transient
+    assert "crm is down" in settled.failure.message
+
+
+async def test_exclusions_and_the_tenant_plane_narrow_what_is_offered_and_callable() -> None:
+    room = ServerRoom({"crm": {"find": (), "delete_all": (), "export": ()}})
+    spec = _spec(CRM.model_copy(update={"allow": ("find", "export")}))
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("crm__delete_all", {}), ("crm__export", {}), ("crm__find", {})])
+        .turn(text="ok")
+    )
+
+    class NoExports:
+        async def permitted(self, scope: Any) -> frozenset[str]:
+            return frozenset({"crm__find"})
+
+    _, log = await _run(spec, model, room, access=NoExports())
+    kinds = [f.failure.kind if f.failure else "ok" for f in _finishes(log)]
+    assert kinds == ["unknown_tool", "unknown_tool", "ok"]
+    assert [c[2] for c in room.calls] == ["find"]
+    assert [t.name for t in model.requests[0].tools] == ["crm__find"]
+
+
+async def test_a_call_failure_is_data_and_annotations_drive_approvals() -> None:
+    room = ServerRoom({"crm": {"broken": ("read-only",), "wipe": ("destructive",)}})
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("crm__broken", {})])
+        .turn(tool_calls=[("crm__wipe", {"all": True})])
+        .turn(text="Wiped.")
+    )
+    store = InMemoryStore()
+    version = await publish(store, _spec(CRM), scope=ACME, context=MCP)
+    rules = ApprovalRules(selectors=("@destructive",))
+    runtime = Runtime(store, model, ToolRegistry(), tool_sources=[room], approvals=rules)
+    worker = Worker(store, runtime, **FAST)
+    task = asyncio.create_task(worker.run())
+    try:
+        run = await dispatch(store, version, "Go.", scope=ACME)
+        async with asyncio.timeout(10):
+            while (await status(store, run.run_id, scope=ACME)).pending_approval is None:
+                await asyncio.sleep(0.02)
+        assert [c[2] for c in room.calls] == ["broken"]  # the wipe waits for a person
+        await resume(store, run.run_id, approved=True, by="ops", scope=ACME)
+        log = await settled_log(store, run.run_id)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+    failed = _finishes(log)[0].failure
+    assert failed.kind == "tool_error" and failed.transient
+    assert [c[2] for c in room.calls] == ["broken", "wipe"]
+    assert log[-1].state is TerminalState.COMPLETED
+
+
+@pytest.mark.parametrize(("annotations", "sent_again"), [(("idempotent",), True), ((), False)])
+async def test_a_remote_call_in_doubt_is_resent_only_when_it_is_idempotent(
+    annotations: tuple[str, ...], sent_again: bool
+) -> None:
+    room = ServerRoom({"crm": {"sync": annotations}})
+    model = FakeModel().turn(tool_calls=[("crm__sync", {})]).turn(text="Synced.")
+    store = InMemoryStore()
+    spec = _spec(CRM)
+    await publish(store, spec, scope=ACME, context=MCP)
+    recovery = await crash_and_recover(
+        store,
+        model,
+        ToolRegistry(),
+        Version.of(spec, datetime.now(UTC)),
+        "Go.",
+        scope=ACME,
+        crash_before="tool_call_finished",
+        runtime_for=lambda on: Runtime(on, model, ToolRegistry(), tool_sources=[room]),
+    )
+    [finished] = _finishes(recovery.final_log)
+    assert len(room.calls) == (2 if sent_again else 1)
+    assert finished.outcome.value == ("ok" if sent_again else "unknown")
