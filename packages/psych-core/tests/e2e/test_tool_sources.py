@@ -256,3 +256,57 @@ async def test_a_remote_call_in_doubt_is_resent_only_when_it_is_idempotent(
     [finished] = _finishes(recovery.final_log)
     assert len(room.calls) == (2 if sent_again else 1)
     assert finished.outcome.value == ("ok" if sent_again else "unknown")
+
+
+async def test_a_large_catalogue_is_deferred_behind_three_built_ins() -> None:
+    tools = {f"report_{n}": ("read-only",) for n in range(30)}
+    room = ServerRoom({"crm": {**tools, "wipe": ("destructive",)}, "wiki": {"page": ()}})
+    wiki = WIKI.model_copy(update={"preload": True})
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("list_tools", {"query": "report_1"})])
+        .turn(tool_calls=[("get_tool_info", {"name": "crm__report_12"})])
+        .turn(tool_calls=[("call_tool", {"name": "crm__report_12", "arguments": {"q": 1}})])
+        .turn(tool_calls=[("call_tool", {"name": "crm__nothing"}), ("wiki__page", {})])
+        .turn(tool_calls=[("call_tool", {"name": "crm__wipe"})])
+        .turn(text="done")
+    )
+    rules = ApprovalRules(selectors=("@destructive",))
+    store, log = await _run_until_suspended(
+        _spec(CRM, wiki), model, room, catalogue_budget_chars=200, approvals=rules
+    )
+    offered = {t.name for t in model.requests[0].tools}
+    assert {"list_tools", "get_tool_info", "call_tool", "wiki__page"} <= offered
+    assert not any(name.startswith("crm__") for name in offered)
+    finishes = _finishes(log)
+    listed = [t["name"] for t in finishes[0].result["tools"]]
+    assert "crm__report_12" in listed and "crm__report_2" not in listed
+    assert finishes[1].result["annotations"] == ["read-only"]
+    assert finishes[2].outcome.value == "ok"
+    assert finishes[3].failure.kind == "unknown_tool"  # fails closed, nothing sent
+    # The destructive target is judged by its own annotations: the Run waits.
+    assert [c[2] for c in room.calls] == ["report_12", "page"]
+    assert room.calls[0][3] == {"q": 1}
+    status_now = await status(store, log[0].run_id, scope=ACME)
+    assert status_now.pending_approval is not None
+    assert status_now.pending_approval.tool == "call_tool"
+
+
+async def _run_until_suspended(
+    spec: AgentSpec, model: FakeModel, room: ServerRoom, **runtime: Any
+) -> tuple[InMemoryStore, list[Record]]:
+    store = InMemoryStore()
+    version = await publish(store, spec, scope=ACME, context=MCP)
+    worker = Worker(
+        store, Runtime(store, model, ToolRegistry(), tool_sources=[room], **runtime), **FAST
+    )
+    task = asyncio.create_task(worker.run())
+    try:
+        run = await dispatch(store, version, "Go.", scope=ACME)
+        async with asyncio.timeout(10):
+            while (await status(store, run.run_id, scope=ACME)).suspend_reason is None:
+                await asyncio.sleep(0.02)
+        return store, await store.read(run.run_id)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)

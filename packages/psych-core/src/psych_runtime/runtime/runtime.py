@@ -36,6 +36,7 @@ from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
+from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -126,6 +127,9 @@ class Runtime:
             resolved every turn and called. None builds one of each installed kind
             (``psych-mcp`` offers MCP servers) with this Runtime's ``http`` transport
             and ``secrets``; pass a list to configure them yourself, or ``()`` for none.
+        catalogue_budget_chars: characters of remote tool descriptions above which
+            the tools of servers that allow it are deferred behind ``list_tools``,
+            ``get_tool_info`` and ``call_tool`` instead of described every turn.
 
     Raises:
         ValueError: ``blob_offload_bytes`` or ``recall_limit`` is not positive.
@@ -152,6 +156,7 @@ class Runtime:
         end_user_id: str | None = None,
         recall_limit: int = 50,
         tool_sources: Sequence[ToolSource] | None = None,
+        catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -174,6 +179,7 @@ class Runtime:
         self.memory = memory
         self.end_user_id = end_user_id
         self.recall_limit = recall_limit
+        self.catalogue_budget_chars = catalogue_budget_chars
         self.tool_sources: tuple[ToolSource, ...] = (
             tuple(tool_sources) if tool_sources is not None else installed_sources(http, secrets)
         )
@@ -205,6 +211,7 @@ class Runtime:
             end_user_id=self.end_user_id,
             recall_limit=self.recall_limit,
             sources=self.tool_sources,
+            catalogue_budget=self.catalogue_budget_chars,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

@@ -39,6 +39,7 @@ from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
 from psych_runtime.tools.access import TenantAccess
 from psych_runtime.tools.approval import ApprovalRules, Policy
+from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -266,6 +267,8 @@ class RuntimeSettings:
         recall_limit: how many of an end user's newest facts the prompt shows.
         tool_sources: where MCP servers' (and other remote) tools come from; None
             builds one of each installed kind.
+        catalogue_budget_chars: remote tool descriptions beyond this many characters
+            are deferred behind ``list_tools`` / ``get_tool_info`` / ``call_tool``.
     """
 
     prices: PriceResolver | None = None
@@ -283,6 +286,7 @@ class RuntimeSettings:
     end_user_id: str | None = None
     recall_limit: int = 50
     tool_sources: Sequence[ToolSource] | None = None
+    catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -67,7 +67,7 @@ async def check_call(
         arguments=recorded,
         turn=turn,
         interruptible=ctx.tools.interruptible(name),
-        safe_to_retry=ctx.tools.safe_to_retry(name),
+        safe_to_retry=ctx.tools.safe_to_retry(name, arguments),
     )
     if parse_error is not None or arguments is None:
         reject(ctx, call_id, "malformed_arguments", parse_error or "bad arguments")

@@ -15,12 +15,22 @@ from collections.abc import Collection, Iterable
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.narrowing import narrow
+from psych_runtime.core.records import JsonObject
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
+from psych_runtime.tools.deferred import (
+    CALL_TOOL,
+    CALL_TOOL_DEFINITION,
+    DEFERRED_BUILT_INS,
+    GET_TOOL_INFO,
+    GET_TOOL_INFO_DEFINITION,
+    LIST_TOOLS,
+    LIST_TOOLS_DEFINITION,
+)
 from psych_runtime.tools.http.request import http_tool_definition
 from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
 from psych_runtime.tools.memory import FORGET, FORGET_DEFINITION, MEMORY_TOOLS, REMEMBER_DEFINITION
@@ -67,6 +77,7 @@ class ToolCatalog:
         "_skill_definition",
         "_subagent_definitions",
         "asks_questions",
+        "deferred",
         "granted",
         "http_tools",
         "permitted",
@@ -107,6 +118,8 @@ class ToolCatalog:
         self.remote: dict[str, tuple[ToolSource, SourceTool]] = {}
         """This turn's tools from remote sources, by qualified name."""
         self.remote_advisories: tuple[str, ...] = ()
+        self.deferred: dict[str, SourceTool] = {}
+        """This turn's remote tools reached through ``call_tool`` rather than described."""
         self.permitted: Collection[str] | None = None
         """The tenant's plane as this turn read it; remote calls are narrowed by it again."""
 
@@ -123,7 +136,7 @@ class ToolCatalog:
             self._registry.get(name) is not None or name in self.http_tools or name in self.remote
         )
 
-    def safe_to_retry(self, name: str) -> bool:
+    def safe_to_retry(self, name: str, arguments: JsonObject | None = None) -> bool:
         """Whether a call left in doubt by a crash may simply be executed again.
 
         Reading a result back changes nothing; an HTTP GET is taken at its word as
@@ -133,6 +146,11 @@ class ToolCatalog:
         http = self.http_tools.get(name)
         if http is not None:
             return http.method == "GET"
+        target = self._call_target(name, arguments)
+        if target is not None:
+            return target.safe_to_retry
+        if name in (LIST_TOOLS, GET_TOOL_INFO):
+            return True
         remote = self.remote.get(name)
         if remote is not None:
             return remote[1].safe_to_retry
@@ -143,6 +161,13 @@ class ToolCatalog:
             return True
         return registered is not None and registered.idempotent
 
+    def _call_target(self, name: str, arguments: JsonObject | None) -> SourceTool | None:
+        """The deferred tool a ``call_tool`` names, when it names one this turn."""
+        if name != CALL_TOOL or arguments is None:
+            return None
+        target = arguments.get("name")
+        return self.deferred.get(target) if isinstance(target, str) else None
+
     def tool_class(self, name: str) -> ToolClass:
         """How much harm a call of ``name`` could do, for the approval rules.
 
@@ -150,7 +175,8 @@ class ToolCatalog:
         the rest write); a code tool is what its registration annotations say
         (nothing said means write); reading a result back is read-only.
         """
-        if name in (READ_TOOL_OUTPUT, ASK_QUESTION, CHECK_SUBAGENT) or name in IN_PROCESS_BUILT_INS:
+        read_only = (READ_TOOL_OUTPUT, ASK_QUESTION, CHECK_SUBAGENT, LIST_TOOLS, GET_TOOL_INFO)
+        if name in read_only or name in IN_PROCESS_BUILT_INS:
             return ToolClass.READ_ONLY
         http = self._http_definitions.get(name)
         if http is not None:
@@ -205,8 +231,12 @@ class ToolCatalog:
         advisories.extend(self.remote_advisories)
         definitions = tuple(self._definitions(names))
         definitions += tuple(
-            tool.definition for _, tool in self.remote.values() if tool.name not in withheld
+            tool.definition
+            for _, tool in self.remote.values()
+            if tool.name not in withheld and tool.name not in self.deferred
         )
+        if self.deferred:
+            definitions += (LIST_TOOLS_DEFINITION, GET_TOOL_INFO_DEFINITION, CALL_TOOL_DEFINITION)
         if reader_offered and READ_TOOL_OUTPUT not in withheld:
             definitions += (READ_TOOL_OUTPUT_DEFINITION,)
         if self.asks_questions:
@@ -230,6 +260,7 @@ class ToolCatalog:
             or (name == SHOW_COMPONENT and self.shows_components)
             or any(definition.name == name for definition in self._subagent_definitions)
             or (name in MEMORY_TOOLS and self.remembers)
+            or (name in DEFERRED_BUILT_INS and bool(self.deferred))
         )
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:

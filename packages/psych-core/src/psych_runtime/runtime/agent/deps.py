@@ -16,6 +16,7 @@ from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.store.port import Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
+from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
 from psych_runtime.tools.sources import ToolSource
@@ -52,6 +53,8 @@ class AgentDeps:
         recall_limit: how many of an end user's newest facts the prompt shows.
         sources: where tools outside the process (MCP servers, A2A peers) are
             resolved every turn and called.
+        catalogue_budget: characters of remote tool descriptions above which a
+            server's tools are deferred behind ``list_tools`` / ``call_tool``.
     """
 
     registry: ToolRegistry
@@ -71,3 +74,4 @@ class AgentDeps:
     end_user_id: str | None = None
     recall_limit: int = 50
     sources: tuple[ToolSource, ...] = ()
+    catalogue_budget: int = DEFAULT_CATALOGUE_BUDGET_CHARS

@@ -38,6 +38,14 @@ from psych_runtime.runtime.agent.finish import Executed, finish
 from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.runtime.model_call import replace_lone_surrogates
 from psych_runtime.tools.context import ToolContext
+from psych_runtime.tools.deferred import (
+    CALL_TOOL,
+    GET_TOOL_INFO,
+    LIST_TOOLS,
+    call_target,
+    list_tools,
+    tool_info,
+)
 from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
@@ -74,6 +82,8 @@ async def execute(
         return await run_subagent_tool(ctx, call_id, name, arguments)
     if name in MEMORY_TOOLS:
         return await run_memory_tool(ctx, name, arguments)
+    if name in (LIST_TOOLS, GET_TOOL_INFO):
+        return _describe_deferred(ctx, name, arguments)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(
@@ -107,6 +117,9 @@ async def _invoke(
     ctx: AttemptContext, name: str, arguments: JsonObject, context: ToolContext
 ) -> JsonValue:
     """Run a Spec HTTP tool, a remote source's tool, or a registered code tool."""
+    if name == CALL_TOOL:
+        target, arguments = call_target(ctx.tools.deferred, arguments)
+        name = target.name
     remote = ctx.tools.remote.get(name)
     if remote is not None:
         source, tool = remote
@@ -147,6 +160,20 @@ def _load_skill(ctx: AttemptContext, arguments: JsonObject) -> Executed:
         refused = failure("invalid_arguments", str(error))
         return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
     return Executed(ToolOutcome.OK, loaded, None, _elapsed(started))
+
+
+def _describe_deferred(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:
+    """Answer ``list_tools`` or ``get_tool_info`` from this turn's deferred tools."""
+    started = time.perf_counter()
+    try:
+        if name == LIST_TOOLS:
+            result = list_tools(ctx.tools.deferred, arguments)
+        else:
+            result = tool_info(ctx.tools.deferred, arguments)
+    except ToolArgumentsInvalid as error:
+        refused = failure("invalid_arguments", str(error))
+        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
+    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
 
 
 def _plan_or_show(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:

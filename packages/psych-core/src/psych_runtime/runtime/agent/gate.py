@@ -18,6 +18,8 @@ from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.open_calls import close_call
 from psych_runtime.runtime.suspension import stage_suspension
 from psych_runtime.tools.approval import Judgement, Verdict, judge
+from psych_runtime.tools.deferred import CALL_TOOL, call_target
+from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 WAITING_MESSAGE = (
     "not run: an earlier call in this turn is waiting for a person's approval; "
@@ -29,14 +31,26 @@ WAITING_MESSAGE = (
 async def judge_call(
     ctx: AttemptContext, call_id: ToolCallId, name: str, arguments: JsonObject
 ) -> Judgement:
-    """Judge one call; a refusal is staged here, a suspension is the caller's to stage."""
+    """Judge one call; a refusal is staged here, a suspension is the caller's to stage.
+
+    A ``call_tool`` is judged as the tool it calls, with that tool's arguments; one
+    naming no tool this turn defers is refused here, before anything runs.
+    """
+    judged, passed = name, arguments
+    if name == CALL_TOOL:
+        try:
+            target, passed = call_target(ctx.tools.deferred, arguments)
+        except ToolArgumentsInvalid as error:
+            reject(ctx, call_id, "unknown_tool", str(error))
+            return Judgement(Verdict.DENY, str(error))
+        judged = target.name
     judgement = await judge(
         ctx.deps.approvals,
         ctx.deps.policy,
         ctx.journal.scope,
-        name,
-        ctx.tools.tool_class(name),
-        arguments,
+        judged,
+        ctx.tools.tool_class(judged),
+        passed,
     )
     if judgement.verdict is Verdict.DENY:
         reject(ctx, call_id, "access_denied", judgement.reason)

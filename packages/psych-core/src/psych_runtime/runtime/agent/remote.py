@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from psych_runtime.core.records import TerminalState, ToolFailure
 from psych_runtime.runtime.agent.context import AttemptContext, Next, settle
+from psych_runtime.tools.deferred import defer
 from psych_runtime.tools.sources import SourceTool, ToolSource, ToolSourceUnavailable, owners_of
 
 
@@ -29,7 +30,8 @@ async def refresh_remote(
 ) -> ToolSourceUnavailable | None:
     """Ask every source serving the Spec what it offers; the outage, if one is down.
 
-    The catalog keeps what it had when a source is down.
+    The catalog keeps what it had when a source is down. Tools over the catalogue budget
+    (or of a server that asks for it) are deferred behind ``call_tool``.
     """
     sources = owners_of(ctx.deps.sources, ctx.spec)
     if not sources:
@@ -45,6 +47,8 @@ async def refresh_remote(
     except ToolSourceUnavailable as error:
         return error
     catalog = ctx.tools
+    _, deferred = defer(ctx.spec, [tool for _, tool in remote.values()], ctx.deps.catalogue_budget)
+    catalog.deferred = {tool.name: tool for tool in deferred}
     catalog.remote = remote
     catalog.remote_advisories = tuple(advisories)
     catalog.permitted = permitted
