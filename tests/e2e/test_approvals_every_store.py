@@ -65,8 +65,12 @@ async def test_an_approval_from_another_process_runs_the_call_exactly_once(
         processes.append(_spawn(url, tmp_path))
 
         async def waiting() -> bool:
+            # Suspended and handed back: the suspension is written before the release,
+            # so a loaded machine can show the first a moment before the second.
             status = await psych_runtime.status(store, run.run_id, scope=ACME)
-            return status.pending_approval is not None
+            header = await store.get_run(run.run_id)
+            released = header is not None and header.lease_holder is None
+            return status.pending_approval is not None and released
 
         await wait_for(waiting, 30)
         status = await psych_runtime.status(store, run.run_id, scope=ACME)
