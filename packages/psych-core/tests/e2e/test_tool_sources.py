@@ -17,6 +17,7 @@ from psych_runtime import (
     ApprovalRules,
     InMemoryStore,
     Runtime,
+    SpecValidationError,
     TerminalState,
     ToolContext,
     ToolRegistry,
@@ -28,6 +29,7 @@ from psych_runtime import (
     resume,
     status,
 )
+from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
 from psych_runtime.core.narrowing import matches
 from psych_runtime.models import ToolDefinition
 from psych_runtime.records import Record
@@ -135,11 +137,19 @@ CRM = McpServer(name="crm", url="https://crm.example.com/mcp")
 WIKI = McpServer(name="wiki", url="https://wiki.example.com/mcp", optional=True)
 
 
-async def test_a_spec_with_mcp_servers_needs_a_plugin_that_runs_them() -> None:
-    from psych_runtime import SpecValidationError
-
-    with pytest.raises(SpecValidationError, match="MCP servers"):
-        await publish(InMemoryStore(), _spec(CRM), scope=ACME)
+async def test_a_spec_with_mcp_servers_needs_a_plugin_that_runs_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With plugin discovery off, nothing installed runs MCP servers.
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    try:
+        with pytest.raises(SpecValidationError, match="MCP servers"):
+            await publish(InMemoryStore(), _spec(CRM), scope=ACME)
+        await publish(InMemoryStore(), _spec(CRM), scope=ACME, context=MCP)
+    finally:
+        monkeypatch.delenv(AUTOLOAD_ENV)
+        reset_plugin_manager()
 
 
 async def test_tools_are_resolved_every_turn_and_a_new_one_is_usable_next_turn() -> None:

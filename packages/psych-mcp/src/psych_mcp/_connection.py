@@ -1,0 +1,265 @@
+"""One open MCP session with one server, for one tenant, kept alive by a task of its own.
+
+The SDK's ``Client`` and its transports are async context managers built on anyio task
+groups. A task group belongs to the task that entered it, and when the connection
+underneath fails, the group cancels that task. So each connection is entered, held
+and left by a dedicated task: callers send requests through the open ``Client`` from
+their own tasks and are never cancelled by someone else's broken connection. Closing
+tells the task to leave; a task that does not leave in time is cancelled, and one that
+still does not finish is abandoned, so closing never hangs.
+"""
+
+import asyncio
+import logging
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from psych_mcp._classify import failure_of
+from psych_mcp._egress import EgressTransport
+from psych_mcp._errors import Failure, McpFailure
+from psych_mcp._policy import AnyPolicy
+from psych_mcp._version import __version__
+from psych_runtime import Scope
+from psych_runtime.spec import McpServer
+
+log = logging.getLogger(__name__)
+
+STREAM_READ_SECONDS: Final = 300.0
+"""How long a server-sent event stream may stay silent before it counts as lost."""
+
+CLOSE_SECONDS: Final = 5.0
+"""How long each step of closing (leaving, then cancelling) may take."""
+
+MAX_PAGES: Final = 100
+"""The most ``tools/list`` pages read from one server, so a paginator that never ends
+cannot hang a turn."""
+
+CLIENT_INFO = types.Implementation(name="psych-mcp", version=__version__)
+
+
+type _Session = AbstractAsyncContextManager[Client]
+
+
+class McpConnection:
+    """A ``Client`` connected to one server, owned by a task of its own.
+
+    Build one with ``McpConnection.open``.
+
+    Attributes:
+        server: the server's name in the Spec.
+        transport: the egress-checking transport every request goes through.
+        served: how many requests were made through this connection.
+        catalogue: the server's tools as last listed, with when they were listed
+            (monotonic seconds), or None before the first listing.
+    """
+
+    def __init__(self, server: str, transport: EgressTransport, timeout: float) -> None:
+        self.server = server
+        self.transport = transport
+        self.served = 0
+        self.catalogue: tuple[float, tuple[types.Tool, ...]] | None = None
+        self._timeout = timeout
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._client: Client | None = None
+        self._failed = False
+
+    @classmethod
+    async def open(
+        cls,
+        server: McpServer,
+        *,
+        policy: AnyPolicy,
+        scope: Scope,
+        bearer: str | None,
+        timeout: float,
+    ) -> "McpConnection":
+        """Connect to ``server`` and complete the MCP handshake.
+
+        Args:
+            server: where to connect, and over which transport.
+            policy: judges every request the connection makes.
+            scope: the tenant and principal the connection serves.
+            bearer: the token sent as ``Authorization: Bearer ...``, if any.
+            timeout: seconds the handshake (and each later request) may take.
+
+        Raises:
+            McpFailure: the server could not be reached or refused the handshake.
+        """
+        transport = EgressTransport(policy, scope)
+        connection = cls(server.name, transport, timeout)
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        session = connection._session(server, headers)
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        connection._task = asyncio.create_task(
+            connection._hold(session, ready), name=f"psych-mcp connection to {server.name}"
+        )
+        try:
+            async with asyncio.timeout(timeout):
+                connection._client = await asyncio.shield(ready)
+        except BaseException as error:
+            await connection.close()
+            if isinstance(error, Exception):
+                raise McpFailure(failure_of(error, server.name, transport)) from error
+            raise
+        return connection
+
+    def _session(self, server: McpServer, headers: dict[str, str]) -> _Session:
+        """The SDK client for ``server``'s transport, sending through ``self.transport``."""
+        timeout = httpx2.Timeout(self._timeout, read=max(self._timeout, STREAM_READ_SECONDS))
+
+        def http_client(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                transport=self.transport,
+                headers=headers,
+                timeout=timeout,
+                follow_redirects=False,
+            )
+
+        options: dict[str, Any] = {
+            "cache": None,
+            "read_timeout_seconds": self._timeout,
+            "client_info": CLIENT_INFO,
+        }
+        if server.transport == "sse":
+            streams = sse_client(
+                server.url,
+                headers=headers,
+                timeout=self._timeout,
+                sse_read_timeout=max(self._timeout, STREAM_READ_SECONDS),
+                httpx_client_factory=http_client,
+            )
+            return Client(streams, **options)
+        return _OwnedHttpClient(http_client(headers, timeout), server.url, options)
+
+    async def _hold(self, session: _Session, ready: asyncio.Future[Client]) -> None:
+        """Enter the session, hand it over, and stay inside until told to stop."""
+        try:
+            async with session as client:
+                if ready.cancelled():
+                    return
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as error:  # the task ends quietly; its callers are told
+            if not ready.done():
+                ready.set_exception(error)
+                ready.exception()  # retrieved, whether or not anyone still waits
+            elif not isinstance(error, asyncio.CancelledError):
+                log.debug("MCP connection to %s ended: %r", self.server, error)
+
+    @property
+    def broken(self) -> bool:
+        """Whether the connection is gone or failed, so it must not be used again."""
+        return self._failed or self._task is None or self._task.done()
+
+    def catalogue_since(self, since: float) -> tuple[types.Tool, ...] | None:
+        """The tools as listed at or after ``since``, or None when that listing is older."""
+        if self.catalogue is None or self.catalogue[0] < since:
+            return None
+        return self.catalogue[1]
+
+    async def list_tools(self) -> tuple[types.Tool, ...]:
+        """Every tool the server offers now, reading all pages.
+
+        Raises:
+            McpFailure: the request failed.
+        """
+        client = self._require()
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        self.served += 1
+        try:
+            async with asyncio.timeout(self._timeout):
+                for _ in range(MAX_PAGES):
+                    page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        break
+        except Exception as error:
+            raise self._failure(error, refused_kind="protocol_error") from error
+        return tuple(tools)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call the server's tool ``name`` once.
+
+        Raises:
+            McpFailure: the call failed before the tool could answer.
+        """
+        client = self._require()
+        self.served += 1
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await client.call_tool(name, arguments)
+        except Exception as error:
+            raise self._failure(error, refused_kind="tool_error") from error
+
+    def _require(self) -> Client:
+        if self._client is None or self.broken:
+            failure = Failure("unreachable", f"the connection to {self.server} is closed", True)
+            raise McpFailure(failure)
+        return self._client
+
+    def _failure(self, error: Exception, *, refused_kind: str) -> McpFailure:
+        failure = failure_of(error, self.server, self.transport, refused_kind=refused_kind)
+        if failure.kind != refused_kind:
+            # Not the server refusing one request: the connection itself is in doubt.
+            self._failed = True
+        return McpFailure(failure)
+
+    async def close(self) -> None:
+        """Leave the session and close its HTTP client; never raises, never hangs."""
+        self._stop.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await asyncio.shield(task)
+            return
+        except TimeoutError:
+            task.cancel()
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await asyncio.shield(task)
+        except TimeoutError:
+            log.warning("the MCP connection to %s did not close; abandoning it", self.server)
+
+
+class _OwnedHttpClient:
+    """A Streamable HTTP ``Client`` that also closes the ``httpx2`` client it sends through.
+
+    The SDK leaves a client it was handed open, so this enters that client first and
+    leaves it last.
+    """
+
+    def __init__(self, http: httpx2.AsyncClient, url: str, options: dict[str, Any]) -> None:
+        self._http = http
+        self._client = Client(streamable_http_client(url, http_client=http), **options)
+
+    async def __aenter__(self) -> Client:
+        await self._http.__aenter__()
+        try:
+            return await self._client.__aenter__()
+        except BaseException:
+            await self._http.aclose()
+            raise
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self._client.__aexit__(*exc_info)
+        finally:
+            await self._http.aclose()
+
+
+__all__ = ["McpConnection"]

@@ -1,0 +1,113 @@
+"""Shared helpers for end-to-end tests: Runs on real Workers against real MCP servers."""
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import uvicorn
+from pydantic import SecretStr
+from starlette.types import ASGIApp
+
+from psych_mcp import McpTools
+from psych_runtime import (
+    AgentSpec,
+    EgressPolicy,
+    InMemoryStore,
+    ResolvedCredential,
+    RunId,
+    Runtime,
+    Scope,
+    Store,
+    ToolRegistry,
+    Worker,
+    dispatch,
+    publish,
+)
+from psych_runtime.records import Record
+from psych_runtime.testing import FakeModel
+
+ACME = Scope(tenant="acme")
+GLOBEX = Scope(tenant="globex")
+LOOPBACK = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
+
+FAST = {
+    "lease_seconds": 0.6,
+    "heartbeat_seconds": 0.15,
+    "poll_interval": 0.05,
+    "supervisor_interval": 0.05,
+    "grace_seconds": 0.3,
+}
+
+
+class PerTenant:
+    """Each tenant's own token for every credential name."""
+
+    def __init__(self, tokens: dict[str, str]) -> None:
+        self.tokens = tokens
+
+    async def resolve(self, scope: Scope, name: str) -> ResolvedCredential | None:
+        token = self.tokens.get(scope.tenant)
+        return None if token is None else ResolvedCredential(identity=name, secret=SecretStr(token))
+
+
+async def settled_log(store: Store, run_id: RunId, timeout: float = 15.0) -> list[Record]:
+    """Wait until the Run's last record is run_settled and return the whole log."""
+    async with asyncio.timeout(timeout):
+        while True:
+            log = await store.read(run_id)
+            if log and log[-1].type == "run_settled":
+                return log
+            await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def working(
+    model: FakeModel, tools: McpTools, **runtime: Any
+) -> AsyncIterator[tuple[InMemoryStore, Worker]]:
+    """A store and a running Worker whose Runtime takes its remote tools from ``tools``."""
+    store = InMemoryStore()
+    worker = Worker(
+        store, Runtime(store, model, ToolRegistry(), tool_sources=[tools], **runtime), **FAST
+    )
+    task = asyncio.create_task(worker.run())
+    try:
+        yield store, worker
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+        await tools.close()
+
+
+async def run_once(
+    spec: AgentSpec, model: FakeModel, tools: McpTools, *, scope: Scope = ACME, **runtime: Any
+) -> list[Record]:
+    """Publish ``spec`` (no validation context: the plugin provides the capability),
+    run it to the end and return its log."""
+    async with working(model, tools, **runtime) as (store, _):
+        version = await publish(store, spec, scope=scope)
+        run = await dispatch(store, version, "Go.", scope=scope)
+        return await settled_log(store, run.run_id)
+
+
+def finishes(log: list[Record]) -> list[Any]:
+    return [record for record in log if record.type == "tool_call_finished"]
+
+
+@asynccontextmanager
+async def served(app: ASGIApp) -> AsyncIterator[int]:
+    """Serve an ASGI app on a free port of 127.0.0.1 from a thread; yields the port."""
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
+    )
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:
+                await asyncio.sleep(0.01)
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await asyncio.to_thread(thread.join, 10)
