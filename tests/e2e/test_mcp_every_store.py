@@ -1,0 +1,191 @@
+"""MCP servers' tools in Runs on every store: the stub, an SDK-built server, a real one.
+
+The real one is the reference "everything" server published on the npm registry
+(``@modelcontextprotocol/server-everything``), run over Streamable HTTP; ``.ci/run``
+installs it under ``~/.cache/psych-npm``. Without it the case skips, unless
+``PSYCH_REQUIRE_MCP_EVERYTHING=1`` (CI sets it) turns the absence into a failure.
+"""
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp
+
+import psych_runtime
+from psych_mcp import McpStubServer, McpTools
+from psych_runtime import RunId, Store
+from psych_runtime.records import Record
+from psych_runtime.spec import McpServer
+from psych_runtime.testing import FakeModel
+
+from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
+
+pytestmark = TOLERATE_AIOBOTOCORE_GC
+
+ACME = psych_runtime.Scope(tenant="acme")
+UrlFor = Callable[[str], Awaitable[str]]
+LOOPBACK = psych_runtime.EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
+NPM_PREFIX = Path(os.environ.get("PSYCH_NPM_PREFIX", Path.home() / ".cache" / "psych-npm"))
+EVERYTHING = NPM_PREFIX / "node_modules" / "@modelcontextprotocol" / "server-everything"
+
+
+async def _run(url: str, spec: psych_runtime.AgentSpec, model: FakeModel) -> list[Record]:
+    store = await psych_runtime.open_store(url)
+    tools = McpTools(egress=LOOPBACK, catalogue_ttl_seconds=0)
+    runtime = psych_runtime.Runtime(
+        store, model, psych_runtime.ToolRegistry(), tool_sources=[tools]
+    )
+    worker = psych_runtime.Worker(
+        store, runtime, lease_seconds=3.0, heartbeat_seconds=0.5, poll_interval=0.05
+    )
+    task = asyncio.create_task(worker.run())
+    try:
+        version = await psych_runtime.publish(store, spec, scope=ACME)  # psych-mcp runs it
+        run = await psych_runtime.dispatch(store, version, "Go.", scope=ACME)
+        return await _settled(store, run.run_id)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+        await tools.close()
+        await store.close()
+
+
+async def _settled(store: Store, run_id: RunId) -> list[Record]:
+    async with asyncio.timeout(30):
+        while True:
+            log = await store.read(run_id)
+            if log and log[-1].type == "run_settled":
+                return log
+            await asyncio.sleep(0.02)
+
+
+def _spec(*servers: McpServer) -> psych_runtime.AgentSpec:
+    return psych_runtime.AgentSpec(name="ops", model="fake-standard", mcp_servers=servers)
+
+
+def _results(log: list[Record]) -> list[Any]:
+    return [r.result for r in log if r.type == "tool_call_finished"]
+
+
+@asynccontextmanager
+async def _served(app: ASGIApp) -> AsyncIterator[int]:
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
+    )
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:
+                await asyncio.sleep(0.01)
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        await asyncio.to_thread(thread.join, 10)
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_tools_of_the_stub_and_of_an_sdk_server_in_one_run(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    weather = MCPServer("weather", log_level="WARNING")
+
+    @weather.tool(description="Today's forecast for a city.")
+    def forecast(city: str) -> str:
+        return f"Sunny in {city}"
+
+    async with McpStubServer() as crm, _served(weather.streamable_http_app()) as port:
+        crm.tool("lookup", {"order": "A1", "state": "shipped"}, annotations={"readOnlyHint": True})
+        crm.tool("forecast", "not this one")  # same name on another server
+        spec = _spec(
+            McpServer(name="crm", url=crm.url),
+            McpServer(name="weather", url=f"http://127.0.0.1:{port}/mcp"),
+        )
+        model = (
+            FakeModel()
+            .turn(tool_calls=[("crm__lookup", {"order": "A1"})])
+            .turn(tool_calls=[("weather__forecast", {"city": "Oslo"})])
+            .turn(text="A1 shipped; sunny in Oslo.")
+        )
+        log = await _run(await store_url_for(kind), spec, model)
+    assert log[-1].state is psych_runtime.TerminalState.COMPLETED
+    offered = {t.name for t in model.requests[0].tools}
+    assert {"crm__lookup", "crm__forecast", "weather__forecast"} <= offered
+    assert [(c.tool, c.arguments) for c in crm.calls] == [("lookup", {"order": "A1"})]
+    lookup, weather_result = _results(log)
+    assert lookup["structured"] == {"order": "A1", "state": "shipped"} or "A1" in str(lookup)
+    assert weather_result["text"] == "Sunny in Oslo"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def everything_url() -> Iterator[str]:
+    """The reference "everything" MCP server from npm, over Streamable HTTP."""
+    node = shutil.which("node")
+    entry = EVERYTHING / "dist" / "index.js"
+    if node is None or not entry.exists():
+        if os.environ.get("PSYCH_REQUIRE_MCP_EVERYTHING") == "1":
+            pytest.fail(f"the npm MCP server is not installed under {NPM_PREFIX}")
+        pytest.skip("npm @modelcontextprotocol/server-everything is not installed")
+    port = _free_port()
+    process = subprocess.Popen(
+        [node, str(entry), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    drain = threading.Thread(target=process.stderr.read, daemon=True)
+    try:
+        for line in process.stderr:  # it says when it listens
+            if "listening" in line.lower():
+                break
+        else:
+            pytest.fail("the everything server exited before listening")
+        drain.start()  # keep reading, so a chatty server never blocks on a full pipe
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+        if drain.is_alive():
+            drain.join(10)
+        process.stderr.close()
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_a_real_published_mcp_server(
+    kind: str, store_url_for: UrlFor, everything_url: str
+) -> None:
+    spec = _spec(McpServer(name="everything", url=everything_url, allow=("echo", "get-sum")))
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("everything__echo", {"message": "hello from psych"})])
+        .turn(tool_calls=[("everything__get-sum", {"a": 2, "b": 40})])
+        .turn(tool_calls=[("everything__get-tiny-image", {})])  # not allowed by the Spec
+        .turn(text="done")
+    )
+    log = await _run(await store_url_for(kind), spec, model)
+    assert log[-1].state is psych_runtime.TerminalState.COMPLETED
+    offered = sorted(t.name for t in model.requests[0].tools)
+    assert offered == ["everything__echo", "everything__get-sum"]
+    finishes = [r for r in log if r.type == "tool_call_finished"]
+    assert "hello from psych" in finishes[0].result["text"]
+    assert "42" in finishes[1].result["text"]
+    assert finishes[2].failure is not None and finishes[2].failure.kind == "unknown_tool"
