@@ -1,0 +1,355 @@
+"""The authorization_code grant with PKCE, refresh and step-up, against a live server."""
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import httpx2
+import pytest
+
+from psych_mcp.oauth import (
+    AuthorizationRequired,
+    InMemoryTokenStore,
+    McpOAuthClient,
+    OAuthError,
+    PendingAuthorization,
+)
+from psych_runtime import Scope, StaticSecretResolver
+from psych_runtime.spec import McpOAuth, McpServer
+
+from .authserver import Client, FakeClock, RecordingFactory, World, callback_params
+
+ALICE = Scope(tenant="acme", principal="alice")
+REDIRECT = "http://127.0.0.1:8976/callback"
+type Browser = Callable[[str], Awaitable[str]]
+
+
+def server_for(world: World, **oauth: object) -> McpServer:
+    settings = {"grant": "authorization_code", "redirect_uris": [REDIRECT], **oauth}
+    return McpServer(name="tools", url=world.resource, oauth=McpOAuth.model_validate(settings))
+
+
+def make(
+    clock: FakeClock, factory: RecordingFactory, secrets: dict[str, str] | None = None
+) -> McpOAuthClient:
+    return McpOAuthClient(
+        InMemoryTokenStore(), StaticSecretResolver(secrets or {}), factory, clock=clock.now
+    )
+
+
+async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
+    headers = {"Authorization": header} if header else {}
+    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
+        return await http.get(url, params={"need": need}, headers=headers)
+
+
+async def authorize(
+    oauth: McpOAuthClient, scope: Scope, server: McpServer, browser: Browser
+) -> dict[str, str]:
+    """Ask for a header, take the URL from AuthorizationRequired, play the browser."""
+    with pytest.raises(AuthorizationRequired) as required:
+        await oauth.authorization_header(scope, server)
+    assert required.value.server == server.name
+    callback = callback_params(await browser(required.value.url))
+    assert callback["state"] == required.value.state
+    return callback
+
+
+async def test_the_user_authorizes_then_the_token_is_used_and_refreshed(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+
+    header = await oauth.authorization_header(ALICE, server)
+    answer = await call(world.resource, header)
+    assert answer.status_code == 200
+    assert answer.json()["user"] == "alice"
+    # A native client registered itself as a public client, with the redirect URI.
+    (registration,) = world.registrations
+    assert registration["token_endpoint_auth_method"] == "none"
+    assert registration["redirect_uris"] == [REDIRECT]
+    assert registration["application_type"] == "native"
+
+    clock.advance(world.token_lifetime + 1)
+    assert (await call(world.resource, header)).status_code == 401
+    refreshed = await oauth.authorization_header(ALICE, server)
+    assert refreshed != header
+    assert world.grants["refresh_token"] == 1
+    assert (await call(world.resource, refreshed)).status_code == 200
+    # The rotated refresh token is the one kept: a second expiry refreshes again.
+    clock.advance(world.token_lifetime + 1)
+    assert (await call(world.resource, await oauth.authorization_header(ALICE, server))).is_success
+    assert world.grants["refresh_token"] == 2
+
+
+async def test_the_authorization_url_carries_pkce_s256_and_the_resource(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    server = server_for(world)
+    url = await make(clock, factory).begin_authorization(ALICE, server)
+    params = callback_params(url)
+    assert url.startswith(f"{world.issuer}/authorize?")
+    assert params["code_challenge_method"] == "S256"
+    assert len(params["code_challenge"]) == 43
+    assert params["resource"] == world.resource
+    assert params["redirect_uri"] == REDIRECT
+    assert params["scope"] == "mcp:read"
+    assert "code_verifier" not in params
+
+
+async def test_a_dead_refresh_token_asks_the_user_again(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    for token in world.tokens.values():
+        token.revoked = True
+    clock.advance(world.token_lifetime + 1)
+    with pytest.raises(AuthorizationRequired):
+        await oauth.authorization_header(ALICE, server)
+    assert world.grants["refresh_token"] == 1
+
+
+async def test_tokens_stay_with_their_principal_and_tenant(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    assert await oauth.authorization_header(ALICE, server)
+
+    for other in (Scope(tenant="acme", principal="bob"), Scope(tenant="globex", principal="alice")):
+        with pytest.raises(AuthorizationRequired):
+            await oauth.authorization_header(other, server)
+
+
+async def test_a_callback_is_refused_when_its_state_does_not_match(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    code, state = callback["code"], callback["state"]
+
+    with pytest.raises(OAuthError) as unknown:
+        await oauth.complete_authorization(ALICE, server, code=code, state=state + "x")
+    assert unknown.value.kind == "state_mismatch"
+
+    # Another principal of the same tenant, or another tenant, cannot complete Alice's
+    # authorization; the attempt burns the state, so it cannot be replayed either.
+    with pytest.raises(OAuthError) as foreign_principal:
+        await oauth.complete_authorization(
+            Scope(tenant="acme", principal="bob"), server, code=code, state=state
+        )
+    assert foreign_principal.value.kind == "state_mismatch"
+    with pytest.raises(OAuthError) as replayed:
+        await oauth.complete_authorization(ALICE, server, code=code, state=state)
+    assert replayed.value.kind == "state_mismatch"
+
+    second = callback_params(await browser(await oauth.begin_authorization(ALICE, server)))
+    with pytest.raises(OAuthError) as foreign_tenant:
+        await oauth.complete_authorization(
+            Scope(tenant="globex", principal="alice"),
+            server,
+            code=second["code"],
+            state=second["state"],
+        )
+    assert foreign_tenant.value.kind == "state_mismatch"
+    with pytest.raises(OAuthError) as other_server:
+        await oauth.complete_authorization(
+            ALICE,
+            server.model_copy(update={"name": "elsewhere"}),
+            code=second["code"],
+            state=second["state"],
+        )
+    assert other_server.value.kind == "state_mismatch"
+    assert world.grants["authorization_code"] == 0
+
+
+async def test_a_state_is_used_once_and_expires(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    with pytest.raises(OAuthError) as reused:
+        await oauth.complete_authorization(
+            ALICE, server, code=callback["code"], state=callback["state"]
+        )
+    assert reused.value.kind == "state_mismatch"
+
+    late = callback_params(await browser(await oauth.begin_authorization(ALICE, server)))
+    clock.advance(11 * 60)
+    with pytest.raises(OAuthError) as expired:
+        await oauth.complete_authorization(ALICE, server, code=late["code"], state=late["state"])
+    assert expired.value.kind == "state_mismatch"
+
+
+async def test_a_callback_from_another_issuer_is_refused(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    with pytest.raises(OAuthError) as caught:
+        await oauth.complete_authorization(
+            ALICE, server, code=callback["code"], state=callback["state"], iss="http://evil.test"
+        )
+    assert caught.value.kind == "state_mismatch"
+
+
+async def test_insufficient_scope_asks_the_user_for_the_union(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    header = await oauth.authorization_header(ALICE, server)
+
+    refused = await call(world.resource, header, need="mcp:write")
+    assert refused.status_code == 403
+    with pytest.raises(AuthorizationRequired) as required:
+        await oauth.on_unauthorized(ALICE, server, refused.headers["www-authenticate"], status=403)
+    assert set(callback_params(required.value.url)["scope"].split()) == {"mcp:read", "mcp:write"}
+    callback = callback_params(await browser(required.value.url))
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    wider = await oauth.authorization_header(ALICE, server)
+    assert (await call(world.resource, wider, need="mcp:write")).status_code == 200
+
+
+async def test_a_preregistered_confidential_client_uses_its_secret(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    world.add_client(
+        Client(
+            client_id="web-app",
+            client_secret="web-secret",
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["authorization_code", "refresh_token"],
+            redirect_uris=[REDIRECT],
+            response_types=["code"],
+        )
+    )
+    server = server_for(world, preregistered_client_id="web-app", client_secret_credential="web")
+    oauth = make(clock, factory, secrets={"web": "web-secret"})
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    header = await oauth.authorization_header(ALICE, server)
+    assert (await call(world.resource, header)).json()["client"] == "web-app"
+    assert world.registrations == []
+
+
+async def test_authorization_code_needs_a_redirect_uri(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    server = server_for(world, redirect_uris=[])
+    with pytest.raises(OAuthError) as caught:
+        await make(clock, factory).authorization_header(ALICE, server)
+    assert caught.value.kind == "configuration"
+
+
+async def test_a_server_without_pkce_s256_is_refused(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    world.pkce_advertised = False
+    with pytest.raises(OAuthError) as caught:
+        await make(clock, factory).begin_authorization(ALICE, server_for(world))
+    assert caught.value.kind == "unsupported"
+
+
+class RecordingStore(InMemoryTokenStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.verifiers: list[str] = []
+
+    async def put_pending(self, pending: PendingAuthorization) -> None:
+        self.verifiers.append(pending.code_verifier.get_secret_value())
+        await super().put_pending(pending)
+
+
+async def test_no_token_code_or_verifier_reaches_our_logs_or_errors(
+    world: World,
+    clock: FakeClock,
+    factory: RecordingFactory,
+    browser: Browser,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="psych_mcp")
+    store = RecordingStore()
+    oauth = McpOAuthClient(store, StaticSecretResolver({}), factory, clock=clock.now)
+    server = server_for(world)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    clock.advance(world.token_lifetime + 1)
+    await oauth.authorization_header(ALICE, server)
+    # The used code again, under a fresh state: the server refuses it.
+    state = callback_params(await oauth.begin_authorization(ALICE, server))["state"]
+    with pytest.raises(OAuthError) as reused:
+        await oauth.complete_authorization(ALICE, server, code=callback["code"], state=state)
+    errors = [str(reused.value), repr(reused.value)]
+    assert reused.value.kind == "invalid_grant"
+
+    secrets = [callback["code"], *store.verifiers]
+    for token in world.tokens.values():
+        secrets += [token.access_token, token.refresh_token or ""]
+    for client in world.clients.values():
+        secrets.append(client.client_secret or "")
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("psych_mcp")]
+    assert ours, "the client logs its steps"
+    for text in ours + errors:
+        for secret in filter(None, secrets):
+            assert secret not in text
+
+
+async def test_a_client_metadata_document_url_is_the_client_id_where_supported(
+    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+) -> None:
+    document = "https://client.example/psych.json"
+    # The test server does not fetch documents: it knows this client id already.
+    world.add_client(
+        Client(
+            client_id=document,
+            client_secret=None,
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code", "refresh_token"],
+            redirect_uris=[REDIRECT],
+            response_types=["code"],
+        )
+    )
+    server = server_for(world, cimd_url=document)
+    # Where the server does not advertise documents, the client registers instead.
+    await make(clock, factory).begin_authorization(ALICE, server)
+    assert len(world.registrations) == 1
+
+    world.client_metadata_documents = True
+    oauth = make(clock, factory)
+    callback = await authorize(oauth, ALICE, server, browser)
+    await oauth.complete_authorization(
+        ALICE, server, code=callback["code"], state=callback["state"]
+    )
+    header = await oauth.authorization_header(ALICE, server)
+    assert (await call(world.resource, header)).json()["client"] == document
+    assert len(world.registrations) == 1

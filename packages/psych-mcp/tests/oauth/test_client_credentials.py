@@ -1,0 +1,302 @@
+"""The client_credentials grant against a live authlib authorization server."""
+
+import logging
+
+import httpx2
+import pytest
+
+from psych_mcp.oauth import (
+    InMemoryTokenStore,
+    McpOAuthClient,
+    OAuthError,
+    SqliteTokenStore,
+    TokenKey,
+)
+from psych_runtime import ResolvedCredential, Scope, StaticSecretResolver
+from psych_runtime.spec import McpOAuth, McpServer
+
+from .authserver import Client, FakeClock, RecordingFactory, World, bearer_value
+
+ALICE = Scope(tenant="acme", principal="alice")
+SECRET = "s3cret-for-acme"
+
+
+def service_client(world: World, client_id: str = "svc", secret: str = SECRET) -> Client:
+    return world.add_client(
+        Client(
+            client_id=client_id,
+            client_secret=secret,
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["client_credentials"],
+        )
+    )
+
+
+def server_for(world: World, **oauth: object) -> McpServer:
+    settings = {"grant": "client_credentials", **oauth}
+    return McpServer(name="tools", url=world.resource, oauth=McpOAuth.model_validate(settings))
+
+
+async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
+    headers = {"Authorization": header} if header else {}
+    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
+        return await http.get(url, params={"need": need}, headers=headers)
+
+
+def make(
+    clock: FakeClock,
+    factory: RecordingFactory,
+    secrets: object | None = None,
+    store: object | None = None,
+) -> McpOAuthClient:
+    return McpOAuthClient(
+        store or InMemoryTokenStore(),  # type: ignore[arg-type]
+        secrets or StaticSecretResolver({"svc-secret": SECRET}),  # type: ignore[arg-type]
+        factory,
+        clock=clock.now,
+    )
+
+
+async def test_a_token_is_fetched_cached_and_accepted(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory)
+
+    header = await oauth.authorization_header(ALICE, server)
+    assert header is not None and header.startswith("Bearer ")
+    answer = await call(world.resource, header)
+    assert answer.status_code == 200, answer.headers
+    assert answer.json()["client"] == "svc"
+    assert world.grants["client_credentials"] == 1
+
+    assert await oauth.authorization_header(ALICE, server) == header
+    assert world.grants["client_credentials"] == 1
+    # Every request went through the injected factory, for the caller's Scope.
+    assert factory.scopes and all(s == ALICE for s in factory.scopes)
+    # The resource indicator reached the server: the resource checks the audience.
+    token = world.tokens[bearer_value(header)]
+    assert token.resource == world.resource
+
+
+async def test_an_expired_token_is_replaced(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory)
+    first = await oauth.authorization_header(ALICE, server)
+
+    clock.advance(world.token_lifetime + 1)
+    assert (await call(world.resource, first)).status_code == 401
+    second = await oauth.authorization_header(ALICE, server)
+    assert second != first
+    assert world.grants["client_credentials"] == 2
+    assert (await call(world.resource, second)).status_code == 200
+
+
+async def test_a_server_without_oauth_gets_no_header(
+    clock: FakeClock, factory: RecordingFactory
+) -> None:
+    oauth = make(clock, factory)
+    plain = McpServer(name="plain", url="http://127.0.0.1:9/mcp")
+    assert await oauth.authorization_header(ALICE, plain) is None
+    assert await oauth.on_unauthorized(ALICE, plain, 'Bearer error="invalid_token"') is False
+    assert factory.urls == []
+
+
+class PerTenantSecrets:
+    """A SecretResolver whose values differ by tenant, like a real vault."""
+
+    def __init__(self, values: dict[tuple[str, str], str]) -> None:
+        self.values = values
+        self.asked: list[tuple[str, str]] = []
+
+    async def resolve(self, scope: Scope, name: str) -> ResolvedCredential | None:
+        from pydantic import SecretStr
+
+        self.asked.append((scope.tenant, name))
+        value = self.values.get((scope.tenant, name))
+        return None if value is None else ResolvedCredential(identity=name, secret=SecretStr(value))
+
+
+async def test_the_secret_is_resolved_by_name_for_each_tenant(
+    world: World, clock: FakeClock, factory: RecordingFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    service_client(world)
+    wrong = "not-the-secret-of-svc"
+    secrets = PerTenantSecrets({("acme", "svc-secret"): SECRET, ("globex", "svc-secret"): wrong})
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory, secrets=secrets)
+    caplog.set_level(logging.DEBUG, logger="psych_mcp")
+
+    assert await oauth.authorization_header(ALICE, server)
+    globex = Scope(tenant="globex", principal="alice")
+    with pytest.raises(OAuthError) as caught:
+        await oauth.authorization_header(globex, server)
+    assert caught.value.kind == "invalid_client"
+    assert caught.value.status == 401
+    assert ("acme", "svc-secret") in secrets.asked and ("globex", "svc-secret") in secrets.asked
+    # The secret shows up nowhere: not in the error, not in our log lines.
+    for text in (str(caught.value), repr(caught.value), caplog.text):
+        assert wrong not in text and SECRET not in text
+
+
+async def test_a_missing_secret_is_a_typed_error(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="absent")
+    oauth = make(clock, factory)
+    with pytest.raises(OAuthError) as caught:
+        await oauth.authorization_header(ALICE, server)
+    assert caught.value.kind == "missing_credential"
+    assert world.grants["client_credentials"] == 0
+
+
+async def test_client_secret_post_is_used_when_basic_is_not_offered(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    client = service_client(world)
+    client.token_endpoint_auth_method = "client_secret_post"
+    world.auth_methods = ["client_secret_post"]
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    header = await make(clock, factory).authorization_header(ALICE, server)
+    assert (await call(world.resource, header)).status_code == 200
+
+
+async def test_insufficient_scope_steps_up_to_the_union(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory)
+    header = await oauth.authorization_header(ALICE, server)
+    assert world.tokens[bearer_value(header)].scope == "mcp:read"
+
+    refused = await call(world.resource, header, need="mcp:write")
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert await oauth.on_unauthorized(ALICE, server, challenge, status=403) is True
+
+    wider = await oauth.authorization_header(ALICE, server)
+    assert wider != header
+    assert set(world.tokens[bearer_value(wider)].scope.split()) == {
+        "mcp:read",
+        "mcp:write",
+    }
+    assert (await call(world.resource, wider, need="mcp:write")).status_code == 200
+    assert (await call(world.resource, wider, need="mcp:read")).status_code == 200
+    # Asked again for scopes the token already has, a new token would not help.
+    again = 'Bearer error="insufficient_scope", scope="mcp:write"'
+    assert await oauth.on_unauthorized(ALICE, server, again, status=403) is False
+    assert await oauth.on_unauthorized(ALICE, server, None, status=403) is False
+
+
+async def test_a_401_replaces_a_revoked_token(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory)
+    header = await oauth.authorization_header(ALICE, server)
+    world.tokens[bearer_value(header)].revoked = True
+
+    refused = await call(world.resource, header)
+    assert refused.status_code == 401
+    assert await oauth.on_unauthorized(ALICE, server, refused.headers["www-authenticate"])
+    fresh = await oauth.authorization_header(ALICE, server)
+    assert fresh != header
+    assert (await call(world.resource, fresh)).status_code == 200
+
+
+async def test_tokens_never_cross_tenants_or_principals(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    store = InMemoryTokenStore()
+    oauth = make(clock, factory, store=store)
+    scopes = [
+        ALICE,
+        Scope(tenant="acme", principal="bob"),
+        Scope(tenant="acme"),
+        Scope(tenant="globex", principal="alice"),
+    ]
+    headers = [await oauth.authorization_header(s, server) for s in scopes]
+    assert len(set(headers)) == len(scopes)
+    for scope, header in zip(scopes, headers, strict=True):
+        stored = await store.get(TokenKey.of(scope, server))
+        assert stored is not None
+        assert f"Bearer {stored.access_token.get_secret_value()}" == header
+
+
+async def test_dynamic_registration_survives_a_restart(
+    world: World, clock: FakeClock, factory: RecordingFactory, tmp_path: object
+) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "oauth.sqlite"
+    server = server_for(world, client_name="psych tests")
+
+    async with SqliteTokenStore(path) as store:
+        oauth = make(clock, factory, store=store)
+        header = await oauth.authorization_header(ALICE, server)
+        assert (await call(world.resource, header)).status_code == 200
+    assert len(world.registrations) == 1
+    sent = world.registrations[0]
+    assert sent["grant_types"] == ["client_credentials"]
+    assert sent["client_name"] == "psych tests"
+    registered = next(iter(world.clients.values()))
+
+    clock.advance(world.token_lifetime + 1)
+    async with SqliteTokenStore(path) as reopened:
+        oauth = make(clock, factory, store=reopened)
+        header = await oauth.authorization_header(ALICE, server)
+        assert (await call(world.resource, header)).status_code == 200
+        assert world.tokens[bearer_value(header)].client is registered
+        assert len(world.registrations) == 1
+
+        # Another tenant registers a client of its own.
+        await oauth.authorization_header(Scope(tenant="globex"), server)
+        assert len(world.registrations) == 2
+
+
+async def test_a_forgotten_registration_is_renewed(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    server = server_for(world)
+    oauth = make(clock, factory)
+    await oauth.authorization_header(ALICE, server)
+    world.clients.clear()  # the authorization server lost its client database
+    clock.advance(world.token_lifetime + 1)
+    with pytest.raises(OAuthError) as caught:
+        await oauth.authorization_header(ALICE, server)
+    assert caught.value.kind == "invalid_client"
+    header = await oauth.authorization_header(ALICE, server)
+    assert (await call(world.resource, header)).status_code == 200
+    assert len(world.registrations) == 2
+
+
+async def test_registration_must_be_allowed(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    server = server_for(world, allow_dynamic_registration=False)
+    with pytest.raises(OAuthError) as caught:
+        await make(clock, factory).authorization_header(ALICE, server)
+    assert caught.value.kind == "configuration"
+    assert world.registrations == []
+
+
+async def test_concurrent_callers_share_one_token_request(
+    world: World, clock: FakeClock, factory: RecordingFactory
+) -> None:
+    import asyncio
+
+    service_client(world)
+    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    oauth = make(clock, factory)
+    headers = await asyncio.gather(*(oauth.authorization_header(ALICE, server) for _ in range(5)))
+    assert len(set(headers)) == 1
+    assert world.grants["client_credentials"] == 1
