@@ -85,3 +85,8 @@ def test_the_readme_memory_example_runs_and_is_the_example_file(tmp_path: Path) 
         "erased 1",
     ]
     assert (tmp_path / "concierge.db").exists()
+
+
+def test_the_readme_mcp_snippet_builds_a_spec(tmp_path: Path) -> None:
+    block = _block(ROOT / "README.md", "McpServer(")
+    assert _run(block + "\nprint(agent.mcp_servers[0].name)\n", tmp_path) == ["crm"]
