@@ -189,3 +189,104 @@ async def test_a_real_published_mcp_server(
     assert "hello from psych" in finishes[0].result["text"]
     assert "42" in finishes[1].result["text"]
     assert finishes[2].failure is not None and finishes[2].failure.kind == "unknown_tool"
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_server_that_comes_up_mid_run_is_used_on_the_next_turn(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    late = McpStubServer()
+    await late.start()
+    late_url = late.url
+    await late.stop()  # down when the Run starts; same port when it comes back
+    late.tool("ping", "pong", annotations={"readOnlyHint": True})
+    async with McpStubServer() as crm:
+        crm.tool("lookup", "found", annotations={"readOnlyHint": True}, delay=1.0)
+        spec = _spec(
+            McpServer(name="crm", url=crm.url),
+            McpServer(name="late", url=late_url, optional=True),
+        )
+        model = (
+            FakeModel()
+            .turn(tool_calls=[("crm__lookup", {})])
+            .turn(tool_calls=[("late__ping", {})])
+            .turn(text="done")
+        )
+
+        async def bring_it_up() -> None:
+            async with asyncio.timeout(20):
+                while not crm.calls:  # the first turn's call is under way
+                    await asyncio.sleep(0.01)
+            await late.start()
+
+        starter = asyncio.create_task(bring_it_up())
+        try:
+            log = await _run(await store_url_for(kind), spec, model)
+        finally:
+            await starter
+            await late.stop()
+    assert log[-1].state is psych_runtime.TerminalState.COMPLETED
+    first, second = (
+        {t.name for t in model.requests[0].tools},
+        {t.name for t in model.requests[1].tools},
+    )
+    assert "late__ping" not in first and "late__ping" in second
+    assert "late" in str(model.requests[0].messages[0].content)  # told it is missing
+    assert [c.tool for c in late.calls] == ["ping"]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_a_deferred_catalogue_call_is_judged_as_its_target(
+    kind: str, store_url_for: UrlFor
+) -> None:
+    async with McpStubServer() as crm:
+        for n in range(40):
+            crm.tool(
+                f"report_{n}",
+                f"report {n}",
+                description="A monthly report. " * 10,
+                annotations={"readOnlyHint": True},
+            )
+        crm.tool("wipe", "wiped", description="Delete every record.")  # MCP default: destructive
+        spec = _spec(McpServer(name="crm", url=crm.url))
+        model = (
+            FakeModel()
+            .turn(tool_calls=[("call_tool", {"name": "crm__report_7"})])
+            .turn(tool_calls=[("call_tool", {"name": "crm__wipe"})])
+            .turn(text="Wiped.")
+        )
+        store = await psych_runtime.open_store(await store_url_for(kind))
+        tools = McpTools(egress=LOOPBACK)
+        runtime = psych_runtime.Runtime(
+            store,
+            model,
+            psych_runtime.ToolRegistry(),
+            tool_sources=[tools],
+            catalogue_budget_chars=2_000,
+            approvals=psych_runtime.ApprovalRules(selectors=("@destructive",)),
+        )
+        worker = psych_runtime.Worker(
+            store, runtime, lease_seconds=3.0, heartbeat_seconds=0.5, poll_interval=0.05
+        )
+        task = asyncio.create_task(worker.run())
+        try:
+            version = await psych_runtime.publish(store, spec, scope=ACME)
+            run = await psych_runtime.dispatch(store, version, "Go.", scope=ACME)
+            async with asyncio.timeout(30):
+                while (
+                    await psych_runtime.status(store, run.run_id, scope=ACME)
+                ).pending_approval is None:
+                    await asyncio.sleep(0.02)
+            assert [c.tool for c in crm.calls] == ["report_7"]  # the wipe waits
+            await psych_runtime.resume(store, run.run_id, approved=True, by="ops", scope=ACME)
+            log = await _settled(store, run.run_id)
+        finally:
+            worker.request_stop()
+            await asyncio.gather(task, return_exceptions=True)
+            await tools.close()
+            await store.close()
+    offered = {t.name for t in model.requests[0].tools}
+    assert {"list_tools", "get_tool_info", "call_tool"} <= offered
+    assert not any(name.startswith("crm__") for name in offered)
+    assert [c.tool for c in crm.calls] == ["report_7", "wipe"]
+    assert log[-1].state is psych_runtime.TerminalState.COMPLETED
