@@ -79,6 +79,7 @@ class McpConnection:
         scope: Scope,
         bearer: str | None,
         timeout: float,
+        authorization: str | None = None,
     ) -> "McpConnection":
         """Connect to ``server`` and complete the MCP handshake.
 
@@ -88,6 +89,8 @@ class McpConnection:
             scope: the tenant and principal the connection serves.
             bearer: the token sent as ``Authorization: Bearer ...``, if any.
             timeout: seconds the handshake (and each later request) may take.
+            authorization: a whole ``Authorization`` header value (an OAuth client's
+                ``Bearer ...``); sent instead of ``bearer`` when given.
 
         Raises:
             McpFailure: the server could not be reached or refused the handshake.
@@ -95,6 +98,8 @@ class McpConnection:
         transport = EgressTransport(policy, scope)
         connection = cls(server.name, transport, timeout)
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        if authorization:
+            headers = {"Authorization": authorization}
         session = connection._session(server, headers)
         ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         connection._task = asyncio.create_task(
@@ -106,7 +111,8 @@ class McpConnection:
         except BaseException as error:
             await connection.close()
             if isinstance(error, Exception):
-                raise McpFailure(failure_of(error, server.name, transport)) from error
+                failure = failure_of(error, server.name, transport)
+                raise McpFailure(failure, challenge=_challenge(failure, transport)) from error
             raise
         return connection
 
@@ -215,7 +221,7 @@ class McpConnection:
         if failure.kind != refused_kind:
             # Not the server refusing one request: the connection itself is in doubt.
             self._failed = True
-        return McpFailure(failure)
+        return McpFailure(failure, challenge=_challenge(failure, self.transport))
 
     async def close(self) -> None:
         """Leave the session and close its HTTP client; never raises, never hangs."""
@@ -234,6 +240,11 @@ class McpConnection:
                 await asyncio.shield(task)
         except TimeoutError:
             log.warning("the MCP connection to %s did not close; abandoning it", self.server)
+
+
+def _challenge(failure: Failure, transport: EgressTransport) -> tuple[int, str | None] | None:
+    """The 401/403 challenge behind an ``unauthorized`` failure, if the transport saw one."""
+    return transport.challenge if failure.kind == "unauthorized" else None
 
 
 class _OwnedHttpClient:

@@ -9,8 +9,9 @@ handshake, a tool call, the SSE stream or the closing ``DELETE``, gets around it
 
 Redirects are refused rather than followed: a redirect names a destination the
 configuration never mentioned, and the server's real URL belongs in the Spec. The
-transport also keeps the last failure and the last error status it saw, so a call
-that fails somewhere inside the SDK can still be reported for what it was.
+transport also keeps the last failure, the last error status and the last
+``WWW-Authenticate`` challenge it saw, so a call that fails somewhere inside the SDK
+can still be reported for what it was, and an OAuth client can answer a 401 or 403.
 """
 
 import httpx2
@@ -48,6 +49,8 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         failure: the last error a request ended with (a refusal, a refused
             redirect, a connection error), or None.
         error_status: the last HTTP status of 400 or above a response carried, or None.
+        challenge: the status and ``WWW-Authenticate`` header (None when absent) of
+            the last 401 or 403 answer, or None; what an OAuth client needs to react.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         self._inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
         self.failure: BaseException | None = None
         self.error_status: int | None = None
+        self.challenge: tuple[int, str | None] | None = None
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         """Judge ``request``'s destination, then send it; a redirect is refused.
@@ -84,6 +88,8 @@ class EgressTransport(httpx2.AsyncBaseTransport):
             raise refused
         if response.status_code >= 400:
             self.error_status = response.status_code
+            if response.status_code in (401, 403):
+                self.challenge = (response.status_code, response.headers.get("www-authenticate"))
         return response
 
     async def aclose(self) -> None:

@@ -23,11 +23,21 @@ class Failure:
 
 
 class McpFailure(Exception):
-    """Talking to a server failed; ``failure`` says how, in the runtime's kinds."""
+    """Talking to a server failed; ``failure`` says how, in the runtime's kinds.
 
-    def __init__(self, failure: Failure) -> None:
+    Attributes:
+        failure: the kind, message and retry hint.
+        challenge: for an ``unauthorized`` failure, the refusing answer's status (401
+            or 403) and its ``WWW-Authenticate`` header (None when absent), as the
+            connection's transport saw them; None otherwise.
+    """
+
+    def __init__(
+        self, failure: Failure, *, challenge: tuple[int, str | None] | None = None
+    ) -> None:
         super().__init__(failure.message)
         self.failure = failure
+        self.challenge = challenge
 
 
 __all__ = ["Failure", "McpFailure"]

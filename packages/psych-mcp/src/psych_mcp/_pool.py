@@ -114,6 +114,12 @@ class ConnectionPool[K: Hashable, C: Poolable]:
         if entry is not None and entry.connection is connection:
             self._retire(key, entry)
 
+    def drop(self, key: K) -> None:
+        """Retire the connection of ``key``, if any: it closes once its last user lets go."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._retire(key, entry)
+
     async def close(self) -> None:
         """Close every connection and wait until each has closed.
 

@@ -11,6 +11,13 @@ requires a bearer token, and reads back every call it received with the
         ...  # point a Spec's McpServer at server.url
         assert server.calls[0].authorization == "Bearer s3cret"
 
+To stand in for a server behind OAuth, give it a ``token_check`` (which validates a
+bearer token, say against the test's authorization server, and may return the token's
+scopes), ``resource_metadata`` (served as its RFC 9728 protected resource metadata,
+named in the ``WWW-Authenticate`` challenge of its 401s) and give tools the
+``scopes`` they need: a call with a token lacking them is answered 403
+``insufficient_scope``, as a real resource server would.
+
 The server runs in a thread of its own with its own event loop, so a test that blocks
 its loop cannot starve it; tool handlers run on the server's loop.
 
@@ -24,7 +31,7 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -41,6 +48,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 type Handler = Callable[[dict[str, Any]], Any]
 """Computes a tool's answer from the call's arguments; may be a coroutine function."""
+
+type TokenVerdict = bool | Collection[str] | None
+"""What a ``token_check`` says of a bearer token: False or None to refuse it (401),
+True to accept it, or the scopes it grants (accepted; tools' ``scopes`` are checked)."""
+
+type TokenCheck = Callable[[str], TokenVerdict | Awaitable[TokenVerdict]]
+"""Validates a bearer token (without the ``Bearer`` prefix); may be a coroutine function."""
 
 _START_SECONDS = 10.0
 _POLL_SECONDS = 0.01
@@ -67,6 +81,7 @@ class _StubTool:
     answer: Handler | Any
     delay: float
     fail: str | None
+    scopes: tuple[str, ...] = ()
 
 
 class McpStubServer:
@@ -79,6 +94,15 @@ class McpStubServer:
         require_token: when set, every request without
             ``Authorization: Bearer <require_token>`` is answered 401. May be
             changed while the server runs.
+        token_check: when set, every request must carry a bearer token this accepts
+            (else 401 with a ``WWW-Authenticate`` challenge); may be changed while
+            the server runs. Takes precedence over ``require_token``.
+        resource_metadata: when set, served (with ``resource`` set to ``url`` unless
+            given) at ``/.well-known/oauth-protected-resource/<path>`` without a
+            token, and named by the challenges' ``resource_metadata``.
+        www_authenticate: the challenge of the 401s; by default
+            ``Bearer resource_metadata="..."`` when ``resource_metadata`` is set,
+            plus ``error="invalid_token"`` when a token was sent.
         port: the port to listen on; 0 picks a free one. After ``stop``, ``start``
             listens on the same port again.
     """
@@ -89,11 +113,17 @@ class McpStubServer:
         name: str = "psych-mcp-stub",
         transport: Literal["http", "sse"] = "http",
         require_token: str | None = None,
+        token_check: TokenCheck | None = None,
+        resource_metadata: Mapping[str, Any] | None = None,
+        www_authenticate: str | None = None,
         port: int = 0,
     ) -> None:
         self.name = name
         self.transport = transport
         self.require_token = require_token
+        self.token_check = token_check
+        self.resource_metadata = resource_metadata
+        self.www_authenticate = www_authenticate
         self._port = port
         self._lock = threading.Lock()
         self._tools: dict[str, _StubTool] = {}
@@ -141,6 +171,7 @@ class McpStubServer:
         annotations: Mapping[str, Any] | types.ToolAnnotations | None = None,
         delay: float = 0.0,
         fail: str | None = None,
+        scopes: Sequence[str] = (),
     ) -> None:
         """Offer a tool, or replace the one with the same name; takes effect at once.
 
@@ -154,6 +185,9 @@ class McpStubServer:
                 ``{"read_only_hint": True}``) or a ``ToolAnnotations``.
             delay: seconds to wait before answering.
             fail: when set, every call answers with an error result saying this.
+            scopes: the OAuth scopes a call needs, when ``token_check`` returns the
+                token's scopes; a call without them is answered HTTP 403 with
+                ``error="insufficient_scope"`` and these scopes in the challenge.
         """
         hints = (
             types.ToolAnnotations.model_validate(dict(annotations))
@@ -167,12 +201,18 @@ class McpStubServer:
             annotations=hints,
         )
         with self._lock:
-            self._tools[name] = _StubTool(definition, answer, delay, fail)
+            self._tools[name] = _StubTool(definition, answer, delay, fail, tuple(scopes))
 
     def remove_tool(self, name: str) -> None:
         """Stop offering ``name``; unknown names are ignored."""
         with self._lock:
             self._tools.pop(name, None)
+
+    @property
+    def resource_metadata_url(self) -> str:
+        """Where the protected resource metadata is served (with ``resource_metadata``)."""
+        path = "/sse" if self.transport == "sse" else "/mcp"
+        return f"http://127.0.0.1:{self._port}/.well-known/oauth-protected-resource{path}"
 
     def calls_to(self, name: str) -> tuple[StubCall, ...]:
         """The calls received for the tool ``name``, oldest first."""
@@ -236,7 +276,10 @@ class McpStubServer:
     def _app(self) -> ASGIApp:
         server = Server(self.name, on_list_tools=self._list_tools, on_call_tool=self._call_tool)
         app = self._sse_app(server) if self.transport == "sse" else server.streamable_http_app()
-        return _TokenGate(app, lambda: self.require_token)
+        metadata_path = "/.well-known/oauth-protected-resource" + (
+            "/sse" if self.transport == "sse" else "/mcp"
+        )
+        return _TokenGate(app, self, metadata_path)
 
     def _sse_app(self, server: Server[Any]) -> Starlette:
         messages = SseServerTransport("/messages/")
@@ -286,14 +329,24 @@ class McpStubServer:
 
 
 class _TokenGate:
-    """Answers 401 to HTTP requests that lack the required bearer token."""
+    """Serves the resource metadata; answers 401/403 to requests without a good token."""
 
-    def __init__(self, app: ASGIApp, token: Callable[[], str | None]) -> None:
+    def __init__(self, app: ASGIApp, stub: McpStubServer, metadata_path: str) -> None:
         self._app = app
-        self._token = token
+        self._stub = stub
+        self._metadata_path = metadata_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = self._token()
+        stub = self._stub
+        metadata = stub.resource_metadata
+        path = scope.get("path") if scope["type"] == "http" else None
+        if metadata is not None and path == self._metadata_path:
+            await JSONResponse({"resource": stub.url, **metadata})(scope, receive, send)
+            return
+        if scope["type"] == "http" and stub.token_check is not None:
+            await self._checked(stub.token_check, scope, receive, send)
+            return
+        token = stub.require_token
         if scope["type"] == "http" and token is not None:
             headers = dict(scope.get("headers", []))
             if headers.get(b"authorization", b"").decode("latin-1") != f"Bearer {token}":
@@ -301,6 +354,87 @@ class _TokenGate:
                 await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+    async def _checked(self, check: TokenCheck, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", []))
+        header = headers.get(b"authorization", b"").decode("latin-1")
+        verdict: TokenVerdict = None
+        if header.startswith("Bearer "):
+            checked = check(header.removeprefix("Bearer "))
+            verdict = await checked if inspect.isawaitable(checked) else checked
+        if verdict is None or verdict is False:
+            error = ', error="invalid_token"' if header else ""
+            await self._refuse(401, error, scope, receive, send)
+            return
+        if verdict is True or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        body, receive = await _buffered(receive)
+        needed = self._needed(body)
+        missing = [s for s in needed if s not in set(verdict)]
+        if missing:
+            wanted = " ".join(needed)
+            detail = f', error="insufficient_scope", scope="{wanted}"'
+            await self._refuse(403, detail, scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _needed(self, body: bytes) -> tuple[str, ...]:
+        """The scopes the ``tools/call`` in ``body`` needs, if it is one."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return ()
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return ()
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        with self._stub._lock:
+            tool = self._stub._tools.get(name) if isinstance(name, str) else None
+        return tool.scopes if tool is not None else ()
+
+    async def _refuse(
+        self, status: int, detail: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        stub = self._stub
+        challenge = stub.www_authenticate
+        if challenge is None:
+            challenge = "Bearer"
+            if stub.resource_metadata is not None:
+                challenge += f' resource_metadata="{stub.resource_metadata_url}"'
+                detail = f",{detail.removeprefix(',')}" if detail else ""
+            else:
+                detail = detail.removeprefix(",")
+            challenge += detail
+        refusal = JSONResponse(
+            {"error": "unauthorized" if status == 401 else "insufficient_scope"},
+            status_code=status,
+            headers={"WWW-Authenticate": challenge},
+        )
+        await refusal(scope, receive, send)
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """Read a request's whole body; a ``receive`` that hands it over again."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    replayed = False
+
+    async def again() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, again
 
 
 class _AsgiEndpoint:
@@ -343,4 +477,4 @@ def _is_block(item: object) -> bool:
     )
 
 
-__all__ = ["Handler", "McpStubServer", "StubCall"]
+__all__ = ["Handler", "McpStubServer", "StubCall", "TokenCheck", "TokenVerdict"]

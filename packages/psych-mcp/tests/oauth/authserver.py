@@ -19,7 +19,8 @@ import socket
 import threading
 import time
 from collections import Counter
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -361,6 +362,20 @@ class World:
     def legacy_resource(self) -> str:
         return f"{self.resource_origin}/legacy"
 
+    def scopes_of(self, access_token: str, resource: str | None = None) -> frozenset[str] | None:
+        """The scopes ``access_token`` grants for ``resource`` (``self.resource`` by
+        default), or None when it is unknown, revoked, for another audience or expired
+        on the shared clock."""
+        token = self.tokens.get(access_token)
+        if (
+            token is None
+            or token.revoked
+            or token.resource != (resource if resource is not None else self.resource)
+            or self.clock.now() >= token.issued_at + timedelta(seconds=token.expires_in)
+        ):
+            return None
+        return frozenset(token.scope.split())
+
     def add_client(self, client: Client) -> Client:
         self.clients[client.client_id] = client
         return client
@@ -474,16 +489,12 @@ class World:
             if not header.startswith("Bearer "):
                 challenge = f'Bearer scope="mcp:read"{meta}'
                 return Response(status_code=401, headers={"WWW-Authenticate": challenge})
-            token = self.tokens.get(header.removeprefix("Bearer "))
-            if (
-                token is None
-                or token.revoked
-                or token.resource != resource
-                or self.clock.now() >= token.issued_at + timedelta(seconds=token.expires_in)
-            ):
+            granted = self.scopes_of(header.removeprefix("Bearer "), resource)
+            if granted is None:
                 challenge = f'Bearer error="invalid_token"{meta}'
                 return Response(status_code=401, headers={"WWW-Authenticate": challenge})
-            if not set(need) <= set(token.scope.split()):
+            token = self.tokens[header.removeprefix("Bearer ")]
+            if not set(need) <= granted:
                 wanted = " ".join(need)
                 challenge = f'Bearer error="insufficient_scope", scope="{wanted}"{meta}'
                 return Response(status_code=403, headers={"WWW-Authenticate": challenge})
@@ -553,6 +564,41 @@ class Served:
     def join(self) -> None:
         self._thread.join(10)
         self._socket.close()
+
+
+@contextmanager
+def running(world: World, *, resource: bool = True) -> Iterator[World]:
+    """Serve ``world``'s authorization server (and, unless ``resource`` is False, its
+    protected resource app) on loopback until the block exits.
+
+    Without the resource app, the caller serves the resource itself (an MCP server)
+    and sets ``world.resource_origin`` to its origin.
+    """
+    authorization = Served(world.as_app())
+    world.issuer = authorization.origin
+    served = [authorization]
+    if resource:
+        app = Served(world.resource_app())
+        world.resource_origin = app.origin
+        served.append(app)
+    for server in served:
+        server.start()
+    try:
+        yield world
+    finally:
+        # All shut down at once: each waits for uvicorn's polling interval.
+        for server in served:
+            server.request_stop()
+        for server in served:
+            server.join()
+
+
+async def browse(url: str) -> str:
+    """Plays the user's browser: opens an authorization URL, returns the redirect target."""
+    async with httpx2.AsyncClient(timeout=10, trust_env=False) as client:
+        response = await client.get(url, follow_redirects=False)
+    assert response.status_code == 302, response.text
+    return response.headers["location"]
 
 
 def bearer_value(header: str | None) -> str:

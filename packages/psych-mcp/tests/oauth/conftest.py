@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import httpx2
 import pytest
 
-from .authserver import FakeClock, RecordingFactory, Served, World
+from .authserver import FakeClock, RecordingFactory, World, running
 
 
 @pytest.fixture
@@ -15,21 +15,8 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def world(clock: FakeClock) -> Iterator[World]:
-    world = World(clock)
-    authorization = Served(world.as_app())
-    resource = Served(world.resource_app())
-    world.issuer = authorization.origin
-    world.resource_origin = resource.origin
-    authorization.start()
-    resource.start()
-    try:
+    with running(World(clock)) as world:
         yield world
-    finally:
-        # Both shut down at once: each waits for uvicorn's polling interval.
-        resource.request_stop()
-        authorization.request_stop()
-        resource.join()
-        authorization.join()
 
 
 @pytest.fixture

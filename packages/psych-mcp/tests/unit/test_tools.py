@@ -275,15 +275,32 @@ async def test_a_failing_secret_resolver_or_policy_is_reported_not_raised(
     assert stub.listings == 0
 
 
-async def test_a_server_behind_oauth_is_not_supported_yet(loopback: EgressPolicy) -> None:
-    server = McpServer(name="crm", url="https://crm.example.com/mcp", oauth=McpOAuth())
+async def test_a_server_behind_oauth_without_usable_metadata_is_unavailable(
+    stub: McpStubServer, loopback: EgressPolicy
+) -> None:
+    stub.tool("find", "ok")
+    tool = SourceTool((await _offered_anyway(stub, loopback)).definition, "crm", "find")
+    server = McpServer(name="crm", url=stub.url, oauth=McpOAuth())
     async with McpTools(egress=loopback) as tools:
-        with pytest.raises(ToolSourceUnavailable, match="OAuth") as down:
+        # The stub publishes no protected resource metadata: discovery fails.
+        with pytest.raises(ToolSourceUnavailable, match=r"OAuth failed \(discovery\)") as down:
             await tools.resolve(_spec(server), ACME, permitted=None)
         assert not down.value.transient
         optional = server.model_copy(update={"optional": True})
         offered = await tools.resolve(_spec(optional), ACME, permitted=None)
-        assert "OAuth" in offered.advisories[0]
+        assert offered.tools == () and "OAuth" in offered.advisories[0]
+        with pytest.raises(SourceCallFailed) as failed:
+            await tools.call(_spec(server), tool, {}, _context(), permitted=None)
+        assert failed.value.kind == "unauthorized"
+    assert stub.calls == ()
+
+
+async def test_no_oauth_traffic_for_a_server_the_policy_refuses() -> None:
+    server = McpServer(name="crm", url="http://127.0.0.1:9/mcp", oauth=McpOAuth())
+    async with McpTools() as tools:  # EgressPolicy(): no loopback
+        with pytest.raises(ToolSourceUnavailable, match="crm") as down:
+            await tools.resolve(_spec(server), ACME, permitted=None)
+        assert not down.value.transient and "OAuth" not in str(down.value)
 
 
 async def test_a_slow_call_times_out_as_transient(
