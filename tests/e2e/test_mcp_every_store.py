@@ -290,3 +290,18 @@ async def test_a_deferred_catalogue_call_is_judged_as_its_target(
     assert not any(name.startswith("crm__") for name in offered)
     assert [c.tool for c in crm.calls] == ["report_7", "wipe"]
     assert log[-1].state is psych_runtime.TerminalState.COMPLETED
+
+
+async def test_a_large_mcp_result_is_elided_like_any_other(store_url_for: UrlFor) -> None:
+    async with McpStubServer() as crm:
+        crm.tool("export", "x" * 50_000, annotations={"readOnlyHint": True})
+        spec = _spec(McpServer(name="crm", url=crm.url)).model_copy(
+            update={"limits": psych_runtime.Limits(large_result_bytes=2_000)}
+        )
+        model = FakeModel().turn(tool_calls=[("crm__export", {})]).turn(text="Exported.")
+        log = await _run(await store_url_for("memory"), spec, model)
+    [finished] = [r for r in log if r.type == "tool_call_finished"]
+    assert finished.result_handle is not None and finished.result_bytes > 50_000
+    sent = [m.content for m in model.requests[1].messages if m.role == "tool"]
+    assert len(sent[0]) < 5_000  # the model got a preview and a handle, not 50 kB
+    assert "read_tool_output" in {t.name for t in model.requests[1].tools}
