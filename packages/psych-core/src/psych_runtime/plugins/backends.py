@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.memory.port import MemoryStore
+from psych_runtime.sandbox.port import Sandbox
 from psych_runtime.store.port import Store
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
@@ -125,6 +126,33 @@ class MemoryStoreBackend(_SchemeBackend[MemoryStore]):
     """
 
     _kind = "memory store backend"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxBackend:
+    """A sandbox backend a plugin offers for ``run_code``.
+
+    Attributes:
+        name: the backend's name, which deployments map profiles to
+            (``subprocess``, ``namespaces``, ``oci``).
+        open: async factory called as ``await open(**options)``; it checks what the
+            machine allows (a missing binary, no user namespaces) and raises a clear
+            error when the backend cannot run here.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    open: Callable[..., Awaitable[Sandbox]]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("sandbox backend", self.name)
+        if not callable(self.open):
+            raise ValueError(f"sandbox backend {self.name!r}: open must be an async callable")
+        if not isinstance(self.package, str) or not self.package:
+            raise ValueError(f"sandbox backend {self.name!r}: package must name its distribution")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,6 +271,7 @@ __all__ = [
     "DoctorCheck",
     "DoctorResult",
     "MemoryStoreBackend",
+    "SandboxBackend",
     "StoreBackend",
     "ToolSourceFactory",
     "import_check",

@@ -30,6 +30,7 @@ from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     DoctorCheck,
     MemoryStoreBackend,
+    SandboxBackend,
     StoreBackend,
     ToolSourceFactory,
 )
@@ -78,6 +79,15 @@ def psych_register_tool_sources(register: Callable[[ToolSourceFactory], None]) -
 
 
 @hookspec
+def psych_register_sandboxes(register: Callable[[SandboxBackend], None]) -> None:
+    """Offer sandbox backends that run ``run_code`` programs, one description each.
+
+    Args:
+        register: call once per ``SandboxBackend`` the plugin provides.
+    """
+
+
+@hookspec
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Offer health checks that ``psych doctor`` runs and reports.
 
@@ -96,6 +106,7 @@ __all__ = [
     "psych_doctor_checks",
     "psych_register_blob_stores",
     "psych_register_memory_stores",
+    "psych_register_sandboxes",
     "psych_register_stores",
     "psych_register_tool_sources",
 ]

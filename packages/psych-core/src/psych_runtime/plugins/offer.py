@@ -17,6 +17,7 @@ from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     DoctorCheck,
     MemoryStoreBackend,
+    SandboxBackend,
     StoreBackend,
     ToolSourceFactory,
 )
@@ -59,6 +60,13 @@ def offer_tool_sources(
     return _offer(factories, "tool source(s)")
 
 
+def offer_sandboxes(
+    *backends: SandboxBackend,
+) -> Callable[[Callable[[SandboxBackend], None]], None]:
+    """A ``psych_register_sandboxes`` implementation registering ``backends``."""
+    return _offer(backends, "sandbox backend(s)")
+
+
 def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
     """A ``psych_doctor_checks`` implementation registering ``checks``."""
     return _offer(checks, "doctor check(s)")
@@ -95,6 +103,7 @@ __all__ = [
     "offer_blob_stores",
     "offer_doctor_checks",
     "offer_memory_stores",
+    "offer_sandboxes",
     "offer_stores",
     "offer_tool_sources",
 ]

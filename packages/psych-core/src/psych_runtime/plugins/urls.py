@@ -16,6 +16,7 @@ from psych_runtime.memory.port import MemoryStore
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     MemoryStoreBackend,
+    SandboxBackend,
     StoreBackend,
     ToolSourceFactory,
 )
@@ -214,6 +215,23 @@ def tool_source_factories() -> tuple[ToolSourceFactory, ...]:
     )
 
 
+def sandbox_backends() -> dict[str, SandboxBackend]:
+    """Every installed sandbox backend, by name.
+
+    Raises:
+        DuplicateBackend: two plugins offer a backend of the same name.
+    """
+    table: dict[str, SandboxBackend] = {}
+    for entry in registrations("psych_register_sandboxes", SandboxBackend):
+        if entry.item.name in table:
+            raise DuplicateBackend(
+                f"sandbox backend {entry.item.name!r} is offered twice (the second by "
+                f"{entry.item.package}); uninstall one of them"
+            )
+        table[entry.item.name] = entry.item
+    return table
+
+
 def installed_capabilities() -> frozenset[str]:
     """The Spec fields installed tool sources make runnable (``"mcp_servers"``...)."""
     return frozenset(factory.capability for factory in tool_source_factories())
@@ -299,6 +317,7 @@ __all__ = [
     "open_blob_store",
     "open_memory_store",
     "open_store",
+    "sandbox_backends",
     "store_backends",
     "store_scheme",
     "tool_source_factories",
