@@ -233,8 +233,15 @@ def sandbox_backends() -> dict[str, SandboxBackend]:
 
 
 def installed_capabilities() -> frozenset[str]:
-    """The Spec fields installed tool sources make runnable (``"mcp_servers"``...)."""
-    return frozenset(factory.capability for factory in tool_source_factories())
+    """The Spec fields installed plugins make runnable (``"mcp_servers"``...).
+
+    Tool sources name theirs; any installed sandbox backend makes ``code_execution``
+    runnable.
+    """
+    found = {factory.capability for factory in tool_source_factories()}
+    if sandbox_backends():
+        found.add("code_execution")
+    return frozenset(found)
 
 
 def _url_scheme(url: str, *, what: str, examples: str) -> str:

@@ -3,7 +3,7 @@
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
@@ -33,9 +33,11 @@ from psych_runtime.runtime.open_calls import (
 from psych_runtime.runtime.workflow.agent_step import replay_source, run_agent_step
 from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
+from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
+from psych_runtime.tools.code import DEFAULT_HARD_LIMITS, CodeSandboxes
 from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
@@ -127,6 +129,11 @@ class Runtime:
             resolved every turn and called. None builds one of each installed kind
             (``psych-mcp`` offers MCP servers) with this Runtime's ``http`` transport
             and ``secrets``; pass a list to configure them yourself, or ``()`` for none.
+        sandboxes: where ``run_code`` programs run, by the Spec's ``profile`` name
+            (``default`` when it names none); a backend from ``psych-sandbox``. Without
+            one, a ``run_code`` call fails ``sandbox_unavailable`` as data.
+        code_limits: the most any Spec's programs may use; a Spec asking for more
+            gets these.
         catalogue_budget_chars: characters of remote tool descriptions above which
             the tools of servers that allow it are deferred behind ``list_tools``,
             ``get_tool_info`` and ``call_tool`` instead of described every turn.
@@ -157,6 +164,8 @@ class Runtime:
         recall_limit: int = 50,
         tool_sources: Sequence[ToolSource] | None = None,
         catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS,
+        sandboxes: Mapping[str, Sandbox] | None = None,
+        code_limits: ResolvedLimits = DEFAULT_HARD_LIMITS,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -180,6 +189,7 @@ class Runtime:
         self.end_user_id = end_user_id
         self.recall_limit = recall_limit
         self.catalogue_budget_chars = catalogue_budget_chars
+        self.sandboxes = CodeSandboxes(dict(sandboxes or {}), code_limits)
         self.tool_sources: tuple[ToolSource, ...] = (
             tuple(tool_sources) if tool_sources is not None else installed_sources(http, secrets)
         )
@@ -212,6 +222,7 @@ class Runtime:
             recall_limit=self.recall_limit,
             sources=self.tool_sources,
             catalogue_budget=self.catalogue_budget_chars,
+            sandboxes=self.sandboxes,
         )
 
     async def load_spec(self, version_hash: VersionHash) -> AgentSpec | WorkflowSpec:

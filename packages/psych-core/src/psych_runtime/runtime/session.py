@@ -8,7 +8,7 @@ object it builds is exposed, so a program can outgrow it piece by piece.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -36,9 +36,11 @@ from psych_runtime.runtime.publish import publish
 from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
+from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
 from psych_runtime.store.port import Store
 from psych_runtime.tools.access import TenantAccess
 from psych_runtime.tools.approval import ApprovalRules, Policy
+from psych_runtime.tools.code import DEFAULT_HARD_LIMITS
 from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
@@ -269,6 +271,8 @@ class RuntimeSettings:
             builds one of each installed kind.
         catalogue_budget_chars: remote tool descriptions beyond this many characters
             are deferred behind ``list_tools`` / ``get_tool_info`` / ``call_tool``.
+        sandboxes: where ``run_code`` programs run, by profile name.
+        code_limits: the most any Spec's programs may use.
     """
 
     prices: PriceResolver | None = None
@@ -287,6 +291,8 @@ class RuntimeSettings:
     recall_limit: int = 50
     tool_sources: Sequence[ToolSource] | None = None
     catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS
+    sandboxes: Mapping[str, Sandbox] | None = None
+    code_limits: ResolvedLimits = DEFAULT_HARD_LIMITS
 
 
 @dataclass(frozen=True, kw_only=True)

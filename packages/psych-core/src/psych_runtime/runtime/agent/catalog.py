@@ -22,6 +22,7 @@ from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
 from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
+from psych_runtime.tools.code import RUN_CODE, program_bindings, run_code_definition
 from psych_runtime.tools.deferred import (
     CALL_TOOL,
     CALL_TOOL_DEFINITION,
@@ -77,9 +78,11 @@ class ToolCatalog:
         "_skill_definition",
         "_subagent_definitions",
         "asks_questions",
+        "code_execution",
         "deferred",
         "granted",
         "http_tools",
+        "offered_now",
         "permitted",
         "prompt_sections",
         "remembers",
@@ -115,6 +118,10 @@ class ToolCatalog:
             subagent_definitions += spawn_definitions(spec.spawn, spec)
         self._subagent_definitions = subagent_definitions
         self.remembers = remembers
+        execution = spec.code_execution
+        self.code_execution = execution if execution is not None and execution.enabled else None
+        self.offered_now: frozenset[str] = frozenset()
+        """What the latest turn offered; a program's bindings are narrowed to it."""
         self.remote: dict[str, tuple[ToolSource, SourceTool]] = {}
         """This turn's tools from remote sources, by qualified name."""
         self.remote_advisories: tuple[str, ...] = ()
@@ -250,6 +257,11 @@ class ToolCatalog:
         definitions += self._subagent_definitions
         if self.remembers:
             definitions += (REMEMBER_DEFINITION, FORGET_DEFINITION)
+        if self.code_execution is not None:
+            bindable = frozenset(d.name for d in definitions)
+            bindings = program_bindings(self.code_execution, bindable)
+            definitions += (run_code_definition(self.code_execution, bindings),)
+        self.offered_now = frozenset(d.name for d in definitions)
         return definitions, advisories
 
     def built_in(self, name: str) -> bool:
@@ -261,6 +273,7 @@ class ToolCatalog:
             or any(definition.name == name for definition in self._subagent_definitions)
             or (name in MEMORY_TOOLS and self.remembers)
             or (name in DEFERRED_BUILT_INS and bool(self.deferred))
+            or (name == RUN_CODE and self.code_execution is not None)
         )
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:

@@ -69,6 +69,11 @@ async def settle_dangling(ctx: AttemptContext) -> None:
             executed = await execute(ctx, call.call_id, call.tool, call.arguments)
             await finish(ctx, call.call_id, call.tool, executed)
             continue
+        if call.parent_call_id is not None:
+            # A program's call: the program itself is gone, so there is nobody to
+            # hand a result to; it is closed in doubt, never sent again.
+            close_call(ctx.journal, call.call_id, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
+            continue
         if call.safe_to_retry and runnable:
             executed = await execute(ctx, call.call_id, call.tool, call.arguments)
             await finish(ctx, call.call_id, call.tool, executed)

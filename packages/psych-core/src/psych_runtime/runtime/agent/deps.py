@@ -16,6 +16,7 @@ from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.store.port import Store
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
+from psych_runtime.tools.code import CodeSandboxes
 from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver
@@ -55,6 +56,8 @@ class AgentDeps:
             resolved every turn and called.
         catalogue_budget: characters of remote tool descriptions above which a
             server's tools are deferred behind ``list_tools`` / ``call_tool``.
+        sandboxes: where ``run_code`` programs run, by profile, and the limits no
+            Spec may exceed.
     """
 
     registry: ToolRegistry
@@ -75,3 +78,4 @@ class AgentDeps:
     recall_limit: int = 50
     sources: tuple[ToolSource, ...] = ()
     catalogue_budget: int = DEFAULT_CATALOGUE_BUDGET_CHARS
+    sandboxes: CodeSandboxes = field(default_factory=CodeSandboxes)

@@ -32,11 +32,13 @@ from psych_runtime.core.records import (
     ToolOutcome,
 )
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
+from psych_runtime.runtime.agent.code import run_code
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.agent.finish import Executed, finish
 from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.runtime.model_call import replace_lone_surrogates
+from psych_runtime.tools.code import RUN_CODE
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.deferred import (
     CALL_TOOL,
@@ -84,6 +86,8 @@ async def execute(
         return await run_memory_tool(ctx, name, arguments)
     if name in (LIST_TOOLS, GET_TOOL_INFO):
         return _describe_deferred(ctx, name, arguments)
+    if name == RUN_CODE:
+        return await run_code(ctx, call_id, arguments, ctx.tools.offered_now)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(

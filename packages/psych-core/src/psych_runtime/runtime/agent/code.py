@@ -1,0 +1,189 @@
+"""The ``run_code`` built-in: the model's program, in a sandbox, calling tools back.
+
+The program runs in the sandbox the deployment maps the Spec's ``profile`` to, under
+the Spec's limits cut to the deployment's hard ones; a backend that cannot give the
+isolation the Spec demands is refused before anything runs. A program reaches the
+host only through its bindings: each binding call is recorded in the Run's log as a
+tool call of its own under the program's call (``parent_call_id``), durable before it
+runs, and goes through the same path as the model's calls (narrowed to the tools this
+turn offers, judged by the approval rules, executed, finished). A call that would need
+a person's approval is refused to the program, since a program cannot wait for one.
+
+What the program did comes back as data: its value and output previews, or its
+traceback (shown to the model), or the limit that stopped it. No state survives
+between programs. After a crash, a binding call left in doubt is closed ``unknown``
+and never sent again (``dangling.py``), and the per-Run binding allowance counts the
+calls already in the log, so a reclaim does not reset it.
+"""
+
+import time
+
+from pydantic import JsonValue
+
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.records import JsonObject, ToolCallStarted, ToolFailure, ToolOutcome
+from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.runtime.ids import new_call_id
+from psych_runtime.sandbox.port import (
+    BindingRefused,
+    Execution,
+    ExecutionStatus,
+    Program,
+)
+from psych_runtime.tools.approval import Verdict, judge
+from psych_runtime.tools.code import program_bindings, resolve_limits
+
+
+async def run_code(
+    ctx: AttemptContext, call_id: ToolCallId, arguments: JsonObject, offered: frozenset[str]
+) -> Executed:
+    """Run the model's program and say, as data, what it did."""
+    started = time.perf_counter()
+    spec, journal = ctx.spec, ctx.journal
+    execution = spec.code_execution
+    assert execution is not None  # only offered when enabled
+    code = arguments.get("code")
+    if not isinstance(code, str) or not code.strip() or set(arguments) != {"code"}:
+        return _refused(started, "invalid_arguments", "pass one argument, code: the program")
+    sandboxes = ctx.deps.sandboxes
+    sandbox = sandboxes.profiles.get(execution.profile)
+    if sandbox is None:
+        return _refused(
+            started,
+            "sandbox_unavailable",
+            f"no sandbox serves the profile {execution.profile!r} in this deployment",
+        )
+    unfit = sandbox.capabilities.provides(execution.isolation, execution.network)
+    if unfit is not None:
+        return _refused(started, "isolation_unavailable", unfit)
+    bindings = program_bindings(execution, offered)
+    program = Program(
+        source=code,
+        limits=resolve_limits(execution, sandboxes.hard_limits),
+        network=execution.network,
+        bindings=bindings,
+        preview_bytes=execution.output.preview_bytes,
+        max_output_bytes=execution.output.max_bytes,
+        max_artifacts=execution.artifacts.max_count
+        if execution.artifacts.collection.value == "collect"
+        else 0,
+        max_artifact_bytes=execution.artifacts.max_total_bytes,
+    )
+    turn = max(journal.state.turn, 1)
+    allowance = spec.limits.max_steps
+
+    async def binding(name: str, passed: JsonObject) -> JsonValue:
+        if name not in bindings:
+            raise BindingRefused("unknown_binding", f"no tool {name!r} is bound to this program")
+        if journal.state.program_tool_calls >= allowance:
+            raise BindingRefused(
+                "binding_allowance", f"this run's programs may call tools {allowance} times"
+            )
+        return await _bound_call(ctx, call_id, turn, name, passed)
+
+    done = await sandbox.execute(program, binding)
+    return _executed(done, started)
+
+
+async def _bound_call(
+    ctx: AttemptContext, parent: ToolCallId, turn: int, name: str, passed: JsonObject
+) -> JsonValue:
+    """One binding call through the normal tool path, recorded under its program."""
+    from psych_runtime.runtime.agent.execute import execute  # execute runs this module
+
+    journal = ctx.journal
+    binding_id = ToolCallId(new_call_id())
+    journal.stage(
+        ToolCallStarted,
+        call_id=binding_id,
+        tool=name,
+        arguments=passed,
+        turn=turn,
+        interruptible=ctx.tools.interruptible(name),
+        safe_to_retry=ctx.tools.safe_to_retry(name, passed),
+        parent_call_id=parent,
+    )
+    judgement = await judge(
+        ctx.deps.approvals,
+        ctx.deps.policy,
+        journal.scope,
+        name,
+        ctx.tools.tool_class(name),
+        passed,
+    )
+    if judgement.verdict is not Verdict.RUN:
+        why = (
+            "this call needs a person's approval, which a program cannot wait for"
+            if judgement.verdict is Verdict.ASK
+            else judgement.reason
+        )
+        refused = failure("access_denied", why)
+        await finish(ctx, binding_id, name, Executed(ToolOutcome.ERROR, None, refused, 0.0))
+        await journal.flush()
+        raise BindingRefused("access_denied", why)
+    await journal.flush()  # durable before it runs: a crash leaves it visibly in doubt
+    executed = await execute(ctx, binding_id, name, passed)
+    await finish(ctx, binding_id, name, executed)
+    await journal.flush()
+    if executed.outcome is not ToolOutcome.OK:
+        problem = executed.failure or ToolFailure(kind="tool_error", message="the call failed")
+        raise BindingRefused(problem.kind, problem.message)
+    return executed.result
+
+
+def _executed(done: Execution, started: float) -> Executed:
+    """The run_code call's outcome: the program's data, or why it did not finish."""
+    result: JsonObject = {
+        "status": done.status.value,
+        "stdout": done.stdout,
+        "stderr": done.stderr,
+        "stdout_bytes": done.stdout_bytes,
+        "stderr_bytes": done.stderr_bytes,
+        "binding_calls": done.binding_calls,
+        "artifacts": [
+            {"path": a.path, "size": a.size, "text": _text(a.content)} for a in done.artifacts
+        ],
+    }
+    elapsed = round(time.perf_counter() - started, 6)
+    if done.status is ExecutionStatus.OK:
+        result["value"] = done.value
+        return Executed(ToolOutcome.OK, result, None, elapsed)
+    if done.status is ExecutionStatus.ERROR:
+        raised = failure("program_error", done.message or "the program raised", tb=done.traceback)
+        problem = raised.model_copy(update={"traceback_is_for_the_model": True})
+    elif done.status is ExecutionStatus.LIMIT:
+        problem = failure(
+            f"limit_{done.limit or 'exceeded'}",
+            done.message or f"the program hit its {done.limit} limit and was stopped",
+        )
+    else:
+        problem = failure("sandbox_failed", done.message or "the sandbox could not run it")
+    return Executed(ToolOutcome.ERROR, None, _with_output(problem, result), elapsed)
+
+
+def _with_output(problem: ToolFailure, result: JsonObject) -> ToolFailure:
+    """Add what the program printed to the failure the model reads."""
+    printed = "\n".join(
+        f"{stream}:\n{result[stream]}" for stream in ("stdout", "stderr") if result[stream]
+    )
+    if not printed:
+        return problem
+    return problem.model_copy(update={"message": f"{problem.message}\n{printed}"})
+
+
+def _text(content: bytes | None) -> str | None:
+    if content is None:
+        return None
+    try:
+        return content.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def _refused(started: float, kind: str, message: str) -> Executed:
+    elapsed = round(time.perf_counter() - started, 6)
+    return Executed(ToolOutcome.ERROR, None, failure(kind, message), elapsed)
+
+
+__all__ = ["run_code"]
