@@ -16,6 +16,7 @@ from psych_runtime import (
     AgentSpec,
     ApprovalRules,
     InMemoryStore,
+    Limits,
     Runtime,
     TerminalState,
     ValidationContext,
@@ -250,3 +251,31 @@ async def test_a_binding_call_cut_off_by_a_crash_is_unknown_and_not_sent_again(
     outcomes = [r.outcome.value for r in recovery.final_log if r.type == "tool_call_finished"]
     assert outcomes == ["unknown", "unknown"]  # the binding and its program
     assert recovery.final_log[-1].state is TerminalState.COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("settings", "path"),
+    [
+        ({"workspace": "run"}, "code_execution.workspace"),
+        ({"output": {"preserve": "required"}}, "code_execution.output.preserve"),
+    ],
+)
+async def test_settings_not_honoured_yet_are_refused_at_publish(
+    settings: dict[str, Any], path: str
+) -> None:
+    from psych_runtime import SpecValidationError
+
+    with pytest.raises(SpecValidationError) as refused:
+        await publish(InMemoryStore(), _spec(**settings), scope=ACME, context=CODE)
+    assert [issue.path for issue in refused.value.issues] == [path]
+
+
+async def test_the_per_run_binding_allowance_is_counted_from_the_log() -> None:
+    sandbox = ScriptedSandbox()
+    three = [["lookup", {"order_id": f"A{n}"}] for n in range(3)]
+    model = FakeModel().turn(tool_calls=[("run_code", _program(calls=three))]).turn(text="ok")
+    spec = _spec().model_copy(update={"limits": Limits(max_steps=2)})
+    log = await _run(spec, model, sandbox)
+    bound = [r for r in log if r.type == "tool_call_started" and r.parent_call_id]
+    assert len(bound) == 2  # the allowance is the Run's max_steps
+    assert sandbox.refusals == ["binding_allowance"]

@@ -30,6 +30,11 @@ from psych_runtime.core.spec import (
     WorkflowStepRef,
     walk_steps,
 )
+from psych_runtime.core.spec.code_execution import (
+    CodeExecution,
+    OutputPreservation,
+    WorkspaceMode,
+)
 from psych_runtime.core.spec.names import OWNER_SEPARATOR
 
 MAX_NESTING = 16
@@ -229,8 +234,30 @@ class _Collector:
                 f"sandbox profile {execution.profile!r} is not provided here "
                 f"(available: {', '.join(sorted(profiles))})",
             )
+        if execution is not None and execution.enabled:
+            self.code_gaps(execution, path)
         for index, ref in enumerate(spec.subagents):
             self.visit(ref.spec, _at(path, "subagents", index, "spec"), depth + 1, ancestors)
+
+    def code_gaps(self, execution: CodeExecution, path: str) -> None:
+        """Refuse the ``run_code`` settings this release does not honour yet.
+
+        A program's workspace is fresh every time and its output beyond what is
+        captured is not kept elsewhere; a Spec that requires either is refused rather
+        than quietly half-run.
+        """
+        if execution.workspace is not WorkspaceMode.EPHEMERAL:
+            self.add(
+                _at(path, "code_execution", "workspace"),
+                "this release does not keep a workspace across programs yet; "
+                "leave workspace at 'ephemeral'",
+            )
+        if execution.output.preserve is OutputPreservation.REQUIRED:
+            self.add(
+                _at(path, "code_execution", "output", "preserve"),
+                "this release does not keep a program's full output in a blob store "
+                "yet; use 'when_available' or 'never'",
+            )
 
     def models(self, spec: AgentSpec, path: str) -> None:
         known = self.context.known_models
