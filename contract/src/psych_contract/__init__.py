@@ -17,6 +17,13 @@ override the one fixture that builds a fresh adapter instance::
 from psych_contract._version import __version__
 from psych_contract.blob import BlobStoreContract
 from psych_contract.memory import MemoryContract
+from psych_contract.sandbox import SandboxContract
 from psych_contract.store import StoreContract
 
-__all__ = ["BlobStoreContract", "MemoryContract", "StoreContract", "__version__"]
+__all__ = [
+    "BlobStoreContract",
+    "MemoryContract",
+    "SandboxContract",
+    "StoreContract",
+    "__version__",
+]

@@ -1,0 +1,588 @@
+"""The Sandbox conformance suite, escape matrix included.
+
+Subclass ``SandboxContract`` in your backend's tests and override the ``sandbox``
+fixture so it yields an opened sandbox (and closes it afterwards). Set
+``kernel_enforced = True`` when the backend claims containment (``Isolation.CONTAINED``):
+then every escape case must pass, none may skip.
+
+The escape cases are each a program that tries to break out: fork bomb, memory hog,
+disk fill, an endless sleep (wall clock), a busy loop (CPU), a TCP connection to the
+host's loopback (PostgreSQL's 5432 and a listener the case opens), the host's
+environment, a host file only its owner may read, writing outside the workspace,
+killing the host, and leaving a daemon behind. Each must end as data (an ``Execution``
+saying what stopped it or that the action failed), never by raising, and the host
+(this test process) must survive. A case a backend's ``capabilities`` say it cannot
+prevent is skipped with the reason, so a backend that only *reports* a guarantee (a
+plain subprocess reports ``NO_NETWORK``) is never credited with it.
+
+A backend that enforces ``UNPRIVILEGED_USER`` is expected to run the program under a
+uid of its own: the host's processes and owner-only files are then out of reach, and no
+process of the program may survive it.
+
+Only the public port is used: ``psych_runtime.adapters``.
+"""
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+import pytest_asyncio
+from pydantic import JsonValue
+
+from psych_contract._overrides import overridden_without_xfail
+from psych_runtime.adapters import (
+    BindingRefused,
+    Execution,
+    ExecutionStatus,
+    Guarantee,
+    Program,
+    ResolvedLimits,
+    Sandbox,
+)
+from psych_runtime.spec import Isolation
+
+JsonObject = dict[str, JsonValue]
+
+
+def _must_override(message: str) -> Sandbox:
+    """Stand-in body of the fixture the backend's subclass has to provide; never returns."""
+    pytest.fail(message)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of host processes whose command line contains ``marker``."""
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError), open(f"/proc/{entry.name}/cmdline", "rb") as f:
+            if marker.encode() in f.read():
+                found.append(int(entry.name))
+    return found
+
+
+async def _none_left(marker: str, seconds: float = 3.0) -> list[int]:
+    """Wait until no process carries ``marker``; the survivors (killed) if some remain."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not processes_with(marker):
+            return []
+        await asyncio.sleep(0.05)
+    survivors = processes_with(marker)
+    for pid in survivors:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return survivors
+
+
+class Recorder:
+    """A host side for bindings: records each call, answers from ``answers``."""
+
+    def __init__(self, answers: dict[str, JsonValue] | None = None) -> None:
+        self.answers = answers or {}
+        self.calls: list[tuple[str, JsonObject]] = []
+
+    async def __call__(self, name: str, arguments: JsonObject) -> JsonValue:
+        """Record the call; refuse ``refuse``, answer the rest."""
+        self.calls.append((name, arguments))
+        if name == "refuse":
+            raise BindingRefused("denied", "the host refuses this call")
+        return self.answers.get(name, {"tool": name, "arguments": arguments})
+
+
+class SandboxContract:
+    """Conformance cases every Sandbox backend must pass.
+
+    Attributes (override as class attributes in your subclass):
+        kernel_enforced: the backend claims containment; escape cases may not skip.
+        limits: the limits the cases run under; small, so the suite is fast and the
+            escape cases cannot hurt the machine.
+    """
+
+    __test__: ClassVar[bool] = False
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
+
+    kernel_enforced: ClassVar[bool] = False
+    limits: ClassVar[ResolvedLimits] = ResolvedLimits(
+        cpu_seconds=2.0,
+        wall_seconds=5.0,
+        memory_bytes=256 * 1024 * 1024,
+        file_size_bytes=8 * 1024 * 1024,
+        process_count=64,
+    )
+
+    def __init_subclass__(cls) -> None:
+        """Make subclasses collectable; the base itself is never run on its own."""
+        super().__init_subclass__()
+        if "__test__" not in cls.__dict__:
+            cls.__test__ = True
+
+    @pytest_asyncio.fixture
+    async def sandbox(self) -> AsyncIterator[Sandbox]:
+        """Override: yield an opened sandbox, and close it after the test."""
+        yield _must_override("override the `sandbox` fixture in your SandboxContract subclass")
+
+    # --- helpers ---------------------------------------------------------------------
+
+    def program(self, source: str, **fields: object) -> Program:
+        """A program under the suite's limits."""
+        return Program(source=source, limits=self.limits, **fields)  # type: ignore[arg-type]
+
+    async def run(
+        self, sandbox: Sandbox, source: str, binding: Recorder | None = None, **fields: object
+    ) -> Execution:
+        """Run ``source`` under the suite's limits; the result must be an ``Execution``."""
+        execution = await sandbox.execute(self.program(source, **fields), binding or Recorder())
+        assert isinstance(execution, Execution)
+        return execution
+
+    def require(self, sandbox: Sandbox, *any_of: Guarantee, reason: str) -> None:
+        """Skip unless one of ``any_of`` is enforced; fail instead when containment is claimed."""
+        enforced = sandbox.capabilities.enforced
+        if any(guarantee in enforced for guarantee in any_of):
+            return
+        names = " or ".join(g.value for g in any_of)
+        if self.kernel_enforced:
+            pytest.fail(f"the backend claims containment but does not enforce {names}")
+        pytest.skip(f"{reason} (the backend does not enforce {names})")
+
+    # --- the port --------------------------------------------------------------------
+
+    async def test_overridden_cases_are_marked_xfail(self) -> None:
+        """A subclass may override a case only to mark it ``xfail(reason=...)``."""
+        offenders = overridden_without_xfail(SandboxContract, type(self))
+        assert offenders == [], f"overridden without xfail(reason=...): {offenders}"
+
+    async def test_sandbox_satisfies_the_protocol(self, sandbox: Sandbox) -> None:
+        """The backend is a ``Sandbox`` and says honestly what it contains.
+
+        Nothing is both enforced and only reported; a separate process is the floor;
+        a backend claiming containment has isolation ``contained``.
+        """
+        assert isinstance(sandbox, Sandbox)
+        capabilities = sandbox.capabilities
+        assert capabilities.backend
+        assert Guarantee.SEPARATE_PROCESS in capabilities.enforced
+        assert not capabilities.enforced & capabilities.reported
+        if self.kernel_enforced:
+            assert capabilities.isolation is Isolation.CONTAINED
+
+    # --- values, output, errors ------------------------------------------------------
+
+    async def test_last_expression_is_the_value(self, sandbox: Sandbox) -> None:
+        """Without ``result`` the value is the last expression's."""
+        execution = await self.run(sandbox, "x = 20\nx + 22")
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == 42
+
+    async def test_result_global_wins(self, sandbox: Sandbox) -> None:
+        """A global ``result`` is the value, whatever the last expression is."""
+        source = "result = {'a': [1, 'b', None, True, 1.5]}\n7"
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == {"a": [1, "b", None, True, 1.5]}
+
+    async def test_statement_only_program_is_none(self, sandbox: Sandbox) -> None:
+        """A program ending in a statement has the value None."""
+        execution = await self.run(sandbox, "x = 1")
+        assert execution.status is ExecutionStatus.OK
+        assert execution.value is None
+
+    async def test_value_that_is_not_json_is_an_error(self, sandbox: Sandbox) -> None:
+        """A value JSON cannot hold is an error that says so, not a crash."""
+        execution = await self.run(sandbox, "object()")
+        assert execution.status is ExecutionStatus.ERROR
+        assert "JSON" in execution.message
+
+    async def test_output_previews_and_byte_counts(self, sandbox: Sandbox) -> None:
+        """Stdout and stderr come back as previews with their full byte counts."""
+        source = "import sys\nprint('a' * 10000)\nprint('b' * 3000, file=sys.stderr)\n1"
+        execution = await self.run(sandbox, source, preview_bytes=256)
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.stdout == "a" * 256
+        assert execution.stdout_bytes == 10_001
+        assert execution.stderr == "b" * 256
+        assert execution.stderr_bytes == 3_001
+
+    async def test_traceback_is_data(self, sandbox: Sandbox) -> None:
+        """An exception ends the program ``error`` with its traceback, the program's lines only."""
+        source = "def f():\n    raise ValueError('boom')\n\nf()"
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.ERROR
+        assert execution.traceback is not None
+        assert "ValueError: boom" in execution.traceback
+        assert 'File "<program>", line 2' in execution.traceback
+        assert "_runner" not in execution.traceback
+
+    async def test_syntax_error_is_data(self, sandbox: Sandbox) -> None:
+        """A program that does not parse is an error with the parser's message."""
+        execution = await self.run(sandbox, "def (:")
+        assert execution.status is ExecutionStatus.ERROR
+        assert execution.traceback is not None and "SyntaxError" in execution.traceback
+
+    # --- bindings --------------------------------------------------------------------
+
+    async def test_binding_is_called_and_answers(self, sandbox: Sandbox) -> None:
+        """``tools.<name>(**kw)`` and ``tools.call(name, **kw)`` reach the host and return."""
+        recorder = Recorder({"lookup": {"status": "shipped"}})
+        source = "a = tools.lookup(order_id='A1')\nb = tools.call('odd-name', n=2)\n[a, b]"
+        execution = await self.run(sandbox, source, recorder, bindings=("lookup", "odd-name"))
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == [
+            {"status": "shipped"},
+            {"tool": "odd-name", "arguments": {"n": 2}},
+        ]
+        assert recorder.calls == [("lookup", {"order_id": "A1"}), ("odd-name", {"n": 2})]
+        assert execution.binding_calls == 2
+
+    async def test_refused_binding_raises_in_the_program(self, sandbox: Sandbox) -> None:
+        """A ``BindingRefused`` raises inside the program with its kind and message."""
+        source = (
+            "try:\n    tools.refuse()\nexcept tools.ToolError as error:\n"
+            "    result = [error.kind, error.message]"
+        )
+        execution = await self.run(sandbox, source, bindings=("refuse",))
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == ["denied", "the host refuses this call"]
+        uncaught = await self.run(sandbox, "tools.refuse()", bindings=("refuse",))
+        assert uncaught.status is ExecutionStatus.ERROR
+        assert uncaught.traceback is not None and "denied" in uncaught.traceback
+
+    async def test_unbound_tool_never_reaches_the_host(self, sandbox: Sandbox) -> None:
+        """A name the program was not given is refused without calling the host."""
+        recorder = Recorder()
+        source = (
+            "try:\n    tools.call('secret')\nexcept tools.ToolError as error:\n"
+            "    result = error.kind"
+        )
+        execution = await self.run(sandbox, source, recorder, bindings=("lookup",))
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == "unknown_tool"
+        assert recorder.calls == []
+
+    # --- state, workspace, artifacts -------------------------------------------------
+
+    async def test_no_state_between_programs(self, sandbox: Sandbox) -> None:
+        """Globals, modules, environment and workspace files do not survive a program."""
+        first = (
+            "import os, sys\nsys.psych_leftover = 1\nos.environ['LEFTOVER'] = '1'\n"
+            "open('leftover.txt', 'w').write('x')\nglobal_leftover = 1"
+        )
+        assert (await self.run(sandbox, first)).status is ExecutionStatus.OK
+        second = (
+            "import os, sys\n[hasattr(sys, 'psych_leftover'), 'LEFTOVER' in os.environ, "
+            "os.path.exists('leftover.txt'), 'global_leftover' in globals()]"
+        )
+        execution = await self.run(sandbox, second)
+        assert execution.value == [False, False, False, False]
+
+    async def test_artifacts_are_collected_within_limits(self, sandbox: Sandbox) -> None:
+        """Files left in the workspace come back, capped in count and bytes."""
+        source = (
+            "import os\nos.makedirs('out', exist_ok=True)\n"
+            "for i in range(3):\n    open(f'out/f{i}.txt', 'w').write(str(i) * 10)\n"
+            "open('big.bin', 'wb').write(b'x' * 5000)"
+        )
+        execution = await self.run(sandbox, source, max_artifacts=3, max_artifact_bytes=1000)
+        assert execution.status is ExecutionStatus.OK, execution
+        paths = [artifact.path for artifact in execution.artifacts]
+        assert paths == ["big.bin", "out/f0.txt", "out/f1.txt"]
+        big = execution.artifacts[0]
+        assert big.size == 5000 and big.content is None
+        assert execution.artifacts[1].content == b"0" * 10
+        none = await self.run(sandbox, "open('a.txt', 'w').write('a')", max_artifacts=0)
+        assert none.artifacts == ()
+
+    async def test_symlink_artifact_does_not_read_host_files(self, sandbox: Sandbox) -> None:
+        """A symlink the program leaves is not followed when artifacts are collected."""
+        source = "import os\nos.symlink('/etc/hostname', 'link')\nos.symlink('/etc', 'dir')"
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.OK, execution
+        assert all(artifact.content is None for artifact in execution.artifacts)
+        assert not any(artifact.path.startswith("dir/") for artifact in execution.artifacts)
+
+    async def test_persistent_workspace_is_kept(self, sandbox: Sandbox) -> None:
+        """With ``workspace`` set, files stay for the next program and only new ones return."""
+        workspace = tempfile.mkdtemp(prefix="psych-contract-ws-")
+        try:
+            first = await self.run(
+                sandbox, "open('kept.txt', 'w').write('kept')", workspace=workspace
+            )
+            assert first.status is ExecutionStatus.OK, first
+            second = await self.run(
+                sandbox,
+                "open('new.txt', 'w').write('new')\nopen('kept.txt').read()",
+                workspace=workspace,
+            )
+            assert second.value == "kept"
+            assert [artifact.path for artifact in second.artifacts] == ["new.txt"]
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+    async def test_cancellation_kills_the_program(self, sandbox: Sandbox) -> None:
+        """Cancelling ``execute`` kills the program before the cancellation propagates."""
+        marker = f"psych-cancel-{uuid.uuid4().hex}"
+        source = f"import os\nos.execv('/bin/sleep', ['{marker}', '30'])"
+        limits = ResolvedLimits(wall_seconds=60, cpu_seconds=5, process_count=16)
+        program = Program(source=source, limits=limits)
+        task = asyncio.create_task(sandbox.execute(program, Recorder()))
+        deadline = time.monotonic() + 10
+        while not processes_with(marker) and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await _none_left(marker) == []
+
+    # --- the escape matrix -----------------------------------------------------------
+
+    async def test_escape_fork_bomb(self, sandbox: Sandbox) -> None:
+        """A fork bomb stops at the process limit; nothing of it survives."""
+        self.require(
+            sandbox,
+            Guarantee.PROCESS_LIMIT,
+            reason="without a process limit a fork bomb would take the machine",
+        )
+        execution = await self.run(sandbox, "import os\nwhile True:\n    os.fork()")
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "processes"
+
+    async def test_escape_process_limit_is_the_programs(self, sandbox: Sandbox) -> None:
+        """The program can hold no more than ``process_count`` processes at once.
+
+        It forks sleeping children until a fork fails (stopping itself at four times
+        the limit, so a missing limit cannot hurt the machine) and returns the count.
+        """
+        self.require(sandbox, Guarantee.PROCESS_LIMIT, reason="no process limit")
+        ceiling = 4 * self.limits.process_count
+        source = (
+            "import os, time\ncount = 0\ntry:\n"
+            f"    while count < {ceiling}:\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(30)\n"
+            "            os._exit(0)\n"
+            "        count += 1\n"
+            "except OSError:\n"
+            "    pass\n"
+            "result = count"
+        )
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.OK, execution
+        assert isinstance(execution.value, int)
+        assert 0 < execution.value < self.limits.process_count
+
+    async def test_escape_memory_hog(self, sandbox: Sandbox) -> None:
+        """Allocating without end stops at the memory limit."""
+        self.require(sandbox, Guarantee.MEMORY_LIMIT, reason="no memory limit")
+        source = "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 * 1024))"
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "memory"
+
+    async def test_escape_disk_fill(self, sandbox: Sandbox) -> None:
+        """Growing a file without end stops at the file-size limit."""
+        self.require(sandbox, Guarantee.FILE_SIZE_LIMIT, reason="no file-size limit")
+        source = (
+            "with open('fill.bin', 'wb') as f:\n    while True:\n        f.write(b'x' * 1048576)"
+        )
+        execution = await self.run(sandbox, source, max_artifacts=0)
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "file_size"
+
+    async def test_escape_endless_sleep_hits_the_wall_clock(self, sandbox: Sandbox) -> None:
+        """A program that never ends is killed at the wall-clock limit, promptly."""
+        self.require(sandbox, Guarantee.WALL_CLOCK_KILL, reason="no wall-clock kill")
+        started = time.monotonic()
+        execution = await self.run(sandbox, "import time\nwhile True:\n    time.sleep(0.1)")
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "wall"
+        assert time.monotonic() - started < self.limits.wall_seconds + 4
+
+    async def test_escape_busy_loop_hits_the_cpu_limit(self, sandbox: Sandbox) -> None:
+        """A busy loop is stopped by the CPU limit before the wall clock."""
+        self.require(sandbox, Guarantee.CPU_LIMIT, reason="no CPU limit")
+        execution = await self.run(sandbox, "while True:\n    pass")
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "cpu"
+
+    async def test_escape_network_to_host_loopback(self, sandbox: Sandbox) -> None:
+        """No TCP connection reaches the host: not PostgreSQL's 5432, not a listener here."""
+        self.require(
+            sandbox,
+            Guarantee.NO_NETWORK,
+            reason="the network is denied only by convention (NO_NETWORK is reported)",
+        )
+        accepted: list[bool] = []
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append(True)
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        source = (
+            "import socket\nresult = []\n"
+            f"for port in (5432, {port}):\n"
+            "    try:\n"
+            "        socket.create_connection(('127.0.0.1', port), timeout=2).close()\n"
+            "        result.append('connected')\n"
+            "    except OSError as error:\n"
+            "        result.append(type(error).__name__)\n"
+        )
+        try:
+            execution = await self.run(sandbox, source)
+        finally:
+            server.close()
+            await server.wait_closed()
+        assert execution.status is ExecutionStatus.OK, execution
+        assert isinstance(execution.value, list) and "connected" not in execution.value
+        assert accepted == []
+
+    async def test_escape_host_environment_secrets(self, sandbox: Sandbox) -> None:
+        """The host's environment is not the program's, nor readable through ``/proc``."""
+        secret = f"psych-secret-{uuid.uuid4().hex}"
+        os.environ["PSYCH_CONTRACT_SECRET"] = secret
+        holder = await asyncio.create_subprocess_exec(
+            "sleep", "30", env={**os.environ, "PSYCH_CONTRACT_SECRET": secret}
+        )
+        source = (
+            "import os\nseen = [v for v in os.environ.values() if 'psych-secret' in v]\n"
+            "for pid in os.listdir('/proc'):\n"
+            "    try:\n"
+            "        data = open(f'/proc/{pid}/environ', 'rb').read()\n"
+            "    except OSError:\n"
+            "        continue\n"
+            "    if b'psych-secret' in data:\n"
+            "        seen.append(pid)\n"
+            "seen"
+        )
+        try:
+            execution = await self.run(sandbox, source)
+        finally:
+            del os.environ["PSYCH_CONTRACT_SECRET"]
+            holder.kill()
+            await holder.wait()
+        assert execution.status is ExecutionStatus.OK, execution
+        assert isinstance(execution.value, list)
+        in_environment = [item for item in execution.value if item == secret]
+        assert in_environment == [], "the host's environment leaked into the program"
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a program running as the host's user can read its /proc/PID/environ",
+        )
+        assert execution.value == [], "a host process's environment was readable"
+
+    async def test_escape_read_owner_only_host_file(self, sandbox: Sandbox) -> None:
+        """A file only the host's user may read (mode 0600, in its home) stays unread."""
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_FILES,
+            reason="a program running as the host's user can read the host user's files",
+        )
+        token = uuid.uuid4().hex
+        path = Path.home() / f".psych-contract-secret-{uuid.uuid4().hex}"
+        path.write_text(token)
+        path.chmod(0o600)
+        source = f"result = open({str(path)!r}).read()"
+        try:
+            execution = await self.run(sandbox, source)
+        finally:
+            path.unlink()
+        assert execution.status is ExecutionStatus.ERROR, execution
+        assert token not in repr(execution)
+
+    async def test_escape_write_outside_the_workspace(self, sandbox: Sandbox) -> None:
+        """A host directory the program's user may not write stays untouched.
+
+        With ``NO_HOST_FILES`` even the world-writable ``/tmp`` is the program's own.
+        """
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_FILES,
+            reason="a program running as the host's user can write wherever the host can",
+        )
+        target = Path(tempfile.mkdtemp(prefix="psych-contract-ro-"))
+        os.chmod(target, 0o755)
+        token = uuid.uuid4().hex
+        shared = Path(tempfile.gettempdir()) / f"psych-contract-{token}"
+        source = (
+            "result = []\n"
+            f"for path in ({str(target / 'planted')!r}, {str(shared)!r}):\n"
+            "    try:\n"
+            "        open(path, 'w').write('planted')\n"
+            "        result.append('written')\n"
+            "    except OSError as error:\n"
+            "        result.append(type(error).__name__)\n"
+        )
+        try:
+            execution = await self.run(sandbox, source)
+            assert execution.status is ExecutionStatus.OK, execution
+            assert not (target / "planted").exists()
+            if Guarantee.NO_HOST_FILES in sandbox.capabilities.enforced:
+                assert not shared.exists()
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                shared.unlink()
+
+    async def test_escape_kill_the_host(self, sandbox: Sandbox) -> None:
+        """Killing its parent or the host's pid fails; this process survives."""
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a program running as the host's user could kill the host",
+        )
+        source = (
+            "import os, signal\nresult = []\n"
+            f"for pid in (os.getppid(), {os.getpid()}):\n"
+            "    try:\n"
+            "        os.kill(pid, signal.SIGKILL)\n"
+            "        result.append('sent')\n"
+            "    except OSError as error:\n"
+            "        result.append(type(error).__name__)\n"
+        )
+        execution = await self.run(sandbox, source)
+        os.kill(os.getpid(), 0)  # still here
+        assert execution.status in (ExecutionStatus.OK, ExecutionStatus.ERROR), execution
+        follow_up = await self.run(sandbox, "1 + 1")
+        assert follow_up.value == 2
+
+    async def test_escape_daemon_left_behind(self, sandbox: Sandbox) -> None:
+        """A double-forked, detached daemon does not outlive its program."""
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a double-forked daemon escapes the process group",
+        )
+        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        source = (
+            "import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            f"        os.execv('/bin/sleep', ['{marker}', '30'])\n"
+            "    os._exit(0)\n"
+            "time.sleep(0.5)\n"
+            "'detached'"
+        )
+        execution = await self.run(sandbox, source)
+        assert execution.status is ExecutionStatus.OK, execution
+        assert await _none_left(marker) == [], "the daemon survived its program"
+
+
+__all__ = ["Recorder", "SandboxContract", "processes_with"]

@@ -1,0 +1,162 @@
+"""The ``subprocess`` backend: a fresh, unprivileged Python process under rlimits.
+
+What it contains, and what it does not, is in the package README; in short: the kernel
+enforces a separate process, a cleared environment, a private working directory,
+rlimits, the wall-clock kill and (when the host runs as root) a uid of the program's
+own, but the host's filesystem stays readable wherever its permissions allow and the
+network is open: ``NO_NETWORK`` is only reported, never enforced.
+"""
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Self
+
+from psych_runtime.adapters import Guarantee, Program, SandboxCapabilities
+from psych_runtime.spec import Isolation
+from psych_sandbox._host import (
+    DEFAULT_UID_BASE,
+    DEFAULT_UID_SLOTS,
+    RUNNER_SOURCE,
+    SANDBOX_PATH,
+    Identity,
+    Launch,
+    ProcessSandbox,
+    SandboxUnavailable,
+    interpreter_candidates,
+    running_as_root,
+)
+
+_RLIMITS = frozenset(
+    {
+        Guarantee.CPU_LIMIT,
+        Guarantee.MEMORY_LIMIT,
+        Guarantee.FILE_SIZE_LIMIT,
+    }
+)
+
+
+def sandbox_environment(home: str) -> dict[str, str]:
+    """The whole environment a program sees: nothing of the host's."""
+    return {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "HOME": home}
+
+
+async def probe_interpreter(python: str, uid: int | None) -> tuple[int, int] | None:
+    """The version of ``python`` when the program's user can run it, else None."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            python,
+            "-I",
+            "-S",
+            "-c",
+            "import sys; print(list(sys.version_info[:2]))",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=sandbox_environment("/"),
+            cwd="/",
+            user=uid,
+            group=uid,
+            extra_groups=[] if uid is not None else None,
+        )
+        out, _ = await asyncio.wait_for(process.communicate(), 30)
+    except (OSError, TimeoutError):
+        return None
+    if process.returncode != 0:
+        return None
+    try:
+        major, minor = json.loads(out)
+    except ValueError:
+        return None
+    return int(major), int(minor)
+
+
+async def choose_interpreter(python: str | None, uid: int | None) -> str:
+    """The first interpreter (3.8 or later) the program's user can run.
+
+    When the host runs as root the program runs as another uid, which cannot run an
+    interpreter kept under ``/root`` (pyenv's, say); the system's is used then.
+    """
+    candidates = interpreter_candidates(python, must_be_public=uid is not None)
+    for candidate in candidates:
+        version = await probe_interpreter(candidate, uid)
+        if version is not None and version >= (3, 8):
+            return candidate
+    tried = ", ".join(candidates) or "none found"
+    raise SandboxUnavailable(
+        f"no Python 3.8+ interpreter the sandbox user can run (tried: {tried}); "
+        "pass python= with one every user can read, such as /usr/bin/python3"
+    )
+
+
+class SubprocessSandbox(ProcessSandbox):
+    """Runs each program in a fresh, unprivileged Python process under rlimits.
+
+    Open it with ``await SubprocessSandbox.open()``. Its isolation is ``ISOLATED``:
+    the kernel enforces the separate process, the cleared environment, the private
+    workspace, the rlimits, the wall-clock kill and, on a root host, a uid of the
+    program's own (so it cannot signal or read the host's processes, read files only
+    root may read, or leave a process behind: every process of that uid is killed
+    after each program). The host's filesystem stays readable where its permissions
+    allow, ``/tmp`` is shared, and the network is open: ``NO_NETWORK`` is only
+    reported, a convention the program can break.
+    """
+
+    @classmethod
+    async def open(
+        cls,
+        *,
+        python: str | None = None,
+        uid_base: int = DEFAULT_UID_BASE,
+        uid_slots: int = DEFAULT_UID_SLOTS,
+    ) -> Self:
+        """Find an interpreter the program's user can run, and say what is contained.
+
+        Args:
+            python: the interpreter programs run with (default: the host's when the
+                program's user can run it, else ``/usr/bin/python3``).
+            uid_base: on a root host, the first uid programs run as (one per running
+                program; nothing else on the machine may use the range).
+            uid_slots: how many programs may run at once (root host only).
+
+        Raises:
+            SandboxUnavailable: no usable interpreter.
+        """
+        root = running_as_root()
+        chosen = await choose_interpreter(python, uid_base if root else None)
+        return cls(python=chosen, uid_base=uid_base if root else None, uid_slots=uid_slots)
+
+    def __init__(self, *, python: str, uid_base: int | None, uid_slots: int) -> None:
+        super().__init__(python=python, uid_base=uid_base, uid_slots=uid_slots)
+        enforced = {
+            Guarantee.SEPARATE_PROCESS,
+            Guarantee.CLEAN_ENVIRONMENT,
+            Guarantee.PRIVATE_WORKSPACE,
+            Guarantee.WALL_CLOCK_KILL,
+            *_RLIMITS,
+        }
+        if uid_base is not None:
+            # RLIMIT_NPROC counts a user's processes; only a uid of the program's own
+            # makes it a limit on the program (as the host's user it would count the host).
+            enforced |= {Guarantee.UNPRIVILEGED_USER, Guarantee.PROCESS_LIMIT}
+        self._capabilities = SandboxCapabilities(
+            backend="subprocess",
+            isolation=Isolation.ISOLATED,
+            enforced=frozenset(enforced),
+            reported=frozenset({Guarantee.NO_NETWORK}),
+        )
+
+    def _command(
+        self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
+    ) -> Launch:
+        read_fd, write_fd = fds
+        return Launch(
+            argv=[self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)],
+            env=sandbox_environment(str(workspace)),
+            cwd=str(workspace),
+            pass_fds=fds,
+        )
+
+
+__all__ = ["SubprocessSandbox"]
