@@ -638,6 +638,7 @@ BENCHMARKS = (
     "processes",
     "large",
     "import",
+    "sandbox",
 )
 """Every benchmark ``--only`` may name; all of them run by default."""
 
@@ -658,6 +659,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "0")
     if "import" in only:
         bench_import(args.quick)
+    if "sandbox" in only:
+        from benchmarks.sandbox import bench_sandbox
+
+        await bench_sandbox(args.quick)
     for name in names:
         factory = STORE_FACTORIES[name]
         if not await factory.available():

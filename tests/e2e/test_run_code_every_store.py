@@ -5,15 +5,18 @@ go through the Worker's normal tool path and land in the Run's log under the pro
 """
 
 import asyncio
+import os
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 import psych_runtime
 from psych_runtime import RunId, Store
-from psych_runtime.adapters import Sandbox
+from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore, Sandbox
 from psych_runtime.records import Record
-from psych_runtime.spec import CodeExecution, Isolation
+from psych_runtime.spec import CodeExecution, Isolation, OutputPolicy, OutputPreservation
 from psych_runtime.testing import FakeModel
 from psych_sandbox import NamespaceSandbox, SubprocessSandbox
 
@@ -37,12 +40,18 @@ async def lookup(order_id: str) -> str:
 
 
 async def _run(
-    url: str, spec: psych_runtime.AgentSpec, sandbox: Sandbox, model: FakeModel
+    url: str,
+    spec: psych_runtime.AgentSpec,
+    sandbox: Sandbox,
+    model: FakeModel,
+    blob: BlobStore | None = None,
 ) -> list[Record]:
     store = await psych_runtime.open_store(url)
     registry = psych_runtime.ToolRegistry()
     registry.register(lookup)
-    runtime = psych_runtime.Runtime(store, model, registry, sandboxes={"default": sandbox})
+    runtime = psych_runtime.Runtime(
+        store, model, registry, sandboxes={"default": sandbox}, blob=blob
+    )
     worker = psych_runtime.Worker(
         store, runtime, lease_seconds=5.0, heartbeat_seconds=1.0, poll_interval=0.05
     )
@@ -131,3 +140,84 @@ async def test_a_spec_demanding_containment_is_refused_by_a_subprocess(
         await sandbox.close()
     [finished] = [r for r in log if r.type == "tool_call_finished"]
     assert finished.failure.kind == "isolation_unavailable"
+
+
+LOUD = "import sys\nprint('x' * 20000)\nprint('e' * 9000, file=sys.stderr)\n'done'"
+
+
+def _loud_spec(preserve: OutputPreservation) -> psych_runtime.AgentSpec:
+    output = OutputPolicy(preview_bytes=512, preserve=preserve)
+    return psych_runtime.AgentSpec(
+        name="printer",
+        model="fake-standard",
+        code_execution=CodeExecution(output=output),
+    )
+
+
+def _loud_model() -> FakeModel:
+    return FakeModel().turn(tool_calls=[("run_code", {"code": LOUD})]).turn(text="printed")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_full_output_is_kept_in_the_blob_store(kind: str, store_url_for: UrlFor) -> None:
+    sandbox = await SubprocessSandbox.open()
+    blob = InMemoryBlobStore()
+    try:
+        spec = _loud_spec(OutputPreservation.WHEN_AVAILABLE)
+        log = await _run(await store_url_for(kind), spec, sandbox, _loud_model(), blob)
+    finally:
+        await sandbox.close()
+    [finished] = [r for r in log if r.type == "tool_call_finished"]
+    result = finished.result
+    assert result["value"] == "done"
+    assert result["stdout"] == "x" * 512 and result["stdout_bytes"] == 20_001
+    keys = result["full_output"]
+    assert await blob.get(BlobKey.parse(keys["stdout"])) == b"x" * 20_000 + b"\n"
+    assert await blob.get(BlobKey.parse(keys["stderr"])) == b"e" * 9_000 + b"\n"
+    assert BlobKey.parse(keys["stdout"]).run_id == log[0].run_id
+
+
+async def test_output_is_not_kept_when_the_policy_says_never(store_url_for: UrlFor) -> None:
+    sandbox = await SubprocessSandbox.open()
+    blob = InMemoryBlobStore()
+    try:
+        spec = _loud_spec(OutputPreservation.NEVER)
+        log = await _run(await store_url_for("memory"), spec, sandbox, _loud_model(), blob)
+    finally:
+        await sandbox.close()
+    [finished] = [r for r in log if r.type == "tool_call_finished"]
+    assert finished.result["value"] == "done"
+    assert "full_output" not in finished.result
+    assert len(finished.result["stdout"]) == 512
+
+
+async def test_required_preservation_without_a_blob_store_runs_nothing(
+    store_url_for: UrlFor,
+) -> None:
+    shared = tempfile.mkdtemp(prefix="psych-marker-")
+    os.chmod(shared, 0o777)  # the program's own uid could write here, had it run
+    marker = os.path.join(shared, "ran")
+    program = f"open({marker!r}, 'w').write('ran')"
+    model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
+    sandbox = await SubprocessSandbox.open()
+    try:
+        spec = _loud_spec(OutputPreservation.REQUIRED)
+        log = await _run(await store_url_for("memory"), spec, sandbox, model)
+    finally:
+        await sandbox.close()
+    [finished] = [r for r in log if r.type == "tool_call_finished"]
+    assert finished.failure.kind == "blob_store_required"
+    assert not os.path.exists(marker)
+    shutil.rmtree(shared)
+    # The same program does run once the policy allows it: the marker is a real witness.
+    model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
+    sandbox = await SubprocessSandbox.open()
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    try:
+        spec = _loud_spec(OutputPreservation.WHEN_AVAILABLE)
+        await _run(await store_url_for("memory"), spec, sandbox, model)
+    finally:
+        await sandbox.close()
+    assert os.path.exists(marker)
+    shutil.rmtree(shared)

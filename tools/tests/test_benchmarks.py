@@ -49,7 +49,15 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
         "dispatch_to_claim",
         "drain",
         "large_result",
+        "sandbox_interpreter_start",
+        "sandbox_program_start",
+        "sandbox_binding_call",
     } <= by_metric.keys()
+    # Every backend either measured or said why it could not open; subprocess always opens.
+    started = {line["backend"] for line in by_metric["sandbox_program_start"]}
+    skipped = {line.get("backend") for line in by_metric.get("skipped", [])}
+    assert "subprocess" in started
+    assert {"subprocess", "namespaces", "oci"} <= started | skipped
     assert {line["k"] for line in by_metric["run_latency"]} == {1, 10}
     assert {line["notifier"] for line in by_metric["dispatch_to_claim"]} == {True, False}
     assert {line["workers"] for line in by_metric["drain"]} == {1, 2}

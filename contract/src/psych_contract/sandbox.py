@@ -118,6 +118,7 @@ class SandboxContract:
         memory_bytes=256 * 1024 * 1024,
         file_size_bytes=8 * 1024 * 1024,
         process_count=64,
+        disk_bytes=16 * 1024 * 1024,
     )
 
     def __init_subclass__(cls) -> None:
@@ -212,6 +213,30 @@ class SandboxContract:
         assert execution.stdout_bytes == 10_001
         assert execution.stderr == "b" * 256
         assert execution.stderr_bytes == 3_001
+
+    async def test_full_output_is_kept_when_asked(self, sandbox: Sandbox) -> None:
+        """Asked to, the backend hands back all it captured, not only the previews."""
+        source = "import sys\nprint('a' * 10000)\nprint('b' * 3000, file=sys.stderr)\n1"
+        kept = await self.run(sandbox, source, preview_bytes=256, keep_full_output=True)
+        assert kept.status is ExecutionStatus.OK, kept
+        assert kept.stdout == "a" * 256
+        assert kept.stdout_full == b"a" * 10_000 + b"\n"
+        assert kept.stderr_full == b"b" * 3_000 + b"\n"
+        plain = await self.run(sandbox, source, preview_bytes=256)
+        assert plain.stdout_full is None and plain.stderr_full is None
+
+    async def test_full_output_stops_at_the_capture_cap(self, sandbox: Sandbox) -> None:
+        """Full output is never more than ``max_output_bytes``; short output keeps none."""
+        source = "print('c' * 5000)"
+        capped = await self.run(
+            sandbox, source, preview_bytes=256, max_output_bytes=4_096, keep_full_output=True
+        )
+        assert capped.status is ExecutionStatus.LIMIT, capped
+        assert capped.limit == "output"
+        assert capped.stdout_full is not None
+        assert capped.stdout_full == b"c" * 4_096
+        short = await self.run(sandbox, "print('d')", keep_full_output=True)
+        assert short.stdout == "d\n" and short.stdout_full is None
 
     async def test_traceback_is_data(self, sandbox: Sandbox) -> None:
         """An exception ends the program ``error`` with its traceback, the program's lines only."""
@@ -397,6 +422,24 @@ class SandboxContract:
         execution = await self.run(sandbox, source, max_artifacts=0)
         assert execution.status is ExecutionStatus.LIMIT, execution
         assert execution.limit == "file_size"
+
+    async def test_escape_disk_fill_across_many_files(self, sandbox: Sandbox) -> None:
+        """Many files, each under the file-size limit, stop at the workspace quota."""
+        capabilities = sandbox.capabilities
+        if Guarantee.DISK_QUOTA not in capabilities.enforced | capabilities.reported:
+            if self.kernel_enforced:
+                pytest.fail("the backend claims containment but keeps no disk quota")
+            pytest.skip("the backend keeps no disk quota")
+        source = (
+            "import time\n"
+            "for i in range(64):\n"
+            "    with open(f'part{i}.bin', 'wb') as f:\n"
+            "        f.write(b'x' * 1048576)\n"
+            "time.sleep(60)"
+        )
+        execution = await self.run(sandbox, source, max_artifacts=0)
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "disk"
 
     async def test_escape_endless_sleep_hits_the_wall_clock(self, sandbox: Sandbox) -> None:
         """A program that never ends is killed at the wall-clock limit, promptly."""

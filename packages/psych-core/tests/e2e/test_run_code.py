@@ -257,7 +257,6 @@ async def test_a_binding_call_cut_off_by_a_crash_is_unknown_and_not_sent_again(
     ("settings", "path"),
     [
         ({"workspace": "run"}, "code_execution.workspace"),
-        ({"output": {"preserve": "required"}}, "code_execution.output.preserve"),
     ],
 )
 async def test_settings_not_honoured_yet_are_refused_at_publish(

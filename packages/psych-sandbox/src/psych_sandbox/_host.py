@@ -49,6 +49,7 @@ each program every process of its uid is killed.
 DEFAULT_UID_SLOTS = 64
 _PROTOCOL_LINE_LIMIT = 64 * 1024 * 1024
 _DRAIN_SECONDS = 1.0
+_DISK_POLL_SECONDS = 0.05
 
 
 class SandboxUnavailable(RuntimeError):
@@ -329,20 +330,65 @@ def collect_artifacts(
 
 @dataclass
 class _Capture:
-    """One output stream: a preview and a count."""
+    """One output stream: a preview, a count, and everything up to a cap when asked."""
 
     preview_limit: int
+    keep_limit: int = 0
     preview: bytearray = field(default_factory=bytearray)
+    kept: bytearray = field(default_factory=bytearray)
     total: int = 0
 
     def add(self, chunk: bytes) -> None:
         room = self.preview_limit - len(self.preview)
         if room > 0:
             self.preview += chunk[:room]
+        room = self.keep_limit - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
         self.total += len(chunk)
 
     def text(self) -> str:
         return bytes(self.preview).decode("utf-8", errors="replace")
+
+    def full(self) -> bytes | None:
+        """All that was kept, when there was more than the preview and it was kept."""
+        if self.keep_limit <= 0 or self.total <= self.preview_limit:
+            return None
+        return bytes(self.kept)
+
+
+def workspace_bytes(workspace: Path) -> int:
+    """Bytes allocated under ``workspace`` (blocks, so sparse files count what they use)."""
+    total = 0
+    pending = [str(workspace)]
+    while pending:
+        try:
+            entries = os.scandir(pending.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(entry.path)
+    return total
+
+
+async def watch_disk(workspace: Path, limit: int, exceeded: asyncio.Event) -> None:
+    """Set ``exceeded`` once the workspace holds more than ``limit`` bytes.
+
+    A poll, so a fast writer can overshoot by what it writes between two looks: the
+    backends report the quota, they do not claim the kernel enforces it.
+    """
+    while not exceeded.is_set():
+        if await asyncio.to_thread(workspace_bytes, workspace) > limit:
+            exceeded.set()
+            return
+        await asyncio.sleep(_DISK_POLL_SECONDS)
 
 
 @dataclass
@@ -389,6 +435,8 @@ def _execution(
         stderr_bytes=stderr.total,
         exit_code=code,
         binding_calls=outcome.calls,
+        stdout_full=stdout.full(),
+        stderr_full=stderr.full(),
     )
     limits = program.limits
 
@@ -401,6 +449,8 @@ def _execution(
         return limited(
             "wall", f"the program ran past its wall-clock limit of {limits.wall_seconds:g}s"
         )
+    if outcome.limit == "disk":
+        return limited("disk", _limit_message("disk", program))
     if outcome.limit == "output":
         return limited("output", f"the program printed more than {program.max_output_bytes} bytes")
     if outcome.protocol_error is not None:
@@ -420,6 +470,8 @@ def _execution(
             limit = "memory"
         elif error_number == errno.EFBIG:
             limit = "file_size"
+        elif error_number in (errno.ENOSPC, errno.EDQUOT):
+            limit = "disk"
         elif error_number == errno.EAGAIN or "can't start new thread" in text:
             limit = "processes"
         if limit is not None:
@@ -449,6 +501,7 @@ def _limit_message(limit: str, program: Program) -> str:
         "memory": f"the program ran out of its {limits.memory_bytes} bytes of memory",
         "file_size": f"the program wrote a file past {limits.file_size_bytes} bytes",
         "processes": f"the program hit its limit of {limits.process_count} processes",
+        "disk": f"the program filled its workspace past {limits.disk_bytes} bytes",
     }[limit]
 
 
@@ -530,6 +583,8 @@ class ProcessSandbox:
             artifacts=artifacts,
             duration_seconds=time.monotonic() - started,
             binding_calls=result.binding_calls,
+            stdout_full=result.stdout_full,
+            stderr_full=result.stderr_full,
         )
 
     async def _run(
@@ -588,7 +643,7 @@ class ProcessSandbox:
             transports.append(write_transport)
             writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
             return await self._supervise(
-                program, binding, process, identity, launch, readers, writer, tasks
+                program, binding, process, (identity, launch, workspace), readers, writer, tasks
             )
         except BaseException:
             await asyncio.shield(self._stop(process, identity, launch))
@@ -605,17 +660,19 @@ class ProcessSandbox:
         program: Program,
         binding: Binding,
         process: asyncio.subprocess.Process,
-        identity: Identity,
-        launch: Launch,
+        where: tuple[Identity, Launch, Path],
         readers: list[asyncio.StreamReader],
         writer: asyncio.StreamWriter,
         tasks: list[asyncio.Task[object]],
     ) -> Execution:
+        identity, launch, workspace = where
         protocol, out, err = readers
-        stdout = _Capture(program.preview_bytes)
-        stderr = _Capture(program.preview_bytes)
+        kept = program.max_output_bytes if program.keep_full_output else 0
+        stdout = _Capture(program.preview_bytes, kept)
+        stderr = _Capture(program.preview_bytes, kept)
         outcome = _Outcome()
         exceeded = asyncio.Event()
+        filled = asyncio.Event()
         writer.write(_line({"source": program.source, "bindings": list(program.bindings)}))
         for stream, capture in ((out, stdout), (err, stderr)):
             tasks.append(
@@ -624,12 +681,16 @@ class ProcessSandbox:
         talk = asyncio.create_task(_converse(protocol, writer, program, binding, outcome))
         waiting = asyncio.create_task(process.wait())
         flood = asyncio.create_task(exceeded.wait())
-        tasks += [talk, flood]
+        full = asyncio.create_task(filled.wait())
+        disk = asyncio.create_task(watch_disk(workspace, program.limits.disk_bytes, filled))
+        tasks += [talk, flood, full, disk]
         try:
             async with asyncio.timeout(program.limits.wall_seconds):
                 # The program has ended when its process exits or when it reports its
                 # end (forked children may hold the pipes open, and the process after).
-                await asyncio.wait({waiting, flood, talk}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {waiting, flood, full, talk}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if talk.done() and talk.exception() is None and not waiting.done():
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(_DRAIN_SECONDS):
@@ -639,6 +700,9 @@ class ProcessSandbox:
         if exceeded.is_set() and outcome.limit is None:
             outcome.limit = "output"
         await self._stop(process, identity, launch)
+        over = await asyncio.to_thread(workspace_bytes, workspace) > program.limits.disk_bytes
+        if (filled.is_set() or over) and outcome.limit is None:
+            outcome.limit = "disk"
         code = await waiting
         if talk.done() and talk.exception() is not None:
             raise talk.exception()  # type: ignore[misc]  # the host's own failure

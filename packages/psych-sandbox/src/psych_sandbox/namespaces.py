@@ -260,6 +260,9 @@ class NamespaceSandbox(ProcessSandbox):
             backend="namespaces",
             isolation=Isolation.CONTAINED if contained else Isolation.ISOLATED,
             enforced=frozenset(enforced),
+            # The workspace is a host directory watched by the host; /tmp inside is a
+            # size-capped tmpfs, which the kernel does enforce.
+            reported=frozenset({Guarantee.DISK_QUOTA}),
         )
 
     def bwrap_arguments(self, program: Program, workspace: Path) -> list[str]:

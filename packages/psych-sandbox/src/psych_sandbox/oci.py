@@ -203,6 +203,7 @@ class OciSandbox(ProcessSandbox):
                     Guarantee.NO_HOST_PROCESSES,
                 }
             ),
+            reported=frozenset({Guarantee.DISK_QUOTA}),
         )
 
     def _limits_nproc(self) -> bool:

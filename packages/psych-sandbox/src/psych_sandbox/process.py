@@ -144,7 +144,7 @@ class SubprocessSandbox(ProcessSandbox):
             backend="subprocess",
             isolation=Isolation.ISOLATED,
             enforced=frozenset(enforced),
-            reported=frozenset({Guarantee.NO_NETWORK}),
+            reported=frozenset({Guarantee.NO_NETWORK, Guarantee.DISK_QUOTA}),
         )
 
     def _command(

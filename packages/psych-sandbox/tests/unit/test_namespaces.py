@@ -39,7 +39,7 @@ async def test_probe_establishes_containment(sandbox: NamespaceSandbox) -> None:
         Guarantee.UNPRIVILEGED_USER,
     ):
         assert guarantee in capabilities.enforced
-    assert capabilities.reported == frozenset()
+    assert capabilities.reported == frozenset({Guarantee.DISK_QUOTA})
     assert capabilities.provides(Isolation.CONTAINED, NetworkAccess.DENIED) is None
     assert sandbox.probe_report["interfaces"] == ["lo"]
 

@@ -94,4 +94,4 @@ def test_capabilities_claim_containment() -> None:
     capabilities = sandbox.capabilities
     assert capabilities.isolation is Isolation.CONTAINED
     assert Guarantee.NO_NETWORK in capabilities.enforced
-    assert capabilities.reported == frozenset()
+    assert capabilities.reported == frozenset({Guarantee.DISK_QUOTA})

@@ -47,7 +47,7 @@ async def sandbox() -> AsyncIterator[SubprocessSandbox]:
 async def test_capabilities_are_honest(sandbox: SubprocessSandbox) -> None:
     capabilities = sandbox.capabilities
     assert capabilities.isolation is Isolation.ISOLATED
-    assert capabilities.reported == frozenset({Guarantee.NO_NETWORK})
+    assert capabilities.reported == frozenset({Guarantee.NO_NETWORK, Guarantee.DISK_QUOTA})
     assert Guarantee.NO_HOST_FILES not in capabilities.enforced
     assert Guarantee.NO_NETWORK not in capabilities.enforced
     if os.geteuid() == 0:

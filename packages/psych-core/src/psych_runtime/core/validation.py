@@ -32,7 +32,6 @@ from psych_runtime.core.spec import (
 )
 from psych_runtime.core.spec.code_execution import (
     CodeExecution,
-    OutputPreservation,
     WorkspaceMode,
 )
 from psych_runtime.core.spec.names import OWNER_SEPARATOR
@@ -242,21 +241,15 @@ class _Collector:
     def code_gaps(self, execution: CodeExecution, path: str) -> None:
         """Refuse the ``run_code`` settings this release does not honour yet.
 
-        A program's workspace is fresh every time and its output beyond what is
-        captured is not kept elsewhere; a Spec that requires either is refused rather
-        than quietly half-run.
+        A program's workspace is fresh every time (no state survives between
+        programs); a Spec that asks to keep one across the Run is refused rather than
+        quietly half-run.
         """
         if execution.workspace is not WorkspaceMode.EPHEMERAL:
             self.add(
                 _at(path, "code_execution", "workspace"),
                 "this release does not keep a workspace across programs yet; "
                 "leave workspace at 'ephemeral'",
-            )
-        if execution.output.preserve is OutputPreservation.REQUIRED:
-            self.add(
-                _at(path, "code_execution", "output", "preserve"),
-                "this release does not keep a program's full output in a blob store "
-                "yet; use 'when_available' or 'never'",
             )
 
     def models(self, spec: AgentSpec, path: str) -> None:

@@ -42,6 +42,7 @@ class Guarantee(StrEnum):
     READ_ONLY_SYSTEM = "read_only_system"
     NO_HOST_FILES = "no_host_files"
     NO_HOST_PROCESSES = "no_host_processes"
+    DISK_QUOTA = "disk_quota"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ class ResolvedLimits:
     memory_bytes: int = 512 * 1024 * 1024
     file_size_bytes: int = 64 * 1024 * 1024
     process_count: int = 32
+    disk_bytes: int = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,9 @@ class Program:
         max_artifact_bytes: bytes returned across files at most.
         workspace: a directory kept across the Run's executions (``WorkspaceMode.RUN``),
             or None for a fresh one every time.
+        keep_full_output: capture all of stdout and stderr (up to
+            ``max_output_bytes``), not only the previews, and return it in the
+            ``Execution`` so the host can keep it.
     """
 
     source: str
@@ -115,6 +120,7 @@ class Program:
     max_artifacts: int = 16
     max_artifact_bytes: int = 16 * 1024 * 1024
     workspace: str | None = None
+    keep_full_output: bool = False
 
 
 class ExecutionStatus(StrEnum):
@@ -158,12 +164,15 @@ class Execution:
         stderr_bytes: the same for its error stream.
         traceback: the exception it raised, formatted, when it raised.
         limit: the limit that stopped it (``cpu``, ``memory``, ``wall``, ``file_size``,
-            ``processes``, ``output``), when one did.
+            ``disk``, ``processes``, ``output``), when one did.
         message: a one-line explanation for the model.
         exit_code: the process's exit status, when it had one.
         artifacts: files it left, within the artifact budget.
         duration_seconds: from start to teardown.
         binding_calls: how many host tools it called.
+        stdout_full: everything it printed (up to ``max_output_bytes``), when the
+            program asked for full output and there was more than the preview.
+        stderr_full: the same for its error stream.
     """
 
     status: ExecutionStatus
@@ -179,6 +188,8 @@ class Execution:
     artifacts: tuple[Artifact, ...] = ()
     duration_seconds: float = 0.0
     binding_calls: int = 0
+    stdout_full: bytes | None = None
+    stderr_full: bytes | None = None
 
 
 class BindingRefused(Exception):

@@ -21,6 +21,7 @@ DEFAULT_HARD_LIMITS = ResolvedLimits(
     memory_bytes=1024 * 1024 * 1024,
     file_size_bytes=256 * 1024 * 1024,
     process_count=64,
+    disk_bytes=1024 * 1024 * 1024,
 )
 """The most any Spec may ask of a deployment that sets no hard limits of its own."""
 
@@ -90,6 +91,7 @@ def resolve_limits(execution: CodeExecution, hard: ResolvedLimits) -> ResolvedLi
         memory_bytes=pick(asked.memory_bytes, hard.memory_bytes),
         file_size_bytes=pick(asked.file_size_bytes, hard.file_size_bytes),
         process_count=pick(asked.process_count, hard.process_count),
+        disk_bytes=pick(asked.disk_bytes, hard.disk_bytes),
     )
 
 

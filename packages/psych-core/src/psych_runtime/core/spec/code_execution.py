@@ -68,6 +68,7 @@ class CodeExecutionLimits(SpecModel):
         memory_bytes: address space.
         file_size_bytes: the largest single file written.
         process_count: processes (and threads) at once.
+        disk_bytes: bytes the workspace may hold in all, across files.
     """
 
     cpu_seconds: Annotated[float | None, Field(gt=0)] = None
@@ -75,6 +76,7 @@ class CodeExecutionLimits(SpecModel):
     memory_bytes: Annotated[int | None, Field(gt=0)] = None
     file_size_bytes: Annotated[int | None, Field(gt=0)] = None
     process_count: Annotated[int | None, Field(gt=0)] = None
+    disk_bytes: Annotated[int | None, Field(gt=0)] = None
 
 
 class OutputPolicy(SpecModel):

@@ -10,7 +10,10 @@ turn offers, judged by the approval rules, executed, finished). A call that woul
 a person's approval is refused to the program, since a program cannot wait for one.
 
 What the program did comes back as data: its value and output previews, or its
-traceback (shown to the model), or the limit that stopped it. No state survives
+traceback (shown to the model), or the limit that stopped it. Output beyond the
+preview is kept in the blob store when the Spec's output policy asks for it (the
+result names the blob keys under ``full_output``); a Spec that requires it is refused
+before its program runs where no blob store is configured. No state survives
 between programs. After a crash, a binding call left in doubt is closed ``unknown``
 and never sent again (``dangling.py``), and the per-Run binding allowance counts the
 calls already in the log, so a reclaim does not reset it.
@@ -20,8 +23,10 @@ import time
 
 from pydantic import JsonValue
 
+from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.records import JsonObject, ToolCallStarted, ToolFailure, ToolOutcome
+from psych_runtime.core.spec.code_execution import OutputPreservation
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed, finish
 from psych_runtime.runtime.ids import new_call_id
@@ -57,6 +62,15 @@ async def run_code(
     unfit = sandbox.capabilities.provides(execution.isolation, execution.network)
     if unfit is not None:
         return _refused(started, "isolation_unavailable", unfit)
+    preserve = execution.output.preserve
+    if preserve is OutputPreservation.REQUIRED and ctx.deps.blob is None:
+        return _refused(
+            started,
+            "blob_store_required",
+            "this agent's programs must keep their full output, and this deployment has "
+            "no blob store to keep it in",
+        )
+    keep = preserve is not OutputPreservation.NEVER and ctx.deps.blob is not None
     bindings = program_bindings(execution, offered)
     program = Program(
         source=code,
@@ -69,6 +83,7 @@ async def run_code(
         if execution.artifacts.collection.value == "collect"
         else 0,
         max_artifact_bytes=execution.artifacts.max_total_bytes,
+        keep_full_output=keep,
     )
     turn = max(journal.state.turn, 1)
     allowance = spec.limits.max_steps
@@ -83,7 +98,54 @@ async def run_code(
         return await _bound_call(ctx, call_id, turn, name, passed)
 
     done = await sandbox.execute(program, binding)
-    return _executed(done, started)
+    executed = _executed(done, started)
+    if not keep:
+        return executed
+    return await _keep_output(ctx, call_id, done, executed, required=preserve.value == "required")
+
+
+async def _keep_output(
+    ctx: AttemptContext, call_id: ToolCallId, done: Execution, executed: Executed, *, required: bool
+) -> Executed:
+    """Put the full output in the blob store and name the keys in the call's result.
+
+    Written before the call is finished in the log, so a crash in between leaves an
+    orphaned blob at worst, never a result that names a blob that is not there.
+    """
+    blob = ctx.deps.blob
+    assert blob is not None  # only asked for when one is configured
+    streams = {"stdout": done.stdout_full, "stderr": done.stderr_full}
+    keys: JsonObject = {}
+    try:
+        for stream, data in streams.items():
+            if data is None:
+                continue
+            named = ToolCallId(f"{call_id}.{stream}")
+            key = BlobKey(ctx.journal.scope.tenant, ctx.journal.run_id, named)
+            await blob.put(key, data, content_type="text/plain; charset=utf-8")
+            keys[stream] = str(key)
+    except Exception as error:
+        why = f"the program's full output could not be kept: {type(error).__name__}: {error}"
+        if required:
+            return Executed(
+                ToolOutcome.ERROR,
+                None,
+                failure("output_not_preserved", why),
+                executed.duration,
+            )
+        keys = {"error": why}
+    if not keys:
+        return executed
+    if executed.outcome is ToolOutcome.OK and isinstance(executed.result, dict):
+        return Executed(
+            executed.outcome, {**executed.result, "full_output": keys}, None, executed.duration
+        )
+    if executed.failure is not None:
+        kept = ", ".join(f"{stream}={key}" for stream, key in keys.items())
+        message = f"{executed.failure.message}\n(full output: {kept})"
+        problem = executed.failure.model_copy(update={"message": message})
+        return Executed(executed.outcome, executed.result, problem, executed.duration)
+    return executed
 
 
 async def _bound_call(
