@@ -210,7 +210,10 @@ async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
             median_ms=per_run,
             baseline_ms=base,
             overhead_ms=round(per_run - base, 4),
-            overhead_per_turn_ms=round((per_run - base) / (k + 1), 4),
+            # A tool turn is one model call that asks for a tool plus that tool's
+            # execution; a Run of K tool turns also makes one final answering call.
+            overhead_per_tool_turn_ms=round((per_run - base) / k, 4),
+            overhead_per_model_call_ms=round((per_run - base) / (k + 1), 4),
             samples=n,
         )
         emit(

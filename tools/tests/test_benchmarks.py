@@ -59,6 +59,10 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
     assert "subprocess" in started
     assert {"subprocess", "namespaces", "oci"} <= started | skipped
     assert {line["k"] for line in by_metric["run_latency"]} == {1, 10}
+    for line in by_metric["run_latency"]:  # per tool turn: the overhead over K, not K + 1
+        overhead, k = line["overhead_ms"], line["k"]
+        assert math.isclose(line["overhead_per_tool_turn_ms"], overhead / k, abs_tol=1e-3)
+        assert math.isclose(line["overhead_per_model_call_ms"], overhead / (k + 1), abs_tol=1e-3)
     assert {line["notifier"] for line in by_metric["dispatch_to_claim"]} == {True, False}
     assert {line["workers"] for line in by_metric["drain"]} == {1, 2}
     shapes = {line["shape"]: line for line in by_metric["workflow_steps"]}
