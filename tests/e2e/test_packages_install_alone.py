@@ -60,6 +60,14 @@ assert {"mysql", "mariadb"} & set(store_backends()), store_backends()
 from psych_runtime.plugins.urls import store_backends
 assert {"dynamodb"} & set(store_backends()), store_backends()
 """,
+    "psych-a2a": """
+import psych_a2a
+from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
+assert "a2a_peers" in installed_capabilities(), installed_capabilities()
+[factory] = [f for f in tool_source_factories() if f.name == "a2a"]
+assert isinstance(factory.build(http=None, secrets=None), psych_a2a.A2ATools)
+assert psych_a2a.A2AMount is not None and psych_a2a.CardVerifier is not None
+""",
     "psych-mcp": """
 import psych_mcp
 from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
@@ -86,6 +94,11 @@ async def main() -> None:
         await sandbox.close()
 
 asyncio.run(main())
+""",
+    "psych-otel": """
+import psych_otel
+from psych_runtime.plugins.urls import installed_telemetry
+assert isinstance(installed_telemetry(), psych_otel.OtelTelemetry), installed_telemetry()
 """,
     "psych-contract": """
 import psych_contract
@@ -153,9 +166,7 @@ def _doctor(python: Path, name: str) -> None:
     assert name in done.stdout, done.stdout
 
 
-def test_the_core_installs_alone_and_runs_an_agent(
-    wheels: dict[str, Path], tmp_path: Path
-) -> None:
+def test_the_core_installs_alone_and_runs_an_agent(wheels: dict[str, Path], tmp_path: Path) -> None:
     python = _venv(tmp_path, wheels[CORE])
     listed = subprocess.run(
         [str(python), "-m", "pip", "list", "--format=freeze"],

@@ -19,11 +19,14 @@ from psych_contract.blob import BlobStoreContract
 from psych_contract.memory import MemoryContract
 from psych_contract.sandbox import SandboxContract
 from psych_contract.store import StoreContract
+from psych_contract.telemetry import TelemetryContract, TelemetryHarness
 
 __all__ = [
     "BlobStoreContract",
     "MemoryContract",
     "SandboxContract",
     "StoreContract",
+    "TelemetryContract",
+    "TelemetryHarness",
     "__version__",
 ]

@@ -117,6 +117,9 @@ if TYPE_CHECKING:
         MemoryKey as MemoryKey,
         MemoryStore as MemoryStore,
     )
+    from psych_runtime.model.anthropic import (
+        AnthropicClient as AnthropicClient,
+    )
     from psych_runtime.model.openai_compat import (
         OpenAICompatibleClient as OpenAICompatibleClient,
     )
@@ -245,6 +248,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "psych_runtime.runtime.runtime": ("Runtime",),
     "psych_runtime.runtime.worker": ("Worker",),
+    "psych_runtime.model.anthropic": ("AnthropicClient",),
     "psych_runtime.model.openai_compat": ("OpenAICompatibleClient",),
     "psych_runtime.model.pricing": ("CostPolicy",),
     # tools, HTTP egress and secrets

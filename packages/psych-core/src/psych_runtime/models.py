@@ -1,4 +1,4 @@
-"""The model port and its messages, stream events, errors, OpenAI-compatible client, prices."""
+"""The model port and its messages, stream events and errors, the clients, and prices."""
 
 from psych_runtime.core.messages import (
     AssistantMessage,
@@ -8,6 +8,12 @@ from psych_runtime.core.messages import (
     ToolDefinition,
     ToolResultMessage,
     UserMessage,
+)
+from psych_runtime.model.anthropic import (
+    AnthropicClient,
+)
+from psych_runtime.model.anthropic_wire import (
+    PromptCaching,
 )
 from psych_runtime.model.openai_compat import (
     OpenAICompatibleClient,
@@ -43,6 +49,7 @@ from psych_runtime.model.pricing import (
 __all__ = [
     "DEFAULT_PRICES",
     "DEFAULT_PRICE_CATALOGUE_VERSION",
+    "AnthropicClient",
     "AssistantMessage",
     "ContextOverflow",
     "CostPolicy",
@@ -55,6 +62,7 @@ __all__ = [
     "ModelRequest",
     "OpenAICompatibleClient",
     "PriceResolver",
+    "PromptCaching",
     "ReasoningDelta",
     "StaticPriceTable",
     "StreamDone",

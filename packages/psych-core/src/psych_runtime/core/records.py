@@ -273,6 +273,12 @@ class RunAdmitted(_Envelope):
     breakpoints: tuple[str, ...] = ()
     step_mode: bool = False
     continues_run_id: RunId | None = None
+    trace_context: Annotated[
+        dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=1024)]],
+        Field(max_length=8),
+    ] = Field(default_factory=dict)
+    """The W3C trace context (``traceparent``, ``tracestate``) of the span that
+    dispatched the Run, so the spans of whichever process runs it join that trace."""
 
 
 class AttemptStarted(_Envelope):

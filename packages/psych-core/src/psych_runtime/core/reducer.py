@@ -244,6 +244,7 @@ def _run_admitted(state: RunStateView, record: RunAdmitted) -> None:
     state.replay_from_step = record.replay_from_step
     state.breakpoints = record.breakpoints
     state.step_mode = record.step_mode
+    state.trace_context = record.trace_context
 
 
 def _attempt_started(state: RunStateView, record: AttemptStarted) -> None:

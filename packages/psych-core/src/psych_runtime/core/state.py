@@ -220,6 +220,7 @@ class RunStateView:
     replay_from_step: str | None = None
     breakpoints: tuple[str, ...] = ()
     step_mode: bool = False
+    trace_context: dict[str, str] = field(default_factory=dict)
 
     # ending
     settled: bool = False

@@ -24,6 +24,7 @@ from psych_runtime.core.spec import (
     AgentSpec,
     AgentStep,
     McpServer,
+    NamedToolChoice,
     StaticTool,
     ToolStep,
     WorkflowSpec,
@@ -34,7 +35,7 @@ from psych_runtime.core.spec.code_execution import (
     CodeExecution,
     WorkspaceMode,
 )
-from psych_runtime.core.spec.names import OWNER_SEPARATOR
+from psych_runtime.core.spec.names import OWNER_SEPARATOR, RESERVED_TOOL_NAMES
 
 MAX_NESTING = 16
 """Embedded Specs (subagents, agent and workflow steps) may nest this deep below the root."""
@@ -210,6 +211,7 @@ class _Collector:
 
     def agent(self, spec: AgentSpec, path: str, depth: int, ancestors: frozenset[int]) -> None:
         self.models(spec, path)
+        self.forced_tool(spec, path)
         self.tools(spec.tools, path)
         self.servers(spec.mcp_servers, path)
         self.skill_links(spec, path)
@@ -271,6 +273,33 @@ class _Collector:
         for where, model in wanted:
             if model not in known:
                 self.add(where, f"model {model!r} is not known")
+
+    def forced_tool(self, spec: AgentSpec, path: str) -> None:
+        """Refuse a ``tool_choice`` naming a tool the Spec can never offer.
+
+        A static tool or a built-in is known by name; a tool of an MCP server or A2A
+        peer is only known once the server answers, so its owner prefix (and the
+        server's allow list) is all that can be checked here.
+        """
+        choice = spec.model.tool_choice
+        if not isinstance(choice, NamedToolChoice):
+            return
+        name = choice.name
+        if name in RESERVED_TOOL_NAMES or any(tool.name == name for tool in spec.tools):
+            return
+        for server in spec.mcp_servers:
+            prefix = server.name + OWNER_SEPARATOR
+            if name.startswith(prefix) and narrow(
+                [name[len(prefix) :]], granted=server.allow or None
+            ):
+                return
+        if any(name.startswith(peer.name + OWNER_SEPARATOR) for peer in spec.a2a_peers):
+            return
+        self.add(
+            _at(path, "model", "tool_choice", "name"),
+            f"tool_choice names {name!r}, which is none of this spec's tools, built-ins, "
+            "or MCP server and A2A peer tools",
+        )
 
     def tools(self, tools: tuple[StaticTool, ...], path: str) -> None:
         registered = self.context.registered_tools

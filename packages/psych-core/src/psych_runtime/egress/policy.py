@@ -22,8 +22,9 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Self
+from urllib.parse import urlsplit
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope
@@ -171,9 +172,10 @@ class EgressPolicy:
     """Rules for where outbound HTTP may go, checked per request with the caller's Scope.
 
     Evaluation order: the scheme must be allowed; a matching ``deny`` rule refuses; when
-    ``allow`` is non-empty the destination must match one of its rules or
-    ``allow_hosts``; finally, with ``deny_private``, an IP literal or a resolved
-    hostname inside a non-public range refuses unless the host is in ``allow_hosts``.
+    ``allow`` is non-empty the destination must match one of its rules,
+    ``allow_hosts`` or ``allow_origins``; finally, with ``deny_private``, an IP literal
+    or a resolved hostname inside a non-public range refuses unless the host is in
+    ``allow_hosts`` or the origin in ``allow_origins``.
 
     The policy is frozen so it cannot change between two checks of one request. For
     tenant-specific rules, subclass and override ``decide`` (the Scope is passed in),
@@ -188,6 +190,10 @@ class EgressPolicy:
         allow_hosts: hosts (same patterns as ``EgressRule.host``) exempt from the
             private-address check and counted as allowed, e.g. ``127.0.0.1`` for a
             local test server or a model proxy on the private network.
+        allow_origins: exact scheme, host and port triples treated like
+            ``allow_hosts`` but no wider: one model server on loopback is let
+            through while every other port of that host stays refused. ``allowing``
+            fills it from URLs.
         resolve_hostnames: look hostnames up for the private-address check; turn off
             where DNS is not available or another layer enforces the rule.
         resolver: how to look hosts up; defaults to the event loop's ``getaddrinfo``.
@@ -199,8 +205,30 @@ class EgressPolicy:
     schemes: frozenset[str] = frozenset({"http", "https"})
     deny_private: bool = True
     allow_hosts: frozenset[str] = frozenset()
+    allow_origins: tuple[EgressRule, ...] = ()
     resolve_hostnames: bool = True
     resolver: Resolver | None = field(default=None, compare=False)
+
+    def allowing(self, *urls: str) -> Self:
+        """This policy, also letting through the origin of each URL, private or not.
+
+        Meant for the endpoint a model client is configured with: a server on
+        loopback or the private network stays reachable while the rest of the
+        private address space stays refused, for tools as for everything else. Only
+        the URL's scheme, host and port count (a missing port is the scheme's
+        default); its path does not narrow anything. Deny rules still win.
+
+        Args:
+            urls: absolute http(s) URLs, such as a client's ``base_url``.
+
+        Returns:
+            A copy of the policy with those origins added to ``allow_origins``.
+
+        Raises:
+            ValueError: a URL is not absolute http(s) with a host.
+        """
+        added = tuple(_origin_rule(url) for url in urls)
+        return replace(self, allow_origins=(*self.allow_origins, *added))
 
     async def decide(self, scope: Scope, url: httpx.URL) -> EgressDecision:
         """Judge one destination for ``scope``; subclasses may add tenant rules."""
@@ -215,7 +243,8 @@ class EgressPolicy:
         for rule in self.deny:
             if rule.matches(scheme, host, port):
                 return EgressDecision.deny(f"deny[{rule}]", f"{host} matches a deny rule")
-        trusted = any(host_matches(pattern, host) for pattern in self.allow_hosts)
+        origin = any(rule.matches(scheme, host, port) for rule in self.allow_origins)
+        trusted = origin or any(host_matches(pattern, host) for pattern in self.allow_hosts)
         listed = any(rule.matches(scheme, host, port) for rule in self.allow)
         if self.allow and not trusted and not listed:
             return EgressDecision.deny("allow", f"{host} matches no allow rule")
@@ -223,13 +252,17 @@ class EgressPolicy:
             refusal = await self._private_refusal(host, port or 0)
             if refusal is not None:
                 return refusal
+        if origin:
+            return EgressDecision.allow("allow_origins")
         return EgressDecision.allow("allow_hosts" if trusted else "default")
 
     async def _private_refusal(self, host: str, port: int) -> EgressDecision | None:
         category = private_category(host)
         if category is not None:
             return EgressDecision.deny(
-                "deny_private", f"{host} is a {category} address (add it to allow_hosts)"
+                "deny_private",
+                f"{host} is a {category} address (add it to allow_hosts, or allow one "
+                "endpoint with EgressPolicy().allowing(url))",
             )
         if _ip(host) is not None or not self.resolve_hostnames:
             return None
@@ -245,9 +278,27 @@ class EgressPolicy:
                 return EgressDecision.deny(
                     "deny_private",
                     f"{host} resolves to {address}, a {category} address "
-                    "(add the host to allow_hosts)",
+                    "(add the host to allow_hosts, or allow one endpoint with "
+                    "EgressPolicy().allowing(url))",
                 )
         return None
+
+
+def _origin_rule(url: str) -> EgressRule:
+    """The rule that matches exactly the scheme, host and port of ``url``."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise ValueError(f"cannot allow {url!r}: {error}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"cannot allow {url!r}: expected an absolute http(s) URL with a host")
+    return EgressRule(
+        host=parts.hostname.lower(),
+        scheme=scheme,
+        port=port if port is not None else _DEFAULT_PORTS[scheme],
+    )
 
 
 async def check_egress(

@@ -26,6 +26,7 @@ from psych_runtime.model.openai_wire import (
     output_limit_fields,
     read_chunk,
     refused_limit_field,
+    refuses_stream_options,
     request_body,
 )
 from psych_runtime.model.port import (
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 _ERROR_BODY_BYTES = 64 * 1024
 _DONE = "[DONE]"
+_CALLING_FINISHES = frozenset({"stop", "function_call"})
 _INLINE_CHUNK_CHARS = 256 * 1024
 """A chunk larger than this is decoded in a worker thread, off the event loop, so one
 huge event cannot hold up the Worker's heartbeat or the other Runs."""
@@ -88,6 +90,11 @@ class OpenAICompatibleClient:
             the other field, which is then used for that model from then on. An
             explicit choice is never switched.
 
+    Every stream asks for usage with ``stream_options: {"include_usage": true}``. A
+    server that refuses the request over that field (a 400 naming it) is asked once
+    more without it, and not asked for usage again; its calls are then recorded with
+    usage unreported unless it sends usage anyway.
+
     Raises:
         UnknownLimitField: ``max_tokens_field`` is none of the choices above.
     """
@@ -109,6 +116,8 @@ class OpenAICompatibleClient:
         self._max_tokens_field = check_limit_field(max_tokens_field)
         # Under "auto": the field each model's server turned out to take instead.
         self._limit_fields: dict[str, MaxTokensField] = {}
+        # Models whose server refused ``stream_options``.
+        self._no_stream_options: set[str] = set()
         defaults = {"Accept": "text/event-stream"}
         if api_key:
             defaults["Authorization"] = f"Bearer {api_key}"
@@ -152,8 +161,15 @@ class OpenAICompatibleClient:
         setting = self._limit_fields.get(request.model, self._max_tokens_field)
         switched = False
         while True:
-            body = request_body(request, max_tokens_field=setting, base_url=self._base_url)
+            include_usage = request.model not in self._no_stream_options
+            body = request_body(
+                request,
+                max_tokens_field=setting,
+                base_url=self._base_url,
+                include_usage=include_usage,
+            )
             switch_to: MaxTokensField | None = None
+            drop_usage = False
             reading = False
             try:
                 async with self._transport.stream(
@@ -166,9 +182,11 @@ class OpenAICompatibleClient:
                 ) as response:
                     if response.status_code >= 400:
                         text = await _error_body(response)
-                        if not switched and response.status_code == 400:
-                            switch_to = self._limit_field_instead(request, setting, text)
-                        if switch_to is None:
+                        if response.status_code == 400:
+                            drop_usage = include_usage and refuses_stream_options(text)
+                            if not switched and not drop_usage:
+                                switch_to = self._limit_field_instead(request, setting, text)
+                        if switch_to is None and not drop_usage:
                             raise error_from_status(response.status_code, response.headers, text)
                     elif response.status_code != 200:
                         raise ModelError(
@@ -183,6 +201,15 @@ class OpenAICompatibleClient:
                 raise error_from_exception(
                     error, streaming=reading, idle_seconds=request.idle_timeout_seconds
                 ) from error
+            if drop_usage:
+                logger.info(
+                    "%s refused stream_options for model %r; asking without it, so its "
+                    "streams may carry no usage",
+                    self._base_url,
+                    request.model,
+                )
+                self._no_stream_options.add(request.model)
+                continue
             if switch_to is None:
                 return
             logger.info(
@@ -318,7 +345,11 @@ async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamE
     if not marker and tally.finish_reason is None:
         cut = " in the middle of an event" if parser.truncated else ""
         raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")
-    finish = tally.finish_reason or ("tool_calls" if tally.saw_tool_call else "stop")
+    finish = tally.finish_reason or "stop"
+    if tally.saw_tool_call and finish in _CALLING_FINISHES:
+        # Some servers end an answer that calls tools with "stop", or with the legacy
+        # "function_call"; recorded alike, such answers read the same whoever served them.
+        finish = "tool_calls"
     yield StreamDone(finish_reason=finish, usage=tally.usage, cost=tally.cost, model=tally.model)
 
 

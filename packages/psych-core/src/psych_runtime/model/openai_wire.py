@@ -5,9 +5,10 @@ body looks like for a given ``ModelRequest``, and which stream events and usage 
 decoded chunk stands for.
 """
 
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Literal, get_args
 from urllib.parse import urlsplit
@@ -24,6 +25,7 @@ from psych_runtime.core.messages import (
     UserMessage,
 )
 from psych_runtime.core.metering import Cost, CostSource, Usage
+from psych_runtime.core.spec.models import NamedToolChoice, ToolChoice
 from psych_runtime.model.port import (
     ModelRequest,
     ReasoningDelta,
@@ -47,6 +49,7 @@ _COMPLETION_TOKENS_MODEL = re.compile(
 _COMPLETION_TOKENS_HOSTS = frozenset({"api.openai.com"})
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
+_SLOT_ARGUMENT_CHARS = 1024 * 1024
 
 
 def message_json(message: Message) -> dict[str, JsonValue]:
@@ -85,6 +88,13 @@ def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
         dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
     )
     return {"type": "function", "function": function}
+
+
+def tool_choice_json(choice: ToolChoice) -> JsonValue:
+    """A tool choice as chat completions spell it: the mode, or the function to call."""
+    if isinstance(choice, NamedToolChoice):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice
 
 
 class UnknownLimitField(PsychError, ValueError):
@@ -168,11 +178,23 @@ def refused_limit_field(sent: tuple[str, ...], error_body: str) -> MaxTokensFiel
     return _OTHER_LIMIT_FIELD.get(field)
 
 
+def refuses_stream_options(error_body: str) -> bool:
+    """Whether a 400 says the server does not take ``stream_options`` at all.
+
+    Older servers and strict gateways refuse the whole request over it; such a server
+    is asked again without it, and its streams then carry usage only if it sends
+    usage unasked.
+    """
+    text = error_body.lower()
+    return "stream_options" in text and any(words in text for words in _FIELD_REFUSALS)
+
+
 def request_body(
     request: ModelRequest,
     *,
     max_tokens_field: MaxTokensField = "auto",
     base_url: str | None = None,
+    include_usage: bool = True,
 ) -> dict[str, JsonValue]:
     """The JSON body of a streaming chat-completions request.
 
@@ -182,7 +204,11 @@ def request_body(
     a provider's prompt cache keeps matching. Optional sampling fields are sent only
     when set, leaving the provider's defaults alone otherwise; ``extra`` goes last and
     may override anything. ``max_tokens_field`` and ``base_url`` choose the name of
-    the output-limit field (see ``output_limit_fields``).
+    the output-limit field (see ``output_limit_fields``). ``tool_choice`` goes only
+    with tools, since servers refuse it alone. ``include_usage`` asks for the usage
+    chunk at the end of the stream (``stream_options``), which OpenAI, vLLM,
+    llama.cpp's server, Ollama and LiteLLM all honour; without it most servers
+    report no usage on a stream.
     """
     body: dict[str, JsonValue] = {
         "model": request.model,
@@ -190,8 +216,11 @@ def request_body(
     }
     if request.tools:
         body["tools"] = [tool_json(t) for t in request.tools]
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_json(request.tool_choice)
     body["stream"] = True
-    body["stream_options"] = {"include_usage": True}
+    if include_usage:
+        body["stream_options"] = {"include_usage": True}
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.top_p is not None:
@@ -208,6 +237,89 @@ def request_body(
 
 
 @dataclass
+class _CallSlot:
+    """What one tool call has streamed so far, as far as telling calls apart needs."""
+
+    index: int
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    argument_chars: int = 0
+
+    def add_arguments(self, text: str) -> None:
+        self.argument_chars += len(text)
+        if self.argument_chars > _SLOT_ARGUMENT_CHARS:
+            # Far beyond what any call carries; the runtime refuses it anyway, so
+            # only the fact that it had arguments is worth keeping here.
+            self.arguments = []
+        else:
+            self.arguments.append(text)
+
+    def complete(self) -> bool:
+        """Whether the arguments so far already form a whole JSON value."""
+        text = "".join(self.arguments)
+        if not text.strip():
+            return False
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+        return True
+
+
+@dataclass
+class _CallSlots:
+    """Maps the wire's tool-call indices to ours and drops what servers repeat.
+
+    Servers agree on the common case (an id and a name on a call's first fragment,
+    argument text after) and differ at the edges, handled here:
+
+    - a fragment that repeats the call's id or its whole name on every chunk adds
+      nothing: the repeated name is dropped rather than appended again;
+    - a server that puts several calls at the same index is told apart by a new id
+      arriving once the previous call's arguments form a whole JSON value (or with
+      a different name before any arguments); that call gets an index of its own;
+    - a new id in the middle of a call's arguments is a server renaming the call as
+      it goes, so the first id is kept.
+    """
+
+    by_wire: dict[int, _CallSlot] = field(default_factory=dict)
+    taken: set[int] = field(default_factory=set)
+
+    def _fresh(self, wire_index: int) -> _CallSlot:
+        index = wire_index if wire_index not in self.taken else max(self.taken) + 1
+        self.taken.add(index)
+        slot = self.by_wire[wire_index] = _CallSlot(index)
+        return slot
+
+    def delta(
+        self, wire_index: int, call_id: str | None, name: str | None, arguments: str
+    ) -> ToolCallDelta:
+        slot = self.by_wire.get(wire_index)
+        if slot is None:
+            slot = self._fresh(wire_index)
+        elif call_id and slot.id and call_id != slot.id:
+            new_call = slot.complete() or (
+                not slot.argument_chars and bool(name) and name != slot.name
+            )
+            if new_call:
+                slot = self._fresh(wire_index)
+            else:
+                call_id = None
+        elif call_id and call_id == slot.id:
+            call_id = None
+        if name and slot.name and name == slot.name:
+            name = None
+        if call_id:
+            slot.id = call_id
+        if name:
+            slot.name += name
+        if arguments:
+            slot.add_arguments(arguments)
+        return ToolCallDelta(index=slot.index, id=call_id, name=name, arguments=arguments)
+
+
+@dataclass
 class StreamTally:
     """What the chunks of one stream have said so far, beyond their deltas."""
 
@@ -216,6 +328,7 @@ class StreamTally:
     cost: Cost | None = None
     model: str | None = None
     saw_tool_call: bool = False
+    calls: _CallSlots = field(default_factory=_CallSlots)
 
 
 def _count(value: object) -> int:
@@ -306,8 +419,13 @@ def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> l
         if isinstance(content, str) and content:
             events.append(TextDelta(text=content))
         calls = delta.get("tool_calls")
-        if isinstance(calls, list):
+        legacy = delta.get("function_call")
+        if isinstance(calls, list) and calls:
             events.extend(_tool_call_deltas(calls, tally))
+        elif isinstance(legacy, Mapping):
+            # The older single-function form; servers that send it beside
+            # ``tool_calls`` say the same thing twice, so it is read only alone.
+            events.extend(_tool_call_deltas([{"index": 0, "function": legacy}], tally))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             tally.finish_reason = finish
@@ -325,11 +443,11 @@ def _tool_call_deltas(calls: list[object], tally: StreamTally) -> list[StreamEve
         name = function.get("name")
         arguments = function.get("arguments")
         events.append(
-            ToolCallDelta(
-                index=_count(index) if isinstance(index, int) else position,
-                id=call_id if isinstance(call_id, str) and call_id else None,
-                name=name if isinstance(name, str) and name else None,
-                arguments=arguments if isinstance(arguments, str) else "",
+            tally.calls.delta(
+                _count(index) if isinstance(index, int) else position,
+                call_id if isinstance(call_id, str) and call_id else None,
+                name if isinstance(name, str) and name else None,
+                arguments if isinstance(arguments, str) else "",
             )
         )
         tally.saw_tool_call = True
@@ -347,7 +465,9 @@ __all__ = [
     "provider_cost",
     "read_chunk",
     "refused_limit_field",
+    "refuses_stream_options",
     "request_body",
+    "tool_choice_json",
     "tool_json",
     "usage_from",
 ]

@@ -8,11 +8,12 @@ may retry; the client raises ``ModelError`` subclasses for everything else.
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.messages import Message, ToolDefinition
 from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.spec.models import ToolChoice, tool_name_as_choice
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -30,6 +31,9 @@ class ModelRequest(BaseModel):
         stop: stop sequences.
         top_p: nucleus sampling bound, when the Spec sets one.
         reasoning_effort: for models that reason before answering.
+        tool_choice: whether the model must, may or may not call one of ``tools``, or
+            which one it must call; None leaves the provider's default. A client
+            sends it only alongside tools, since providers refuse it without them.
         idle_timeout_seconds: give up when no chunk arrives for this long; 0 disables.
         extra: provider-specific request fields, passed through untouched.
     """
@@ -44,8 +48,14 @@ class ModelRequest(BaseModel):
     stop: tuple[str, ...] = ()
     top_p: float | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
+    tool_choice: ToolChoice | None = None
     idle_timeout_seconds: Annotated[float, Field(ge=0)] = 300.0
     extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _tool_name_as_choice(cls, value: object) -> object:
+        return tool_name_as_choice(value)
 
 
 class TextDelta(BaseModel):

@@ -174,7 +174,14 @@ def error_from_exception(
     if isinstance(error, ModelError):
         return error
     if isinstance(error, EgressDenied):
-        denied = ModelEgressDenied(str(error))
+        message = str(error)
+        if error.decision.rule == "deny_private":
+            origin = f"{error.url.scheme}://{error.url.netloc.decode('ascii', 'replace')}"
+            message = (
+                f"{message}. To let the model client reach this endpoint and nothing else "
+                f"private, give its HttpTransport policy=EgressPolicy().allowing({origin!r})"
+            )
+        denied = ModelEgressDenied(message)
         denied.__cause__ = error
         return denied
     result: ModelError

@@ -15,6 +15,7 @@ from psych_runtime.blob.port import BlobStore
 from psych_runtime.memory.port import MemoryStore
 from psych_runtime.sandbox.port import Sandbox
 from psych_runtime.store.port import Store
+from psych_runtime.telemetry.port import Telemetry
 
 _SCHEME = re.compile(r"[a-z][a-z0-9+.\-]*")
 
@@ -189,6 +190,34 @@ class ToolSourceFactory:
             raise ValueError(f"tool source {self.name!r}: package must name its distribution")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TelemetryBackend:
+    """A telemetry adapter a plugin offers (OpenTelemetry, say).
+
+    A ``Runtime`` or ``Worker`` built without ``telemetry=`` uses the first installed
+    one, and ``dispatch`` asks it for the caller's trace context.
+
+    Attributes:
+        name: a short label, shown by ``psych doctor``.
+        build: called with no arguments; returns the ``Telemetry``. It should take its
+            providers from the process-wide configuration the consumer set up.
+        package: the distribution that ships it.
+        description: one line for humans.
+    """
+
+    name: str
+    build: Callable[[], Telemetry]
+    package: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("telemetry backend", self.name)
+        if not callable(self.build):
+            raise ValueError(f"telemetry backend {self.name!r}: build must be callable")
+        if not isinstance(self.package, str) or not self.package:
+            raise ValueError(f"telemetry backend {self.name!r}: package must name its distribution")
+
+
 @dataclass(frozen=True, slots=True)
 class DoctorResult:
     """The outcome of one health check.
@@ -273,6 +302,7 @@ __all__ = [
     "MemoryStoreBackend",
     "SandboxBackend",
     "StoreBackend",
+    "TelemetryBackend",
     "ToolSourceFactory",
     "import_check",
 ]

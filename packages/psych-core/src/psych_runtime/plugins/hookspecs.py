@@ -32,6 +32,7 @@ from psych_runtime.plugins.backends import (
     MemoryStoreBackend,
     SandboxBackend,
     StoreBackend,
+    TelemetryBackend,
     ToolSourceFactory,
 )
 
@@ -88,6 +89,15 @@ def psych_register_sandboxes(register: Callable[[SandboxBackend], None]) -> None
 
 
 @hookspec
+def psych_register_telemetry(register: Callable[[TelemetryBackend], None]) -> None:
+    """Offer telemetry adapters that receive every Run's spans and metrics.
+
+    Args:
+        register: call once per ``TelemetryBackend`` the plugin provides.
+    """
+
+
+@hookspec
 def psych_doctor_checks(register: Callable[[DoctorCheck], None]) -> None:
     """Offer health checks that ``psych doctor`` runs and reports.
 
@@ -108,5 +118,6 @@ __all__ = [
     "psych_register_memory_stores",
     "psych_register_sandboxes",
     "psych_register_stores",
+    "psych_register_telemetry",
     "psych_register_tool_sources",
 ]

@@ -19,6 +19,7 @@ from psych_runtime.plugins.backends import (
     MemoryStoreBackend,
     SandboxBackend,
     StoreBackend,
+    TelemetryBackend,
     ToolSourceFactory,
 )
 from psych_runtime.plugins.hookspecs import hookimpl
@@ -67,6 +68,13 @@ def offer_sandboxes(
     return _offer(backends, "sandbox backend(s)")
 
 
+def offer_telemetry(
+    *backends: TelemetryBackend,
+) -> Callable[[Callable[[TelemetryBackend], None]], None]:
+    """A ``psych_register_telemetry`` implementation registering ``backends``."""
+    return _offer(backends, "telemetry backend(s)")
+
+
 def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
     """A ``psych_doctor_checks`` implementation registering ``checks``."""
     return _offer(checks, "doctor check(s)")
@@ -105,5 +113,6 @@ __all__ = [
     "offer_memory_stores",
     "offer_sandboxes",
     "offer_stores",
+    "offer_telemetry",
     "offer_tool_sources",
 ]

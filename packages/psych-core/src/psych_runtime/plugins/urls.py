@@ -7,6 +7,7 @@ differ. ``open_store(url, migrate=True)`` migrates here, once for every backend,
 backend's factory only has to open its store.
 """
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Protocol
@@ -18,6 +19,7 @@ from psych_runtime.plugins.backends import (
     MemoryStoreBackend,
     SandboxBackend,
     StoreBackend,
+    TelemetryBackend,
     ToolSourceFactory,
 )
 from psych_runtime.plugins.errors import (
@@ -31,10 +33,15 @@ from psych_runtime.plugins.manager import (
     Registered,
     autoload_enabled,
     broken_plugins,
+    get_plugin_manager,
+    loaded_plugins,
     registrations,
 )
 from psych_runtime.store.errors import InvalidStoreUrl
 from psych_runtime.store.port import Migratable, Store
+from psych_runtime.telemetry.port import NO_TELEMETRY, Telemetry
+
+log = logging.getLogger(__name__)
 
 FIRST_PARTY_STORE_PACKAGES: dict[str, str] = {
     "sqlite": "psych-store-sqlite",
@@ -215,6 +222,40 @@ def tool_source_factories() -> tuple[ToolSourceFactory, ...]:
     )
 
 
+def telemetry_backends() -> tuple[TelemetryBackend, ...]:
+    """Every installed telemetry backend, in plugin order."""
+    return tuple(
+        entry.item for entry in registrations("psych_register_telemetry", TelemetryBackend)
+    )
+
+
+_installed: list[tuple[tuple[object, int], Telemetry]] = []
+
+
+def installed_telemetry() -> Telemetry:
+    """The telemetry of the first installed backend, or ``NO_TELEMETRY`` when none is.
+
+    Built once per set of registered plugins (``reset_plugin_manager`` forgets it). A backend
+    whose ``build`` raises is logged and skipped: telemetry never stops a program.
+    """
+    # A plugin registered by hand since the last look changes the answer.
+    manager = (get_plugin_manager(), len(loaded_plugins()))
+    if _installed and _installed[0][0] == manager:
+        return _installed[0][1]
+    chosen: Telemetry = NO_TELEMETRY
+    for backend in telemetry_backends():
+        try:
+            chosen = backend.build()
+        except Exception:
+            log.exception(
+                "telemetry backend %r from %s failed to build", backend.name, backend.package
+            )
+            continue
+        break
+    _installed[:] = [(manager, chosen)]
+    return chosen
+
+
 def sandbox_backends() -> dict[str, SandboxBackend]:
     """Every installed sandbox backend, by name.
 
@@ -320,6 +361,7 @@ __all__ = [
     "blob_store_backends",
     "blob_store_scheme",
     "installed_capabilities",
+    "installed_telemetry",
     "memory_store_backends",
     "open_blob_store",
     "open_memory_store",
@@ -327,5 +369,6 @@ __all__ = [
     "sandbox_backends",
     "store_backends",
     "store_scheme",
+    "telemetry_backends",
     "tool_source_factories",
 ]

@@ -1,8 +1,9 @@
 """Admitting a Run: ``dispatch`` checks its arguments and writes the header and first record."""
 
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,6 +17,7 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.version import HASH_PATTERN, Version
+from psych_runtime.plugins.urls import installed_telemetry
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
@@ -24,6 +26,8 @@ from psych_runtime.store.port import RunHeader, RunState, Store
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
 
 _HASH = re.compile(HASH_PATTERN)
+
+log = logging.getLogger(__name__)
 
 MAX_DEADLINE_SECONDS = 86_400.0
 """The longest deadline a dispatch may set: a day, the bound a Spec's limits have too."""
@@ -108,6 +112,7 @@ async def dispatch(
     breakpoints: Sequence[str] = (),
     step_mode: bool = False,
     end_user_id: str | None = None,
+    trace_context: Mapping[str, str] | None = None,
 ) -> Dispatched:
     """Admit a Run of ``version`` for ``scope``; a Worker will pick it up.
 
@@ -133,6 +138,9 @@ async def dispatch(
         end_user_id: the person the Run serves, whose remembered facts it may read and
             add to (kept as ``input["end_user_id"]``); required when the Worker's
             Runtime has a MemoryStore, unless the Runtime names one for every Run.
+        trace_context: the W3C trace context (``traceparent``, ``tracestate``) the
+            Run's spans join, in whichever process runs it. None takes the caller's
+            active span from the installed telemetry adapter (none without one).
 
     Raises:
         VersionNotFound: the Version is not published for ``scope``'s tenant and not
@@ -154,6 +162,7 @@ async def dispatch(
     check_key(scope.principal, "principal")
     check_key(idempotency_key, "idempotency_key")
     admitted_input = _input(message, input, end_user_id)
+    carried = _trace_context(trace_context)
     check_storable(admitted_input, what="the Run's input")
     check_storable(scope.labels, what="the scope's labels")
     if continues is not None and no_run_can_match(continues):
@@ -205,9 +214,35 @@ async def dispatch(
         replay_from_step=replay_from,
         breakpoints=tuple(breakpoints),
         step_mode=step_mode,
+        trace_context=carried,
     )
     result = await store.create_run(header, admitted)
     return Dispatched(run_id=result.header.run_id, created=result.created)
+
+
+def _trace_context(given: Mapping[str, str] | None) -> dict[str, str]:
+    """The trace context to store with the Run: the one given, else the caller's span's.
+
+    A given context is checked like any argument; the installed adapter's is taken on
+    trust, and an adapter that fails only costs the Run its link to the caller's trace.
+    """
+    if given is not None:
+        if not isinstance(given, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and len(k) <= 64 and len(v) <= 1024
+            for k, v in given.items()
+        ):
+            raise InvalidDispatch(
+                "trace_context", given, "it must map header names to strings (W3C trace context)"
+            )
+        if len(given) > 8:
+            raise InvalidDispatch("trace_context", given, "it holds more than 8 entries")
+        return dict(given)
+    try:
+        found = installed_telemetry().current_carrier()
+    except Exception:
+        log.warning("telemetry could not read the caller's trace context", exc_info=True)
+        return {}
+    return {k: v for k, v in found.items() if len(k) <= 64 and len(v) <= 1024}
 
 
 def _check_debugging(

@@ -53,6 +53,7 @@ async def admit_child(
     deadline_seconds: float,
     state: RunState,
     runnable_at: datetime | None = None,
+    trace_context: dict[str, str] | None = None,
 ) -> RunHeader:
     """Admit (or find, after a retry) the child a parent's step or call starts.
 
@@ -69,6 +70,8 @@ async def admit_child(
         state: ``NESTED`` for a child its parent drives inline, ``RUNNABLE`` for one
             any Worker may claim.
         runnable_at: keep a runnable child parked until then.
+        trace_context: the W3C trace context a child claimed by a Worker joins (the
+            span of the call that started it); None for none.
     """
     now = utcnow()
     deadline = now + timedelta(seconds=deadline_seconds)
@@ -100,6 +103,7 @@ async def admit_child(
         deadline_at=deadline,
         parent_run_id=parent.run_id,
         delegation_depth=depth,
+        trace_context=trace_context or {},
     )
     return (await store.create_run(header, admitted)).header
 

@@ -33,6 +33,7 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.store.errors import SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import Notifier
 from psych_runtime.store.port import Fence, Store
+from psych_runtime.telemetry.tracer import RunTracer
 
 R = TypeVar("R", bound=Record)
 
@@ -54,6 +55,7 @@ class Journal:
         "_settle_withdrawn",
         "_store",
         "epoch",
+        "observer",
         "records",
         "run_id",
         "scope",
@@ -88,6 +90,8 @@ class Journal:
         self._io = asyncio.Lock()
         self.epoch = 0
         """Bumped whenever ``records`` is rebuilt rather than extended."""
+        self.observer: RunTracer | None = None
+        """Sees every record staged here (the Run's spans); None without telemetry."""
 
     @classmethod
     async def open(
@@ -142,6 +146,8 @@ class Journal:
         fold_into(self.state, record)
         self._pending.append(record)
         self.records.append(record)
+        if self.observer is not None:
+            self.observer.on_record(record)
         return record
 
     async def flush(self) -> None:

@@ -20,7 +20,7 @@ from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.plugins.urls import tool_source_factories
+from psych_runtime.plugins.urls import installed_telemetry, tool_source_factories
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.history import continuation_history
@@ -35,6 +35,7 @@ from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
 from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.tools.access import PermitAll, TenantAccess
 from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
 from psych_runtime.tools.code import DEFAULT_HARD_LIMITS, CodeSandboxes
@@ -137,6 +138,9 @@ class Runtime:
         catalogue_budget_chars: characters of remote tool descriptions above which
             the tools of servers that allow it are deferred behind ``list_tools``,
             ``get_tool_info`` and ``call_tool`` instead of described every turn.
+        telemetry: where the spans and metrics of every Run go (a ``Worker`` running
+            this Runtime uses it). None uses the installed adapter (``psych-otel``),
+            or records nothing when there is none.
 
     Raises:
         ValueError: ``blob_offload_bytes`` or ``recall_limit`` is not positive.
@@ -166,6 +170,7 @@ class Runtime:
         catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS,
         sandboxes: Mapping[str, Sandbox] | None = None,
         code_limits: ResolvedLimits = DEFAULT_HARD_LIMITS,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if blob_offload_bytes < 1:
             raise ValueError(f"blob_offload_bytes must be positive, got {blob_offload_bytes}")
@@ -194,6 +199,7 @@ class Runtime:
             tuple(tool_sources) if tool_sources is not None else installed_sources(http, secrets)
         )
         self._specs: OrderedDict[str, AgentSpec | WorkflowSpec] = OrderedDict()
+        self.telemetry: Telemetry = telemetry if telemetry is not None else installed_telemetry()
 
     def retry_delay(self, retries_used: int, retry_after: float | None) -> float:
         """How long to wait before the next retry of a transient model failure."""

@@ -38,6 +38,7 @@ from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
 from psych_runtime.store.port import Store
+from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.tools.access import TenantAccess
 from psych_runtime.tools.approval import ApprovalRules, Policy
 from psych_runtime.tools.code import DEFAULT_HARD_LIMITS
@@ -110,6 +111,7 @@ class Session:
         breakpoints: Sequence[str] = (),
         step_mode: bool = False,
         end_user_id: str | None = None,
+        trace_context: Mapping[str, str] | None = None,
     ) -> Dispatched:
         """Publish (once per Spec object) and admit a Run; returns without waiting.
 
@@ -130,6 +132,7 @@ class Session:
             breakpoints=breakpoints,
             step_mode=step_mode,
             end_user_id=end_user_id,
+            trace_context=trace_context,
         )
 
     async def wait(self, run_id: RunId, *, timeout: float | None = None) -> None:
@@ -273,6 +276,8 @@ class RuntimeSettings:
             are deferred behind ``list_tools`` / ``get_tool_info`` / ``call_tool``.
         sandboxes: where ``run_code`` programs run, by profile name.
         code_limits: the most any Spec's programs may use.
+        telemetry: where every Run's spans and metrics go; None uses the installed
+            adapter (``psych-otel``), or records nothing without one.
     """
 
     prices: PriceResolver | None = None
@@ -293,6 +298,7 @@ class RuntimeSettings:
     catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS
     sandboxes: Mapping[str, Sandbox] | None = None
     code_limits: ResolvedLimits = DEFAULT_HARD_LIMITS
+    telemetry: Telemetry | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -308,6 +314,8 @@ class WorkerSettings:
         poll_interval: how often the store is polled when no notifier wakes the Worker.
         concurrency: Runs executed at once.
         max_attempts: Attempts after which a Run that keeps failing is failed.
+        telemetry: where the Worker's spans go; None takes the Runtime's (see
+            ``RuntimeSettings.telemetry``).
     """
 
     worker_id: WorkerId | None = None
@@ -318,6 +326,7 @@ class WorkerSettings:
     poll_interval: float = 0.5
     concurrency: int = 4
     max_attempts: int = 10
+    telemetry: Telemetry | None = None
 
 
 @contextlib.asynccontextmanager

@@ -31,6 +31,7 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
+from psych_runtime.plugins.urls import installed_telemetry
 from psych_runtime.runtime.abort import AbortReason, AbortSignal
 from psych_runtime.runtime.children import report_to_parent
 from psych_runtime.runtime.clock import utcnow
@@ -42,6 +43,8 @@ from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
 from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+from psych_runtime.telemetry.port import Telemetry
+from psych_runtime.telemetry.tracer import RunTracer
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,7 @@ class ActiveAttempt:
     task: "asyncio.Task[None] | None" = None
     abort_fired_at: float | None = None
     journal: Journal | None = None
+    tracer: RunTracer | None = None
 
 
 class Worker:
@@ -99,6 +103,9 @@ class Worker:
         concurrency: Attempts executed at once.
         max_attempts: claims after which a Run is failed instead of retried, so a Run
             that kills every Worker that touches it eventually stops.
+        telemetry: where each Attempt's spans and metrics go. None takes the runner's
+            (``Runtime(telemetry=...)``), else the installed adapter's (``psych-otel``),
+            else nothing is recorded.
     """
 
     def __init__(
@@ -114,6 +121,7 @@ class Worker:
         poll_interval: float = 0.5,
         concurrency: int = 4,
         max_attempts: int = 10,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -131,6 +139,9 @@ class Worker:
         self.poll_interval = poll_interval
         self.concurrency = concurrency
         self.max_attempts = max_attempts
+        if telemetry is None:
+            telemetry = getattr(runner, "telemetry", None)
+        self.telemetry: Telemetry = telemetry if telemetry is not None else installed_telemetry()
         self.active: dict[RunId, ActiveAttempt] = {}
         self.attempts_ended = LocalNotifier()
         """Signalled with a run id each time this Worker finishes an Attempt of it.
@@ -246,6 +257,7 @@ class Worker:
         heartbeat = asyncio.create_task(self._heartbeat(attempt))
         release = True
         outage = False
+        ended: str | None = None
         try:
             try:
                 journal = await Journal.open(
@@ -275,6 +287,7 @@ class Worker:
                 if claimed.action is OnClaim.SETTLED:
                     await journal.flush()
                     return
+            self._trace(attempt, journal)
             if header.attempt_count > self.max_attempts:
                 journal.stage(
                     RunSettled,
@@ -309,12 +322,14 @@ class Worker:
             await self.runner(journal, header, attempt.abort)
             if attempt.abort.writes_allowed:
                 await journal.flush()
-        except (AttemptKilled, JournalClosed):
+        except (AttemptKilled, JournalClosed) as error:
             release = False
+            ended = f"the attempt was abandoned ({type(error).__name__})"
         except (LeaseLost, SeqConflict) as error:
             # Another Worker owns this Run's log now; writing or releasing would fight it.
             log.info("run %s: stopped writing (%s)", attempt.run_id, error)
             release = False
+            ended = f"the attempt lost its lease ({type(error).__name__})"
         except StoreUnavailable as error:
             # An outage is transient, never the Run's failure. The write that met it may
             # or may not have landed, so this Attempt writes nothing more; the Run is
@@ -326,7 +341,9 @@ class Worker:
                 error,
             )
             outage = True
+            ended = f"the store became unavailable: {error}"
         except asyncio.CancelledError:
+            ended = "the attempt was cancelled"
             if self._killed:
                 release = False
             raise
@@ -334,9 +351,14 @@ class Worker:
             # Including a CorruptLog raised while staging: a writer bug. The Run is
             # settled FAILED with a record that does fold, never parked half-written.
             log.exception("run %s: attempt failed", attempt.run_id)
+            ended = f"{type(error).__name__}: {error}"
             await self._fail_attempt(attempt, error)
         finally:
             heartbeat.cancel()
+            if attempt.tracer is not None:
+                attempt.tracer.close(
+                    attempt.journal.state if attempt.journal is not None else None, error=ended
+                )
             self._forget(attempt)
             if release and not self._killed and attempt.abort.writes_allowed:
                 if outage:
@@ -344,6 +366,20 @@ class Worker:
                 else:
                     await self._release_from_log(attempt)
             self.attempts_ended.signal(attempt.run_id)
+
+    def _trace(self, attempt: ActiveAttempt, journal: Journal) -> None:
+        """Open the Run's spans for this Attempt, unless no telemetry is installed."""
+        try:
+            if not self.telemetry.enabled:
+                return
+            state = journal.state
+            tracer = RunTracer(self.telemetry, state, carrier=state.trace_context or None)
+        except Exception:
+            log.warning(
+                "run %s: telemetry unavailable for this attempt", attempt.run_id, exc_info=True
+            )
+            return
+        attempt.tracer = journal.observer = tracer
 
     async def _fail_attempt(self, attempt: ActiveAttempt, error: Exception) -> None:
         kind = "writer_refused" if isinstance(error, CorruptLog) else "attempt_failed"
@@ -563,6 +599,8 @@ class Worker:
                 ),
             )
             await journal.flush()
+        if attempt.tracer is not None:
+            attempt.tracer.close(journal.state, error="the attempt was settled by force")
         self._forget(attempt)
         if attempt.task is not None:
             attempt.task.cancel()

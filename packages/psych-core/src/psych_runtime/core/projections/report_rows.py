@@ -65,7 +65,7 @@ def model_call_reports(records: Sequence[Record]) -> tuple[ModelCallReport, ...]
                 index = open_row.pop(record.turn)
                 rows[index] = rows[index].model_copy(
                     update={
-                        "usage": record.usage,
+                        "usage": record.usage if record.usage_reported else None,
                         "usage_reported": record.usage_reported,
                         "cost": record.cost,
                         "timings": record.timings,
@@ -252,7 +252,7 @@ def compaction_reports(records: Sequence[Record]) -> tuple[CompactionReport, ...
             replaced_to_seq=record.replaced_to_seq,
             summary=record.summary,
             model=record.model,
-            usage=record.usage,
+            usage=record.usage if record.usage_reported else None,
             usage_reported=record.usage_reported,
             cost=record.cost,
             timings=record.timings,

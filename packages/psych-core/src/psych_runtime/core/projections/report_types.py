@@ -44,8 +44,11 @@ class ModelCallReport(BaseModel):
         model: the model asked.
         system_prompt: the system prompt exactly as sent.
         tool_names: the tools offered in this call.
-        usage: tokens used; ``None`` unless the call answered.
-        usage_reported: whether the provider reported that usage.
+        usage: tokens used, as the provider reported them; ``None`` when unknown:
+            the call did not answer, or answered without reporting its usage (as
+            many local servers do), which is not the same as using no tokens.
+        usage_reported: whether the provider reported its usage; ``None`` until
+            the call answers.
         cost: what the call cost; ``None`` when unknown or unanswered.
         timings: queue wait and streaming time of an answered call.
         finish_reason: why the model stopped.
@@ -249,7 +252,8 @@ class CompactionReport(BaseModel):
         replaced_to_seq: last record of the replaced range.
         summary: the text the model sees instead.
         model: the model that wrote the summary (empty for a mechanical trim).
-        usage: tokens the summarising call used.
+        usage: tokens the summarising call used; ``None`` when unknown (a
+            mechanical trim made no call, or the provider reported nothing).
         usage_reported: whether the provider reported them.
         cost: what it cost; ``None`` when unknown.
         timings: how long the summarising call took.
@@ -264,7 +268,7 @@ class CompactionReport(BaseModel):
     replaced_to_seq: int
     summary: str
     model: str = ""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage | None = None
     usage_reported: bool = False
     cost: Cost | None = None
     timings: ModelTimings = Field(default_factory=ModelTimings)
@@ -275,9 +279,11 @@ class TotalsReport(BaseModel):
     """What the Run consumed, summed over its model calls and compactions.
 
     Attributes:
-        usage: tokens, split by cache state.
+        usage: tokens, split by cache state, summed over the calls that reported
+            them; read it together with ``usage_source``.
         usage_source: ``provider`` when every metered call reported its usage,
-            ``unknown`` when none did, ``partial`` in between.
+            ``unknown`` when none did (``usage`` is then zero for want of figures, not
+            because nothing was used), ``partial`` in between.
         unreported_usage_calls: metered calls whose usage the provider did not report.
         cost: the summed cost of the priced calls; ``None`` when no call was priced.
         unpriced_model_calls: metered calls with no known price.

@@ -36,7 +36,7 @@ from psych_runtime.core.spec.code_execution import (
 )
 from psych_runtime.core.spec.connections import A2APeer, McpOAuth, McpServer
 from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
-from psych_runtime.core.spec.models import ModelRef
+from psych_runtime.core.spec.models import ModelRef, NamedToolChoice, ToolChoice
 from psych_runtime.core.spec.names import (
     BINDABLE_BUILTINS,
     NAME_PATTERN,
@@ -111,6 +111,7 @@ __all__ = [
     "McpOAuth",
     "McpServer",
     "ModelRef",
+    "NamedToolChoice",
     "NetworkAccess",
     "OutputPolicy",
     "OutputPreservation",
@@ -128,6 +129,7 @@ __all__ = [
     "StepBase",
     "SubagentRef",
     "SuspensionPolicy",
+    "ToolChoice",
     "ToolStep",
     "ValuePath",
     "ValueRef",

@@ -100,6 +100,7 @@ async def spawn_child(ctx: AttemptContext, call_id: ToolCallId, arguments: JsonO
         deadline_seconds=child_spec.limits.deadline_seconds,
         state=RunState.RUNNABLE,
         runnable_at=state.effective_deadline_at or utcnow(),
+        trace_context=journal.observer.carrier(call_id=call_id) if journal.observer else None,
     )
     journal.stage(
         SubagentSpawned,

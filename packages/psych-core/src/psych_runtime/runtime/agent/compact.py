@@ -50,6 +50,8 @@ async def compact(ctx: AttemptContext, reason: CompactionReason) -> Next | None:
     request = summary_request(
         journal.records, cut, policy, model_id, ctx.spec.limits.stream_idle_seconds
     )
+    if journal.observer is not None:
+        journal.observer.compaction_started(reason, model_id, cut.to_seq)
     try:
         answer = await call_model(ctx.deps.model, request)
     except ModelError as error:

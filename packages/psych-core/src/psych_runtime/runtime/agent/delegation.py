@@ -47,6 +47,7 @@ from psych_runtime.runtime.children import (
 )
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.open_calls import close_open_calls
+from psych_runtime.runtime.tracing import trace_child
 from psych_runtime.store.port import RunState
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 from psych_runtime.tools.subagents import (
@@ -124,7 +125,8 @@ async def _delegate(ctx: AttemptContext, call_id: ToolCallId, arguments: JsonObj
         await journal.flush()
     nested = await Journal.open(ctx.deps.store, child.run_id, attempt_id=journal.attempt_id)
     if not nested.state.settled:
-        await _drive(ctx, nested, child_spec)
+        with trace_child(journal, nested, call_id=call_id):
+            await _drive(ctx, nested, child_spec)
     await ctx.deps.store.settle_inline(child.run_id)
     ending = await child_ending(ctx.deps.store, child.run_id, ref.name)
     if alive(journal.state, child.run_id):

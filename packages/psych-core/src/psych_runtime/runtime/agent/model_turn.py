@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.messages import Message, SystemMessage
+from psych_runtime.core.messages import Message, SystemMessage, ToolResultMessage
 from psych_runtime.core.records import (
     ModelCallFinished,
     ModelCallStarted,
@@ -21,6 +21,7 @@ from psych_runtime.core.records import (
     TerminalState,
     TurnStarted,
 )
+from psych_runtime.core.spec import ToolChoice
 from psych_runtime.model.port import ModelError, ModelRequest
 from psych_runtime.runtime.agent.background import wait_for_children
 from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
@@ -86,14 +87,16 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     await journal.flush()
     if ctx.aborted():
         return settle(ctx, TerminalState.ABORTED)
+    messages = _messages(ctx, prompt)
     request = ModelRequest(
         model=model_id,
-        messages=_messages(ctx, prompt),
+        messages=messages,
         tools=definitions,
         temperature=spec.model.temperature,
         top_p=spec.model.top_p,
         max_output_tokens=spec.model.max_output_tokens,
         reasoning_effort=spec.model.reasoning_effort,
+        tool_choice=_tool_choice(spec.model.tool_choice, messages),
         idle_timeout_seconds=spec.limits.stream_idle_seconds,
     )
     try:
@@ -141,6 +144,21 @@ def _messages(ctx: AttemptContext, prompt: str) -> tuple[Message, ...]:
     messages.extend(ctx.history)
     messages.extend(ctx.conversation.messages())
     return tuple(messages)
+
+
+def _tool_choice(choice: ToolChoice | None, messages: Sequence[Message]) -> ToolChoice | None:
+    """The Spec's choice for this call; a forcing one gives way once it has been obeyed.
+
+    ``required`` or a named tool makes the model call a tool for the latest input; once
+    it has (the conversation ends with tool results), the next call is ``auto``, so the
+    model can answer instead of being made to call tools until a limit stops the Run.
+    A new message from the user (a steer, a follow-up) forces a call again.
+    """
+    if choice is None or choice in ("auto", "none"):
+        return choice
+    if messages and isinstance(messages[-1], ToolResultMessage):
+        return "auto"
+    return choice
 
 
 def _answered_last_turn(ctx: AttemptContext) -> bool:

@@ -21,6 +21,7 @@ from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.children import INLINE_WORKER, admit_child
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.tracing import trace_child
 from psych_runtime.runtime.workflow.context import AgentOutcome, ReplaySource, failure
 from psych_runtime.store.port import RunState, Store
 
@@ -50,13 +51,14 @@ async def run_agent_step(
     ).run_id
     child = await Journal.open(store, child_id, attempt_id=parent.attempt_id)
     if not child.state.settled:
-        child.stage(
-            AttemptStarted,
-            worker_id=INLINE_WORKER,
-            attempt_number=child.state.attempt_count + 1,
-        )
-        await AgentLoop(deps, child, spec, abort).run()
-        await child.flush()
+        with trace_child(parent, child, step_id=sid):
+            child.stage(
+                AttemptStarted,
+                worker_id=INLINE_WORKER,
+                attempt_number=child.state.attempt_count + 1,
+            )
+            await AgentLoop(deps, child, spec, abort).run()
+            await child.flush()
     state = child.state
     if not state.settled:
         return AgentOutcome(

@@ -1,0 +1,335 @@
+"""A ModelClient for Anthropic's Messages API, streamed over server-sent events.
+
+Speaking the provider's own format, rather than an OpenAI-compatible layer in front of
+it, is what brings its usage through intact: cache reads, and cache writes split by
+their five-minute and one-hour lifetimes, which are billed at different rates. Like
+every client here it opens no connection of its own; all traffic goes through the
+``HttpTransport`` it is given, so the egress policy sees every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.scope import Scope
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.model.anthropic_wire import (
+    MessageTally,
+    PromptCaching,
+    read_event,
+    request_body,
+)
+from psych_runtime.model.port import (
+    MalformedChunk,
+    ModelError,
+    ModelRequest,
+    StreamDone,
+    StreamEvent,
+    StreamIncomplete,
+)
+from psych_runtime.model.sse import SseEvent, SseParser
+from psych_runtime.model.transient import error_from_exception, error_from_status
+
+if TYPE_CHECKING:
+    import httpx
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header sent with every request."""
+
+_ERROR_BODY_BYTES = 64 * 1024
+
+
+class InvalidClientSetting(PsychError, ValueError):
+    """A client setting that can never produce a valid request."""
+
+
+class AnthropicClient:
+    """Streams answers from Anthropic's Messages API (``POST /v1/messages``).
+
+    Args:
+        transport: the egress seam every request goes through.
+        scope: the tenant this client acts for; every egress check receives it.
+        api_key: sent as ``x-api-key`` when set. A gateway that authenticates at the
+            network layer needs none.
+        base_url: the API root, without ``/v1``; messages are POSTed to
+            ``{base_url}/v1/messages`` and models listed from ``{base_url}/v1/models``.
+        headers: extra headers for every request, applied last (they may replace the
+            defaults).
+        betas: beta feature names sent together as ``anthropic-beta``.
+        default_max_tokens: the output limit sent when the request sets none; the
+            API requires one on every request.
+        prompt_caching: where to place cache breakpoints and for how long; see
+            ``PromptCaching``. None uses its defaults (the tools, the system prompt
+            and the last message, five minutes each);
+            ``PromptCaching(tools=False, system=False, last_message=False)`` marks
+            none.
+        max_retries: how many times a request refused with 408, 429, 529 or another
+            5xx, or one that could not connect, is sent again before the error is
+            raised. Only a request whose answer has not started streaming is
+            resent; a stream that stalls or breaks off is left to the agent loop,
+            which retries within the Run's budget.
+        retry_base_seconds: the first wait between attempts when the server gives
+            no ``Retry-After``; it doubles each time, with jitter.
+        max_retry_wait_seconds: the longest wait the client accepts. A server asking
+            for longer gets the error raised instead (with its ``retry_after``), so
+            the Run's own retry policy decides.
+        sleep: how to wait between attempts; tests pass a recorder.
+
+    Raises:
+        InvalidClientSetting: a negative retry count or wait, or an output limit
+            below one.
+    """
+
+    def __init__(
+        self,
+        *,
+        transport: HttpTransport,
+        scope: Scope,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        headers: Mapping[str, str] | None = None,
+        betas: Sequence[str] = (),
+        default_max_tokens: int = 4096,
+        prompt_caching: PromptCaching | None = None,
+        max_retries: int = 2,
+        retry_base_seconds: float = 0.5,
+        max_retry_wait_seconds: float = 60.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if default_max_tokens < 1:
+            raise InvalidClientSetting("default_max_tokens must be at least 1")
+        if max_retries < 0 or retry_base_seconds < 0 or max_retry_wait_seconds < 0:
+            raise InvalidClientSetting("retry counts and waits may not be negative")
+        self._base_url = base_url.rstrip("/")
+        self._transport = transport
+        self._scope = scope
+        self._default_max_tokens = default_max_tokens
+        self._caching = prompt_caching if prompt_caching is not None else PromptCaching()
+        self._max_retries = max_retries
+        self._retry_base = retry_base_seconds
+        self._max_wait = max_retry_wait_seconds
+        self._sleep = sleep
+        defaults = {
+            "Accept": "text/event-stream",
+            "anthropic-version": API_VERSION,
+        }
+        if api_key:
+            defaults["x-api-key"] = api_key
+        if betas:
+            defaults["anthropic-beta"] = ",".join(betas)
+        self._headers = {**defaults, **(headers or {})}
+        self._models: frozenset[str] | None = None
+        self._models_lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        # Spelled out so the API key in the headers never lands in a log line.
+        return f"AnthropicClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
+
+    def _timeout(self, idle_seconds: float) -> httpx.Timeout:
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+        base = self._transport.timeout
+        return httpx.Timeout(
+            connect=base.connect,
+            read=idle_seconds if idle_seconds > 0 else None,
+            write=base.write,
+            pool=base.pool,
+        )
+
+    def _wait_before(self, attempt: int, error: ModelError) -> float | None:
+        """Seconds to wait before sending again, or None when the error stands.
+
+        Only a refusal the server gave (a status, or an error event before the answer)
+        and a failed connection are retried here. A stream that went quiet or broke
+        off is left to the caller: resending it at once would only double the wait.
+        """
+        if attempt >= self._max_retries or not error.transient:
+            return None
+        if error.status_code is None and error.kind != "connection_error":
+            return None
+        asked: float | None = error.retry_after
+        if asked is not None:
+            return asked if asked <= self._max_wait else None
+        backoff = self._retry_base * (1 << attempt)
+        return min(backoff * (0.5 + random.random() / 2), self._max_wait)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Send ``request`` and yield its deltas, then one ``StreamDone``.
+
+        Raises:
+            TransientModelError: 408/429/529/5xx (after the client's own retries),
+                network failures, timeouts, an overload reported inside the stream.
+            StreamIdleTimeout: no bytes for ``request.idle_timeout_seconds``.
+            StreamIncomplete: the stream ended before ``message_stop``.
+            MalformedChunk: an event whose data is not a JSON object.
+            ContextOverflow: the provider said the prompt is too long.
+            ModelEgressDenied: the egress policy refused the endpoint.
+            ModelError: any other refusal (400, 401, 403, 404...).
+        """
+        body = request_body(
+            request, default_max_tokens=self._default_max_tokens, caching=self._caching
+        )
+        attempt = 0
+        while True:
+            started = False
+            wait: float | None = None
+            try:
+                async with aclosing(self._attempt(request, body)) as events:
+                    async for event in events:
+                        started = True
+                        yield event
+                return
+            except ModelError as error:
+                wait = None if started else self._wait_before(attempt, error)
+                if wait is None:
+                    raise
+                logger.info(
+                    "%s answered %s; sending again in %.2fs (retry %d of %d)",
+                    self._base_url,
+                    error.kind,
+                    wait,
+                    attempt + 1,
+                    self._max_retries,
+                )
+            attempt += 1
+            await self._sleep(wait)
+
+    async def _attempt(
+        self, request: ModelRequest, body: dict[str, JsonValue]
+    ) -> AsyncGenerator[StreamEvent]:
+        """One request and its stream, with every failure turned into a ModelError."""
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+        reading = False
+        try:
+            async with self._transport.stream(
+                "POST",
+                f"{self._base_url}/v1/messages",
+                scope=self._scope,
+                headers={**self._headers, "content-type": "application/json"},
+                json=body,
+                timeout=self._timeout(request.idle_timeout_seconds),
+            ) as response:
+                if response.status_code >= 400:
+                    text = await _error_body(response)
+                    raise error_from_status(response.status_code, response.headers, text)
+                if response.status_code != 200:
+                    raise ModelError(
+                        f"model endpoint answered HTTP {response.status_code}, expected 200",
+                        status_code=response.status_code,
+                    )
+                reading = True
+                async for event in _events(response):
+                    yield event
+        except (httpx.HTTPError, EgressDenied) as error:
+            raise error_from_exception(
+                error, streaming=reading, idle_seconds=request.idle_timeout_seconds
+            ) from error
+
+    async def known_models(self) -> frozenset[str]:
+        """The model ids ``{base_url}/v1/models`` lists, fetched once and then cached.
+
+        An empty set means "unknown, do not check"; failures are logged and not
+        cached, so a later call tries again.
+        """
+        async with self._models_lock:
+            if self._models is not None:
+                return self._models
+            models = await self._fetch_models()
+            if models:
+                self._models = models
+            return models
+
+    async def _fetch_models(self) -> frozenset[str]:
+        import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+        url = f"{self._base_url}/v1/models?limit=1000"
+        headers = {**self._headers, "Accept": "application/json"}
+        try:
+            response = await self._transport.request("GET", url, scope=self._scope, headers=headers)
+            if response.status_code != 200:
+                logger.warning("listing models at %s answered HTTP %s", url, response.status_code)
+                return frozenset()
+            payload = response.json()
+        except (httpx.HTTPError, EgressDenied, ValueError) as error:
+            logger.warning("could not list models at %s: %s", url, error)
+            return frozenset()
+        entries = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(entries, list):
+            logger.warning("the model list at %s has no 'data' array", url)
+            return frozenset()
+        return frozenset(
+            entry["id"]
+            for entry in entries
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]
+        )
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error response's body; enough to classify it, bounded in size."""
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+    collected = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            collected += piece
+            if len(collected) >= _ERROR_BODY_BYTES:
+                break
+    except httpx.HTTPError:
+        pass
+    return collected[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+
+
+def _decode(event: SseEvent) -> dict[str, object]:
+    try:
+        data = json.loads(event.data)
+    except ValueError:
+        preview = event.data[:120]
+        raise MalformedChunk(f"the model sent an event that is not JSON: {preview!r}") from None
+    if not isinstance(data, dict):
+        raise MalformedChunk(f"the model sent an event that is not an object: {event.data[:120]!r}")
+    return data
+
+
+async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
+    """Turn the body's server-sent events into stream events, ending with StreamDone.
+
+    The answer is complete at ``message_stop``. A body that ends before it is cut off,
+    unless ``message_delta`` already gave the stop reason (the closing event is then
+    all that is missing, and nothing of the answer is).
+    """
+    parser = SseParser()
+    tally = MessageTally()
+    async for raw in response.aiter_bytes():
+        for sse in parser.feed(raw):
+            for event in read_event(sse.event, _decode(sse), tally):
+                yield event
+            if tally.stopped:
+                break
+        if tally.stopped:
+            break
+    else:
+        for sse in parser.close():
+            for event in read_event(sse.event, _decode(sse), tally):
+                yield event
+    if not tally.stopped and tally.stop_reason is None:
+        cut = " in the middle of an event" if parser.truncated else ""
+        raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")
+    finish = tally.finish_reason or ("tool_calls" if tally.saw_tool_call else "stop")
+    yield StreamDone(finish_reason=finish, usage=tally.reported_usage(), model=tally.model)
+
+
+__all__ = ["API_VERSION", "DEFAULT_BASE_URL", "AnthropicClient", "InvalidClientSetting"]

@@ -1,0 +1,457 @@
+"""Anthropic's Messages API wire format, in both directions, without any IO.
+
+Kept apart from the client so the mapping can be tested on plain dicts: the request
+body a ``ModelRequest`` becomes (system prompt, alternating turns, tool use and tool
+results, prompt-caching breakpoints) and the stream events and usage that each
+server-sent event of a streamed answer stands for.
+"""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolDefinition,
+    ToolResultMessage,
+)
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.spec.models import NamedToolChoice, ToolChoice
+from psych_runtime.model.port import (
+    ModelError,
+    ModelRequest,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
+from psych_runtime.model.transient import error_from_status, says_context_overflow
+
+CacheTtl = Literal["5m", "1h"]
+"""How long a prompt-cache entry lives: five minutes (the default) or one hour."""
+
+_TTL_SECONDS = {"5m": 300, "1h": 3600}
+
+STOP_REASONS: Mapping[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+"""Anthropic's stop reasons in the names the rest of the runtime uses; others pass as-is."""
+
+ERROR_STATUSES: Mapping[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+"""The HTTP status each documented error type is sent with, for errors inside a stream."""
+
+
+class InvalidPromptCaching(PsychError, ValueError):
+    """A ``PromptCaching`` setting the API would refuse."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCaching:
+    """Where the request marks cache breakpoints (``cache_control``), and for how long.
+
+    The provider caches the prompt up to each breakpoint, in the order tools, system
+    prompt, messages. Marking the end of the tool list and of the system prompt lets
+    every turn reuse that fixed prefix; marking the last message lets the next turn
+    reuse the whole conversation so far. That uses three of the four breakpoints a
+    request may carry.
+
+    Attributes:
+        tools: mark the last tool definition.
+        system: mark the end of the system prompt.
+        last_message: mark the last block of the last message.
+        ttl: how long the tool and system entries live; ``"1h"`` costs more to
+            write and pays off when turns are more than five minutes apart.
+        message_ttl: how long the conversation entry lives; it may not outlive
+            ``ttl``, because longer-lived entries must come first in the prompt.
+
+    Raises:
+        InvalidPromptCaching: ``message_ttl`` is longer than ``ttl``, or either is
+            not ``"5m"`` or ``"1h"``.
+    """
+
+    tools: bool = True
+    system: bool = True
+    last_message: bool = True
+    ttl: CacheTtl = "5m"
+    message_ttl: CacheTtl = "5m"
+
+    def __post_init__(self) -> None:
+        for name, value in (("ttl", self.ttl), ("message_ttl", self.message_ttl)):
+            if value not in _TTL_SECONDS:
+                raise InvalidPromptCaching(f"{name} must be '5m' or '1h', not {value!r}")
+        prefix_marked = self.tools or self.system
+        if prefix_marked and _TTL_SECONDS[self.message_ttl] > _TTL_SECONDS[self.ttl]:
+            raise InvalidPromptCaching(
+                "message_ttl may not be longer than ttl: entries that live longer must "
+                "come earlier in the prompt"
+            )
+
+
+NO_CACHING = PromptCaching(tools=False, system=False, last_message=False)
+"""Marks no breakpoints; the provider then caches nothing for these requests."""
+
+
+def _cache_control(ttl: CacheTtl) -> dict[str, JsonValue]:
+    marker: dict[str, JsonValue] = {"type": "ephemeral"}
+    if ttl != "5m":
+        marker["ttl"] = ttl
+    return marker
+
+
+def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
+    """One tool definition; a tool without a schema takes an empty object."""
+    out: dict[str, JsonValue] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = (
+        dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+    )
+    return out
+
+
+def tool_choice_json(choice: ToolChoice) -> dict[str, JsonValue]:
+    """A tool choice as the Messages API spells it."""
+    if isinstance(choice, NamedToolChoice):
+        return {"type": "tool", "name": choice.name}
+    return {"type": {"auto": "auto", "required": "any", "none": "none"}[choice]}
+
+
+def _input_object(arguments: str) -> dict[str, JsonValue]:
+    """A recorded call's argument text as the object ``tool_use.input`` must be.
+
+    Text that is not a JSON object was refused when the call was made (the model was
+    told so in the call's result), so an empty object stands in for it here.
+    """
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _blocks(message: Message) -> list[dict[str, JsonValue]]:
+    """The content blocks one of our messages becomes; empty text is left out."""
+    if isinstance(message, AssistantMessage):
+        blocks: list[dict[str, JsonValue]] = []
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+        blocks.extend(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": _input_object(call.arguments),
+            }
+            for call in message.tool_calls
+        )
+        return blocks
+    if isinstance(message, ToolResultMessage):
+        result: dict[str, JsonValue] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        if message.content:
+            result["content"] = message.content
+        if message.is_error:
+            result["is_error"] = True
+        return [result]
+    return [{"type": "text", "text": message.content}] if message.content else []
+
+
+def _role(message: Message) -> Literal["user", "assistant"]:
+    return "assistant" if isinstance(message, AssistantMessage) else "user"
+
+
+Turn = tuple[Literal["user", "assistant"], list[dict[str, JsonValue]]]
+"""One turn of the conversation: its role and its content blocks."""
+
+
+def split_messages(
+    messages: tuple[Message, ...],
+) -> tuple[list[dict[str, JsonValue]], list[Turn]]:
+    """The system blocks and the alternating turns a conversation becomes.
+
+    System messages that open the conversation form the system prompt. The API has
+    no system role inside the conversation, so a later one travels as user text.
+    Tool results are user content, and consecutive messages of one role are merged
+    into one turn, since the API expects user and assistant turns to alternate.
+    """
+    system: list[dict[str, JsonValue]] = []
+    rest = list(messages)
+    while rest and isinstance(rest[0], SystemMessage):
+        first = rest.pop(0)
+        if first.content:
+            system.append({"type": "text", "text": first.content})
+    turns: list[Turn] = []
+    for message in rest:
+        blocks = _blocks(message)
+        if not blocks:
+            continue
+        role = _role(message)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, blocks))
+    return system, turns
+
+
+def request_body(
+    request: ModelRequest,
+    *,
+    default_max_tokens: int,
+    caching: PromptCaching,
+) -> dict[str, JsonValue]:
+    """The JSON body of a streamed Messages request.
+
+    The output limit is required by this API, so ``default_max_tokens`` stands in
+    when the request sets none. The ``reasoning_effort`` setting is not sent:
+    extended thinking requires its signed thinking blocks to be sent back on every
+    later turn, and the conversation does not keep them. ``extra`` goes last and may
+    override anything.
+    """
+    system, turns = split_messages(request.messages)
+    tools = [tool_json(tool) for tool in request.tools]
+    if caching.tools and tools:
+        tools[-1]["cache_control"] = _cache_control(caching.ttl)
+    if caching.system and system:
+        system[-1]["cache_control"] = _cache_control(caching.ttl)
+    if caching.last_message and turns:
+        turns[-1][1][-1]["cache_control"] = _cache_control(caching.message_ttl)
+    body: dict[str, JsonValue] = {
+        "model": request.model,
+        "max_tokens": request.max_output_tokens or default_max_tokens,
+    }
+    if system:
+        body["system"] = list[JsonValue](system)
+    body["messages"] = [
+        {"role": role, "content": list[JsonValue](blocks)} for role, blocks in turns
+    ]
+    if tools:
+        body["tools"] = list[JsonValue](tools)
+        if request.tool_choice is not None:
+            body["tool_choice"] = tool_choice_json(request.tool_choice)
+    body["stream"] = True
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.stop:
+        body["stop_sequences"] = list(request.stop)
+    body.update(request.extra)
+    return body
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(int(value), 0)
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def usage_from(raw: Mapping[str, object]) -> Usage:
+    """Our ``Usage`` from a Messages usage object.
+
+    ``input_tokens`` already leaves out the cached part, so it is the uncached input
+    as it stands. Cache writes are split by lifetime in ``cache_creation``; the
+    one-hour part is kept apart because it is billed at a higher rate. When only the
+    split is given, the writes are its sum.
+    """
+    split = _mapping(raw.get("cache_creation"))
+    short = _count(split.get("ephemeral_5m_input_tokens"))
+    long = _count(split.get("ephemeral_1h_input_tokens"))
+    writes = _count(raw.get("cache_creation_input_tokens")) or short + long
+    return Usage(
+        input=_count(raw.get("input_tokens")),
+        output=_count(raw.get("output_tokens")),
+        cache_read=_count(raw.get("cache_read_input_tokens")),
+        cache_write=writes,
+        cache_write_1h=min(long, writes),
+    )
+
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "cache_creation",
+)
+
+
+@dataclass
+class MessageTally:
+    """What the events of one stream have said so far, beyond their deltas.
+
+    Attributes:
+        usage: the usage fields reported so far; ``message_delta`` repeats them with
+            running totals, so a later value replaces an earlier one.
+        stop_reason: the provider's stop reason, once ``message_delta`` gave it.
+        model: the model that answered, from ``message_start``.
+        stopped: ``message_stop`` arrived, so the answer is complete.
+        saw_tool_call: a ``tool_use`` block was streamed.
+        tool_blocks: indexes of the ``tool_use`` blocks, whose JSON deltas are
+            arguments.
+        streamed_input: ``tool_use`` blocks that sent at least one JSON delta.
+    """
+
+    usage: dict[str, object] = field(default_factory=dict)
+    stop_reason: str | None = None
+    model: str | None = None
+    stopped: bool = False
+    saw_tool_call: bool = False
+    tool_blocks: set[int] = field(default_factory=set)
+    streamed_input: set[int] = field(default_factory=set)
+
+    @property
+    def finish_reason(self) -> str | None:
+        """The stop reason in the runtime's names (see ``STOP_REASONS``)."""
+        if self.stop_reason is None:
+            return None
+        return STOP_REASONS.get(self.stop_reason, self.stop_reason)
+
+    def reported_usage(self) -> Usage | None:
+        """The usage the stream reported, or None when it reported none."""
+        return usage_from(self.usage) if self.usage else None
+
+    def _merge_usage(self, raw: object) -> None:
+        for name, value in _mapping(raw).items():
+            if name in _USAGE_FIELDS and value is not None:
+                self.usage[name] = value
+
+
+def error_in_stream(payload: Mapping[str, object]) -> ModelError:
+    """The ``ModelError`` for an ``error`` event sent after the stream began.
+
+    The error's ``type`` is classified like the HTTP status the API sends it with, so
+    an overload or a rate limit is worth a retry and a refused request is not.
+    """
+    error = _mapping(payload.get("error"))
+    kind = error.get("type")
+    body = json.dumps({"error": dict(error)}, default=str)
+    status = ERROR_STATUSES.get(kind) if isinstance(kind, str) else None
+    if status is None:
+        status = 400 if says_context_overflow(body) else 500
+    return error_from_status(status, {}, body)
+
+
+def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
+    """The stream events one decoded server-sent event carries.
+
+    Args:
+        name: the SSE event name; the payload's own ``type`` wins when present.
+        data: the decoded payload.
+        tally: the stream's running state, updated in place.
+
+    Raises:
+        ModelError: for an ``error`` event (see ``error_in_stream``).
+    """
+    kind = data.get("type")
+    kind = kind if isinstance(kind, str) else name
+    if kind == "message_start":
+        message = _mapping(data.get("message"))
+        answered_by = message.get("model")
+        if isinstance(answered_by, str) and answered_by:
+            tally.model = answered_by
+        tally._merge_usage(message.get("usage"))
+        return []
+    if kind == "content_block_start":
+        return _block_start(data, tally)
+    if kind == "content_block_delta":
+        return _block_delta(data, tally)
+    if kind == "message_delta":
+        delta = _mapping(data.get("delta"))
+        reason = delta.get("stop_reason")
+        if isinstance(reason, str) and reason:
+            tally.stop_reason = reason
+        tally._merge_usage(data.get("usage"))
+        return []
+    if kind == "message_stop":
+        tally.stopped = True
+        return []
+    if kind == "error":
+        raise error_in_stream(data)
+    # ping, content_block_stop, and event types added after this was written.
+    return []
+
+
+def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
+    index = _count(data.get("index"))
+    block = _mapping(data.get("content_block"))
+    kind = block.get("type")
+    if kind == "tool_use":
+        tally.tool_blocks.add(index)
+        tally.saw_tool_call = True
+        call_id = block.get("id")
+        name = block.get("name")
+        return [
+            ToolCallDelta(
+                index=index,
+                id=call_id if isinstance(call_id, str) and call_id else None,
+                name=name if isinstance(name, str) and name else None,
+            )
+        ]
+    if kind == "text":
+        text = block.get("text")
+        return [TextDelta(text=text)] if isinstance(text, str) and text else []
+    if kind == "thinking":
+        thinking = block.get("thinking")
+        return [ReasoningDelta(text=thinking)] if isinstance(thinking, str) and thinking else []
+    return []
+
+
+def _block_delta(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
+    index = _count(data.get("index"))
+    delta = _mapping(data.get("delta"))
+    kind = delta.get("type")
+    if kind == "text_delta":
+        text = delta.get("text")
+        return [TextDelta(text=text)] if isinstance(text, str) and text else []
+    if kind == "input_json_delta" and index in tally.tool_blocks:
+        partial = delta.get("partial_json")
+        if not isinstance(partial, str) or not partial:
+            return []
+        tally.streamed_input.add(index)
+        return [ToolCallDelta(index=index, arguments=partial)]
+    if kind == "thinking_delta":
+        thinking = delta.get("thinking")
+        return [ReasoningDelta(text=thinking)] if isinstance(thinking, str) and thinking else []
+    return []
+
+
+__all__ = [
+    "ERROR_STATUSES",
+    "NO_CACHING",
+    "STOP_REASONS",
+    "CacheTtl",
+    "InvalidPromptCaching",
+    "MessageTally",
+    "PromptCaching",
+    "error_in_stream",
+    "read_event",
+    "request_body",
+    "split_messages",
+    "tool_choice_json",
+    "tool_json",
+    "usage_from",
+]

@@ -1,0 +1,156 @@
+"""Checking finished spans against ``PSYCH_SCHEMA``.
+
+The checker works on ``FinishedSpan``, a plain description any tracing library's spans
+convert to (``psych_otel.check_spans`` does it for OpenTelemetry's), so the same rules
+judge the runtime's own tests, an adapter's contract suite and a consumer's traces.
+Spans whose names the schema does not declare are a consumer's own and are ignored,
+except as parents.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from psych_runtime.telemetry.port import AttributeValue
+from psych_runtime.telemetry.schema import (
+    PSYCH_SCHEMA,
+    ROOT,
+    AttributeRule,
+    SpanRule,
+    TelemetrySchema,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedSpan:
+    """A closed span, as the checker sees it.
+
+    Attributes:
+        name: the span's name.
+        span_id: its id, unique within the trace (any hashable text form).
+        trace_id: the trace it belongs to.
+        parent_id: its parent's span id, or None for a root.
+        attributes: what it carries.
+        error: whether its status is ERROR.
+    """
+
+    name: str
+    span_id: str
+    trace_id: str
+    parent_id: str | None = None
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SpanProblem:
+    """One way a span breaks the schema.
+
+    Attributes:
+        span: the span's name.
+        span_id: its id.
+        problem: what is wrong, in one sentence.
+    """
+
+    span: str
+    span_id: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.span} ({self.span_id}): {self.problem}"
+
+
+def _type_ok(rule: AttributeRule, value: AttributeValue) -> bool:
+    match rule.type:
+        case "string":
+            return isinstance(value, str)
+        case "bool":
+            return isinstance(value, bool)
+        case "int":
+            return isinstance(value, int) and not isinstance(value, bool)
+        case "float":
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        case "string[]":
+            return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+
+
+def _attribute_problems(rule: SpanRule, span: FinishedSpan) -> list[str]:
+    found: list[str] = []
+    for attribute in (*rule.start, *rule.end):
+        value = span.attributes.get(attribute.name)
+        if value is None:
+            if attribute.required:
+                found.append(f"required attribute {attribute.name} is missing")
+            continue
+        if not _type_ok(attribute, value):
+            found.append(f"attribute {attribute.name} should be {attribute.type}, got {value!r}")
+        elif attribute.values is not None and str(value) not in attribute.values:
+            allowed = ", ".join(sorted(attribute.values))
+            found.append(f"attribute {attribute.name}={value!r} is not one of {allowed}")
+    return found
+
+
+def _status_problems(rule: SpanRule, span: FinishedSpan) -> list[str]:
+    if rule.error is None:
+        return []
+    value = span.attributes.get(rule.error.attribute)
+    if rule.error.values is None:
+        says_error = value is not None
+    else:
+        says_error = value is not None and str(value) in rule.error.values
+    if says_error and not span.error:
+        return [f"{rule.error.attribute}={value!r} but the status is not ERROR"]
+    if span.error and not says_error and not rule.error.only_implies:
+        return [f"the status is ERROR but {rule.error.attribute}={value!r} does not say so"]
+    return []
+
+
+def check_spans(
+    spans: Iterable[FinishedSpan], schema: TelemetrySchema = PSYCH_SCHEMA
+) -> list[SpanProblem]:
+    """Every way ``spans`` break ``schema``; an empty list when they conform.
+
+    Checked for each span the schema declares: its required attributes are present,
+    every declared attribute has the declared type and an allowed value, its status
+    agrees with its error rule, and its parent is a span it may sit under (a span of
+    the schema must find its parent among ``spans``; only a ``ROOT``-allowed span
+    may hang from a span outside them).
+
+    Args:
+        spans: finished spans, typically everything an exporter collected.
+        schema: the schema to check against.
+    """
+    listed = list(spans)
+    by_id = {(span.trace_id, span.span_id): span for span in listed}
+    problems: list[SpanProblem] = []
+    for span in listed:
+        rule = schema.spans.get(span.name)
+        if rule is None:
+            if span.name.startswith("psych."):
+                problems.append(SpanProblem(span.name, span.span_id, "not a span of the schema"))
+            continue
+        found = _attribute_problems(rule, span) + _status_problems(rule, span)
+        found += _parent_problems(rule, span, by_id, schema)
+        problems.extend(SpanProblem(span.name, span.span_id, text) for text in found)
+    return problems
+
+
+def _parent_problems(
+    rule: SpanRule,
+    span: FinishedSpan,
+    by_id: Mapping[tuple[str, str], FinishedSpan],
+    schema: TelemetrySchema,
+) -> list[str]:
+    if span.parent_id is None:
+        return [] if ROOT in rule.parents else ["has no parent"]
+    parent = by_id.get((span.trace_id, span.parent_id))
+    if parent is None or parent.name not in schema.spans:
+        if ROOT in rule.parents:
+            return []
+        return ["its parent span is missing"]
+    if parent.name not in rule.parents:
+        allowed = ", ".join(name or "a root" for name in rule.parents)
+        return [f"sits under {parent.name}, expected {allowed}"]
+    return []
+
+
+__all__ = ["FinishedSpan", "SpanProblem", "check_spans"]

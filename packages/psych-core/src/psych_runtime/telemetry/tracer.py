@@ -1,0 +1,500 @@
+"""``RunTracer``: the spans and metrics of one Run in one process, read off its records.
+
+Every record an Attempt stages already says what just happened (a turn opened, a model
+answered, a tool finished, a step ended), so the tracer watches the Journal's records
+and opens and closes spans from them. The agent loop and the workflow engine need no
+tracing calls of their own; only compaction tells the tracer when it starts, because
+its record is written after the call.
+
+Every call into the adapter is guarded: an exception is logged once per tracer and
+swallowed, so a broken exporter or span processor never fails a Run.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from psych_runtime.core.ids import StepId, ToolCallId
+from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.records import (
+    AttemptStarted,
+    CompactionApplied,
+    CompactionReason,
+    ModelCallFailed,
+    ModelCallFinished,
+    ModelCallStarted,
+    Record,
+    RunSettled,
+    StepCompleted,
+    StepStarted,
+    SubagentFinished,
+    SubagentSpawned,
+    Suspended,
+    TerminalState,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutcome,
+    TurnStarted,
+)
+from psych_runtime.core.state import RunStateView
+from psych_runtime.telemetry import schema as s
+from psych_runtime.telemetry.port import (
+    Attributes,
+    AttributeValue,
+    Carrier,
+    Telemetry,
+    TelemetrySpan,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_FAILED = frozenset({TerminalState.FAILED, TerminalState.FORCE_SETTLED})
+
+
+def _usage_attributes(usage: Usage, cost: Cost | None) -> dict[str, int | float | str]:
+    attributes: dict[str, int | float | str] = {
+        # The conventions count cached input as input; the cache split is ours.
+        s.GEN_AI_INPUT_TOKENS: usage.input + usage.cache_read + usage.cache_write,
+        s.GEN_AI_OUTPUT_TOKENS: usage.output,
+        s.CACHE_READ_TOKENS: usage.cache_read,
+        s.CACHE_WRITE_TOKENS: usage.cache_write,
+    }
+    if cost is not None:
+        attributes[s.COST_AMOUNT] = float(cost.amount)
+        attributes[s.COST_CURRENCY] = cost.currency
+    return attributes
+
+
+class RunTracer:
+    """Turns one Run's records into spans while one process works on it.
+
+    Opening the tracer opens the Run's ``psych.run`` span; ``close`` ends whatever is
+    still open. The tracer is attached to a Journal (``journal.observer``), which
+    hands it every record it stages.
+
+    Args:
+        telemetry: the adapter (an enabled one; the caller checks).
+        state: the Run's fold when the process takes it up.
+        parent: the span a nested child Run sits under (a step or a delegation).
+        carrier: the W3C trace context the Run was admitted with, for a Run claimed
+            from the store.
+    """
+
+    __slots__ = (
+        "_attempt",
+        "_children",
+        "_closed",
+        "_compaction",
+        "_delegations",
+        "_failed_once",
+        "_model",
+        "_model_attributes",
+        "_model_started",
+        "_run",
+        "_run_id",
+        "_steps",
+        "_telemetry",
+        "_tools",
+        "_turn",
+        "_turn_number",
+    )
+
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        state: RunStateView,
+        *,
+        parent: TelemetrySpan | None = None,
+        carrier: Carrier | None = None,
+    ) -> None:
+        self._telemetry = telemetry
+        self._run_id = str(state.run_id)
+        self._failed_once = False
+        self._closed = False
+        self._attempt: TelemetrySpan | None = None
+        self._turn: TelemetrySpan | None = None
+        self._turn_number = 0
+        self._model: TelemetrySpan | None = None
+        self._model_started = 0.0
+        self._model_attributes: dict[str, str] = {}
+        self._compaction: TelemetrySpan | None = None
+        self._tools: dict[ToolCallId, TelemetrySpan] = {}
+        self._steps: dict[StepId, TelemetrySpan] = {}
+        self._delegations: dict[ToolCallId, TelemetrySpan] = {}
+        self._children: dict[str, ToolCallId] = {}
+        attributes: dict[str, str | int] = {
+            s.RUN_ID: self._run_id,
+            s.TENANT: state.scope.tenant,
+            s.VERSION_HASH: str(state.version_hash or ""),
+        }
+        if state.parent_run_id is not None:
+            attributes[s.PARENT_RUN_ID] = str(state.parent_run_id)
+            attributes[s.DELEGATION_DEPTH] = state.delegation_depth
+        self._run = self._guard(
+            lambda: telemetry.start_span(s.RUN, attributes, parent=parent, carrier=carrier)
+        )
+
+    # --- guarded adapter calls ----------------------------------------------------------
+
+    def _guard(self, call: Callable[[], T]) -> T | None:
+        try:
+            return call()
+        except Exception:
+            self._note_failure()
+            return None
+
+    def _note_failure(self) -> None:
+        """Log the first telemetry failure of this Run (with its traceback), then stay quiet."""
+        if not self._failed_once:
+            self._failed_once = True
+            log.warning(
+                "run %s: telemetry failed; the run goes on without it",
+                self._run_id,
+                exc_info=True,
+            )
+
+    def _start(
+        self, name: str, attributes: Attributes, parent: TelemetrySpan | None
+    ) -> TelemetrySpan | None:
+        return self._guard(lambda: self._telemetry.start_span(name, attributes, parent=parent))
+
+    def _end(
+        self,
+        span: TelemetrySpan | None,
+        attributes: Attributes | None = None,
+        error: str | None = None,
+    ) -> None:
+        if span is None:
+            return
+
+        def end() -> None:
+            if attributes:
+                span.set_attributes(attributes)
+            span.end(error=error)
+
+        self._guard(end)
+
+    def _record(self, metric: str, value: float, attributes: Attributes) -> None:
+        self._guard(lambda: self._telemetry.record(metric, value, attributes))
+
+    # --- what the rest of the runtime asks ------------------------------------------------
+
+    def parent_for(
+        self, *, call_id: ToolCallId | None = None, step_id: StepId | None = None
+    ) -> TelemetrySpan | None:
+        """The span a child Run started by this call or step belongs under."""
+        if call_id is not None:
+            return self._delegations.get(call_id) or self._tools.get(call_id)
+        if step_id is not None:
+            return self._steps.get(step_id)
+        return self._attempt or self._run
+
+    def child(
+        self,
+        state: RunStateView,
+        *,
+        call_id: ToolCallId | None = None,
+        step_id: StepId | None = None,
+    ) -> "RunTracer":
+        """A tracer for a child Run this process drives inline, under its call or step."""
+        return RunTracer(
+            self._telemetry, state, parent=self.parent_for(call_id=call_id, step_id=step_id)
+        )
+
+    def carrier(self, *, call_id: ToolCallId | None = None) -> dict[str, str]:
+        """The trace context a child Run admitted for ``call_id`` should carry."""
+        span = self.parent_for(call_id=call_id)
+        if span is None:
+            return {}
+        found = self._guard(span.carrier)
+        return found if found is not None else {}
+
+    def compaction_started(self, reason: CompactionReason, model: str, to_seq: int) -> None:
+        """Open the ``psych.compaction`` span; its record (or the failure) closes it."""
+        attributes: dict[str, str | int] = {
+            s.RUN_ID: self._run_id,
+            s.GEN_AI_OPERATION: "chat",
+            s.GEN_AI_PROVIDER: s.PROVIDER,
+            s.GEN_AI_SYSTEM: s.PROVIDER,
+            s.GEN_AI_REQUEST_MODEL: model,
+            s.COMPACTION_REASON: str(reason),
+            s.COMPACTION_TO_SEQ: to_seq,
+        }
+        self._end(self._compaction, {s.ERROR_TYPE: "superseded"}, "superseded")
+        if reason is not CompactionReason.OVERFLOW:
+            # Between turns: the previous turn is over. An overflow is summarised inside
+            # the turn whose request did not fit, so that turn stays its parent.
+            self._end_turn(None)
+        self._compaction = self._start(s.COMPACTION, attributes, self._turn or self._attempt)
+
+    # --- records ------------------------------------------------------------------------
+
+    def on_record(self, record: Record) -> None:
+        """Open or close the spans ``record`` says opened or closed."""
+        if self._closed:
+            return
+        try:
+            self._dispatch(record)
+        except Exception:
+            self._note_failure()
+
+    def _dispatch(self, record: Record) -> None:
+        match record:
+            case AttemptStarted():
+                self._end_attempt(None)
+                self._attempt = self._start(
+                    s.ATTEMPT,
+                    {
+                        s.RUN_ID: self._run_id,
+                        s.WORKER_ID: str(record.worker_id),
+                        s.ATTEMPT_NUMBER: record.attempt_number,
+                        s.RECLAIMED: record.reclaimed_expired_lease,
+                    },
+                    self._run,
+                )
+            case TurnStarted():
+                self._end_turn(None)
+                self._turn_number = record.turn
+                attributes: dict[str, str | int] = {
+                    s.RUN_ID: self._run_id,
+                    s.TURN_NUMBER: record.turn,
+                }
+                if record.step_id is not None:
+                    attributes[s.STEP_ID] = str(record.step_id)
+                self._turn = self._start(s.TURN, attributes, self._attempt)
+            case ModelCallStarted():
+                self._model_started = time.perf_counter()
+                self._model_attributes = {
+                    s.GEN_AI_OPERATION: "chat",
+                    s.GEN_AI_PROVIDER: s.PROVIDER,
+                    s.GEN_AI_REQUEST_MODEL: record.model,
+                }
+                self._model = self._start(
+                    s.MODEL_CALL,
+                    {
+                        **self._model_attributes,
+                        s.RUN_ID: self._run_id,
+                        s.GEN_AI_SYSTEM: s.PROVIDER,
+                        s.TURN_NUMBER: record.turn,
+                    },
+                    self._turn,
+                )
+            case ModelCallFinished():
+                self._model_finished(record)
+            case ModelCallFailed():
+                self._model_failed(record)
+            case ToolCallStarted():
+                self._tools[record.call_id] = (
+                    self._start(
+                        s.TOOL_CALL,
+                        {
+                            s.RUN_ID: self._run_id,
+                            s.GEN_AI_OPERATION: "execute_tool",
+                            s.GEN_AI_TOOL_NAME: record.tool,
+                            s.GEN_AI_TOOL_CALL_ID: str(record.call_id),
+                            s.TOOL_INTERRUPTIBLE: record.interruptible,
+                            s.TURN_NUMBER: record.turn,
+                        },
+                        self._steps.get(record.step_id) if record.step_id else self._turn,
+                    )
+                    or _NOTHING
+                )
+            case ToolCallFinished():
+                self._tool_finished(record)
+            case StepStarted():
+                parent = self._steps.get(record.parent_step_id) if record.parent_step_id else None
+                self._end(self._steps.pop(record.step_id, None), {s.STEP_OUTCOME: "aborted"})
+                self._steps[record.step_id] = (
+                    self._start(
+                        s.STEP,
+                        {
+                            s.RUN_ID: self._run_id,
+                            s.STEP_ID: str(record.step_id),
+                            s.STEP_NAME: record.name,
+                            s.STEP_KIND: record.kind,
+                            s.STEP_ATTEMPT: record.attempt_number,
+                        },
+                        parent or self._attempt,
+                    )
+                    or _NOTHING
+                )
+            case StepCompleted():
+                self._step_completed(record)
+            case SubagentSpawned():
+                self._delegations[record.call_id] = (
+                    self._start(
+                        s.DELEGATION,
+                        {
+                            s.RUN_ID: self._run_id,
+                            s.GEN_AI_OPERATION: "invoke_agent",
+                            s.GEN_AI_AGENT_NAME: record.name,
+                            s.SUBAGENT_NAME: record.name,
+                            s.DELEGATION_DEPTH: record.delegation_depth,
+                            s.CHILD_RUN_ID: str(record.child_run_id),
+                        },
+                        self._tools.get(record.call_id),
+                    )
+                    or _NOTHING
+                )
+                self._children[str(record.child_run_id)] = record.call_id
+            case SubagentFinished():
+                self._delegation_finished(record)
+            case CompactionApplied():
+                self._end(self._compaction, _usage_attributes(record.usage, record.cost))
+                self._compaction = None
+            case Suspended():
+                if record.step_id is not None:
+                    self._end(self._steps.pop(record.step_id, None), {s.STEP_OUTCOME: "suspended"})
+                self._end_turn(None)
+            case RunSettled():
+                self._settled(record)
+            case _:
+                pass
+
+    def _model_finished(self, record: ModelCallFinished) -> None:
+        attributes: dict[str, AttributeValue] = {
+            s.GEN_AI_RESPONSE_MODEL: record.model,
+            s.GEN_AI_FINISH_REASONS: [record.finish_reason],
+            **_usage_attributes(record.usage, record.cost),
+        }
+        if record.timings.time_to_first_token_seconds is not None:
+            attributes[s.TIME_TO_FIRST_TOKEN] = record.timings.time_to_first_token_seconds
+        self._end(self._model, attributes)
+        self._model = None
+        measured = self._model_attributes or {
+            s.GEN_AI_OPERATION: "chat",
+            s.GEN_AI_PROVIDER: s.PROVIDER,
+            s.GEN_AI_REQUEST_MODEL: record.model,
+        }
+        if self._model_started:
+            self._record(s.OPERATION_DURATION, time.perf_counter() - self._model_started, measured)
+        if record.usage_reported:
+            usage = record.usage
+            tokens_in = usage.input + usage.cache_read + usage.cache_write
+            self._record(s.TOKEN_USAGE, tokens_in, {**measured, s.GEN_AI_TOKEN_TYPE: "input"})
+            self._record(s.TOKEN_USAGE, usage.output, {**measured, s.GEN_AI_TOKEN_TYPE: "output"})
+        if record.cost is not None:
+            self._record(
+                s.COST,
+                float(record.cost.amount),
+                {s.GEN_AI_REQUEST_MODEL: record.model, s.COST_CURRENCY: record.cost.currency},
+            )
+        self._model_started = 0.0
+
+    def _model_failed(self, record: ModelCallFailed) -> None:
+        kind = record.failure.kind
+        self._end(self._model, {s.ERROR_TYPE: kind}, record.failure.message)
+        self._model = None
+        if self._model_started:
+            measured = self._model_attributes or {s.GEN_AI_REQUEST_MODEL: record.model}
+            self._record(
+                s.OPERATION_DURATION,
+                time.perf_counter() - self._model_started,
+                {**measured, s.ERROR_TYPE: kind},
+            )
+        self._model_started = 0.0
+        if not record.will_retry:
+            self._end_turn(f"the model call failed: {record.failure.message}")
+
+    def _tool_finished(self, record: ToolCallFinished) -> None:
+        span = self._tools.pop(record.call_id, None)
+        attributes: dict[str, str] = {s.TOOL_OUTCOME: str(record.outcome)}
+        error = None
+        if record.failure is not None:
+            attributes[s.ERROR_TYPE] = record.failure.kind
+        if record.outcome is ToolOutcome.ERROR:
+            error = record.failure.message if record.failure is not None else "the tool failed"
+        self._end(self._delegations.pop(record.call_id, None))
+        self._end(span, attributes, error)
+
+    def _step_completed(self, record: StepCompleted) -> None:
+        span = self._steps.pop(record.step_id, None)
+        if record.skipped:
+            self._end(span, {s.STEP_OUTCOME: "skipped"})
+        elif record.failure is not None:
+            attributes = {s.STEP_OUTCOME: "failed", s.ERROR_TYPE: record.failure.kind}
+            self._end(span, attributes, record.failure.message)
+        else:
+            self._end(span, {s.STEP_OUTCOME: "succeeded"})
+
+    def _delegation_finished(self, record: SubagentFinished) -> None:
+        call_id = self._children.pop(str(record.child_run_id), None)
+        span = self._delegations.pop(call_id, None) if call_id is not None else None
+        error = None
+        if record.state in _FAILED:
+            error = record.failure.message if record.failure else str(record.state)
+        self._end(span, {s.CHILD_TERMINAL_STATE: str(record.state)}, error)
+
+    def _settled(self, record: RunSettled) -> None:
+        failure = record.failure
+        if self._compaction is not None and failure is not None:
+            self._end(self._compaction, {s.ERROR_TYPE: failure.kind}, failure.message)
+            self._compaction = None
+        self._end_turn(None)
+
+    def _end_turn(self, error: str | None) -> None:
+        if self._model is not None:
+            self._end(self._model, {s.ERROR_TYPE: "interrupted"}, "the call did not finish")
+            self._model = None
+        self._end(self._turn, None, error)
+        self._turn = None
+
+    def _end_attempt(self, error: str | None) -> None:
+        self._end_turn(None)
+        for call_id in list(self._tools):
+            self._end(self._tools.pop(call_id), {s.TOOL_OUTCOME: "unknown"})
+        for call_id in list(self._delegations):
+            self._end(self._delegations.pop(call_id))
+        for step_id in list(self._steps):
+            self._end(self._steps.pop(step_id), {s.STEP_OUTCOME: "aborted"})
+        if self._compaction is not None:
+            self._end(self._compaction, {s.ERROR_TYPE: "interrupted"}, "the call did not finish")
+            self._compaction = None
+        self._end(self._attempt, None, error)
+        self._attempt = None
+
+    def close(self, state: RunStateView | None, *, error: str | None = None) -> None:
+        """End every span still open; the Run span takes the Run's ending from ``state``.
+
+        Args:
+            state: the Run's fold as this process leaves it (None when unknown).
+            error: why the Attempt ended abnormally (an exception, a lost lease, a
+                forced settlement), or None when it ended in order.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._end_attempt(error)
+        attributes: dict[str, str] = {}
+        run_error = None
+        if state is not None and state.terminal_state is not None:
+            attributes[s.TERMINAL_STATE] = str(state.terminal_state)
+            if state.terminal_state in _FAILED:
+                reason = state.failure.message if state.failure else str(state.terminal_state)
+                run_error = reason
+        self._end(self._run, attributes, run_error or error)
+
+
+class _Nothing:
+    """Stands in for a span the adapter failed to open, so later lookups stay simple."""
+
+    __slots__ = ()
+
+    def set_attributes(self, attributes: Attributes) -> None:
+        """Nothing to set."""
+
+    def end(self, *, error: str | None = None) -> None:
+        """Nothing to end."""
+
+    def carrier(self) -> dict[str, str]:
+        """Nothing to carry."""
+        return {}
+
+
+_NOTHING: TelemetrySpan = _Nothing()
+
+
+__all__ = ["RunTracer"]

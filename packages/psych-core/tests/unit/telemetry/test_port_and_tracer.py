@@ -1,0 +1,242 @@
+"""The Telemetry port without any tracing library: the no-op default, the tracer, the
+record field that carries trace context, and how an adapter is found."""
+
+import asyncio
+import logging
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    InMemoryStore,
+    Runtime,
+    Scope,
+    ToolRegistry,
+    Worker,
+    dispatch,
+    publish,
+)
+from psych_runtime.adapters import (
+    NO_TELEMETRY,
+    PSYCH_SCHEMA,
+    FinishedSpan,
+    TelemetryBackend,
+    check_spans,
+    installed_telemetry,
+    offer_telemetry,
+    register_plugin,
+    reset_plugin_manager,
+)
+from psych_runtime.core.reducer import reduce
+from psych_runtime.records import RunAdmitted, record_from_json, record_to_json
+from psych_runtime.runtime.admission import InvalidDispatch
+from psych_runtime.testing import FakeModel
+
+ACME = Scope(tenant="acme")
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@dataclass
+class RecordedSpan:
+    """A span the recording telemetry below keeps, as plain data."""
+
+    name: str
+    span_id: str
+    parent_id: str | None
+    carrier_in: dict[str, str] | None
+    attributes: dict[str, Any]
+    error: str | None = None
+    ended: bool = False
+
+    def set_attributes(self, attributes: Any) -> None:
+        self.attributes.update(attributes)
+
+    def end(self, *, error: str | None = None) -> None:
+        self.error, self.ended = error, True
+
+    def carrier(self) -> dict[str, str]:
+        return {"traceparent": f"00-{'1' * 32}-{self.span_id}-01"}
+
+
+@dataclass
+class RecordingTelemetry:
+    """A Telemetry adapter that keeps everything in lists, to test the runtime alone."""
+
+    enabled: bool = True
+    spans: list[RecordedSpan] = field(default_factory=list)
+    measurements: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
+
+    def start_span(
+        self, name: str, attributes: Any, *, parent: Any = None, carrier: Any = None
+    ) -> RecordedSpan:
+        span = RecordedSpan(
+            name,
+            f"{len(self.spans) + 1:016x}",
+            parent.span_id if parent is not None else None,
+            dict(carrier) if carrier else None,
+            dict(attributes),
+        )
+        self.spans.append(span)
+        return span
+
+    def current_carrier(self) -> dict[str, str]:
+        return {}
+
+    def record(self, metric: str, value: float, attributes: Any) -> None:
+        self.measurements.append((metric, value, dict(attributes)))
+
+    def finished(self) -> list[FinishedSpan]:
+        return [
+            FinishedSpan(s.name, s.span_id, "t", s.parent_id, s.attributes, s.error is not None)
+            for s in self.spans
+        ]
+
+
+def lookup(order_id: str) -> str:
+    """Look an order up."""
+    return f"order {order_id} is packed"
+
+
+async def _run(runtime_telemetry: Any, worker_telemetry: Any = None, **dispatched: Any) -> Any:
+    store = InMemoryStore()
+    registry = ToolRegistry()
+    registry.register(lookup)
+    spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
+    version = await publish(store, spec, scope=ACME)
+    model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Packed.")
+    runtime = Runtime(store, model, registry, telemetry=runtime_telemetry)
+    observers: list[object] = []
+
+    async def runner(journal: Any, header: Any, abort: Any) -> None:
+        observers.append(journal.observer)
+        await runtime(journal, header, abort)
+
+    runner.telemetry = runtime.telemetry  # type: ignore[attr-defined]
+    worker = Worker(store, runner, poll_interval=0.02, telemetry=worker_telemetry)
+    task = asyncio.create_task(worker.run())
+    try:
+        run = await dispatch(store, version, "go", scope=ACME, **dispatched)
+        async with asyncio.timeout(10):
+            while (log := await store.read(run.run_id))[-1].type != "run_settled":
+                await asyncio.sleep(0.01)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+    return log, observers, worker
+
+
+async def test_without_an_adapter_no_tracer_is_built() -> None:
+    log, observers, worker = await _run(NO_TELEMETRY)
+    assert log[-1].state == "completed"
+    assert worker.telemetry is NO_TELEMETRY
+    assert observers == [None]
+    assert "trace_context" not in record_to_json(log[0]).decode()
+
+
+async def test_the_worker_takes_the_runtimes_telemetry_and_spans_follow_the_records() -> None:
+    telemetry = RecordingTelemetry()
+    log, observers, worker = await _run(telemetry)
+    assert log[-1].state == "completed"
+    assert worker.telemetry is telemetry
+    assert observers[0] is not None
+    assert check_spans(telemetry.finished()) == []
+    assert all(span.ended for span in telemetry.spans)
+    assert [s.name for s in telemetry.spans] == [
+        "psych.run",
+        "psych.attempt",
+        "psych.turn",
+        "psych.model_call",
+        "psych.tool_call",
+        "psych.turn",
+        "psych.model_call",
+    ]
+    names = [metric for metric, _, _ in telemetry.measurements]
+    assert names.count("gen_ai.client.operation.duration") == 2
+    assert set(names) <= set(PSYCH_SCHEMA.metrics)
+
+
+async def test_a_stored_trace_context_becomes_the_runs_remote_parent() -> None:
+    telemetry = RecordingTelemetry()
+    log, _, _ = await _run(telemetry, trace_context={"traceparent": TRACEPARENT})
+    assert log[0].trace_context == {"traceparent": TRACEPARENT}
+    assert reduce(log).trace_context == {"traceparent": TRACEPARENT}
+    [run] = [span for span in telemetry.spans if span.name == "psych.run"]
+    assert run.carrier_in == {"traceparent": TRACEPARENT}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"traceparent": 7}, {"k" * 65: "v"}, {f"k{n}": "v" for n in range(9)}, ["traceparent"]],
+    ids=["not-text", "long-key", "too-many", "not-a-mapping"],
+)
+async def test_a_malformed_trace_context_is_refused_before_anything_is_written(bad: Any) -> None:
+    store = InMemoryStore()
+    spec = AgentSpec(name="clerk", model="m")
+    version = await publish(store, spec, scope=ACME)
+    with pytest.raises(InvalidDispatch, match="trace_context"):
+        await dispatch(store, version, "go", scope=ACME, trace_context=bad)
+
+
+def test_a_log_written_before_trace_context_existed_still_folds() -> None:
+    old = (
+        b'{"type":"run_admitted","run_id":"run_1","seq":1,"at":"2026-01-01T00:00:00Z",'
+        b'"scope":{"tenant":"acme"},"version_hash":"sha256:' + b"a" * 64 + b'",'
+        b'"deadline_at":"2026-01-01T01:00:00Z"}'
+    )
+    record = record_from_json(old)
+    assert isinstance(record, RunAdmitted)
+    assert record.trace_context == {}
+    assert reduce([record]).trace_context == {}
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raises() -> Any:
+    raise _Boom("cannot build")
+
+
+def _plugin(backend: TelemetryBackend) -> types.ModuleType:
+    module = types.ModuleType(f"plugin_{backend.name}")
+    module.PSYCH_PLUGIN_API = 1  # type: ignore[attr-defined]
+    module.psych_register_telemetry = offer_telemetry(backend)  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture
+def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_with_no_adapter_installed_the_default_is_the_no_op(fresh_plugins: None) -> None:
+    assert installed_telemetry() is NO_TELEMETRY
+
+
+def test_an_adapter_is_found_through_the_plugin_hook(fresh_plugins: None) -> None:
+    telemetry = RecordingTelemetry()
+
+    register_plugin(
+        _plugin(TelemetryBackend(name="recording", build=lambda: telemetry, package="tests")),
+        "recording",
+    )
+    assert installed_telemetry() is telemetry
+
+
+def test_an_adapter_that_fails_to_build_leaves_the_no_op(
+    fresh_plugins: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    register_plugin(
+        _plugin(TelemetryBackend(name="broken", build=_raises, package="tests")), "broken"
+    )
+    with caplog.at_level(logging.ERROR):
+        assert installed_telemetry() is NO_TELEMETRY
+    assert "failed to build" in caplog.text

@@ -1,0 +1,148 @@
+"""``OtelTelemetry``: the runtime's Telemetry port, spoken through the OpenTelemetry API.
+
+Only the API is imported. Spans go to whichever ``TracerProvider`` the consumer
+installed (or passes here) and measurements to its ``MeterProvider``; without an SDK
+both are OpenTelemetry's no-op implementations. Trace context crosses processes in
+its W3C form (``traceparent``/``tracestate``), independent of the globally configured
+propagators, because that is the form the runtime stores with a Run.
+"""
+
+from collections.abc import Mapping
+
+from opentelemetry import context as otel_context, metrics, trace
+from opentelemetry.metrics import Histogram, Meter, MeterProvider
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue as OtelValue
+
+from psych_otel._version import __version__
+from psych_runtime.adapters import PSYCH_SCHEMA, TelemetrySchema, TelemetrySpan
+
+INSTRUMENTATION_NAME = "psych_runtime"
+"""The instrumentation scope every span and instrument is created under."""
+
+_KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}
+_W3C = TraceContextTextMapPropagator()
+
+
+def _attributes(attributes: Mapping[str, object]) -> dict[str, OtelValue]:
+    """The attributes in the shapes OpenTelemetry accepts (sequences as lists)."""
+    converted: dict[str, OtelValue] = {}
+    for name, value in attributes.items():
+        if isinstance(value, str | bool | int | float):
+            converted[name] = value
+        elif isinstance(value, list | tuple):
+            converted[name] = [str(item) for item in value]
+        else:
+            converted[name] = str(value)
+    return converted
+
+
+class OtelSpan:
+    """One OpenTelemetry span, behind the runtime's ``TelemetrySpan`` protocol.
+
+    Attributes:
+        span: the OpenTelemetry span, for code that wants to add to it.
+    """
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def set_attributes(self, attributes: Mapping[str, object]) -> None:
+        """Add attributes to the open span."""
+        self.span.set_attributes(_attributes(attributes))
+
+    def end(self, *, error: str | None = None) -> None:
+        """End the span, with an ERROR status described by ``error`` when given."""
+        if error is not None:
+            self.span.set_status(Status(StatusCode.ERROR, error))
+        self.span.end()
+
+    def carrier(self) -> dict[str, str]:
+        """This span's W3C trace context, for a child in another process."""
+        carrier: dict[str, str] = {}
+        _W3C.inject(carrier, context=trace.set_span_in_context(self.span))
+        return carrier
+
+
+class OtelTelemetry:
+    """The Telemetry port over the OpenTelemetry API.
+
+    Installing ``psych-otel`` makes every ``Runtime`` and ``Worker`` built without
+    ``telemetry=`` use one of these over the global providers; build one yourself to
+    send a process's Runs to particular providers.
+
+    Args:
+        tracer_provider: where spans go; None uses the global provider (a proxy, so
+            an SDK configured later still receives them).
+        meter_provider: where measurements go; None uses the global one.
+        schema: the schema whose span kinds and metric units are used.
+    """
+
+    enabled = True
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        schema: TelemetrySchema = PSYCH_SCHEMA,
+    ) -> None:
+        self.schema = schema
+        self.tracer: Tracer = trace.get_tracer(
+            INSTRUMENTATION_NAME, __version__, tracer_provider=tracer_provider
+        )
+        self.meter: Meter = metrics.get_meter(
+            INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider
+        )
+        self._histograms: dict[str, Histogram] = {}
+
+    def start_span(
+        self,
+        name: str,
+        attributes: Mapping[str, object],
+        *,
+        parent: TelemetrySpan | None = None,
+        carrier: Mapping[str, str] | None = None,
+    ) -> OtelSpan:
+        """Open a span under ``parent``, else under the remote ``carrier``, else as a root.
+
+        The caller's active span is deliberately not used as the parent: a Worker's
+        tasks inherit whatever context started them, which says nothing about the Run.
+        """
+        if isinstance(parent, OtelSpan):
+            context = trace.set_span_in_context(parent.span)
+        elif carrier:
+            context = _W3C.extract(dict(carrier), context=otel_context.Context())
+        else:
+            context = otel_context.Context()
+        rule = self.schema.spans.get(name)
+        kind = _KINDS[rule.kind] if rule is not None else SpanKind.INTERNAL
+        span = self.tracer.start_span(
+            name, context=context, kind=kind, attributes=_attributes(attributes)
+        )
+        return OtelSpan(span)
+
+    def current_carrier(self) -> dict[str, str]:
+        """The W3C trace context of the caller's active span (empty when none is)."""
+        carrier: dict[str, str] = {}
+        _W3C.inject(carrier)
+        return carrier
+
+    def record(self, metric: str, value: float, attributes: Mapping[str, object]) -> None:
+        """Record ``value`` on the histogram ``metric`` names (created on first use)."""
+        histogram = self._histograms.get(metric)
+        if histogram is None:
+            rule = self.schema.metrics.get(metric)
+            histogram = self.meter.create_histogram(
+                metric,
+                unit=rule.unit if rule is not None else "",
+                description=rule.description if rule is not None else "",
+            )
+            self._histograms[metric] = histogram
+        histogram.record(value, _attributes(attributes))
+
+
+__all__ = ["INSTRUMENTATION_NAME", "OtelSpan", "OtelTelemetry"]

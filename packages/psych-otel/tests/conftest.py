@@ -1,0 +1,115 @@
+"""Shared fixtures: an OpenTelemetry SDK with in-memory exporters, and a fast Worker."""
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from psych_otel import OtelTelemetry
+from psych_runtime import RunId, Runtime, Scope, Store, ToolRegistry, Worker
+from psych_runtime.adapters import Telemetry
+from psych_runtime.models import ModelClient
+from psych_runtime.records import Record
+
+ACME = Scope(tenant="acme")
+
+FAST: dict[str, Any] = {
+    "lease_seconds": 0.6,
+    "heartbeat_seconds": 0.15,
+    "poll_interval": 0.05,
+    "supervisor_interval": 0.05,
+    "grace_seconds": 0.3,
+}
+
+
+@dataclass
+class Otel:
+    """An SDK tracer and meter provider whose output tests can read."""
+
+    exporter: InMemorySpanExporter
+    reader: InMemoryMetricReader
+    tracer_provider: TracerProvider
+    telemetry: OtelTelemetry
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def named(self, name: str) -> list[ReadableSpan]:
+        return [span for span in self.spans() if span.name == name]
+
+    def points(self, metric: str) -> list[tuple[float, dict[str, Any]]]:
+        """Every (sum, attributes) histogram point recorded for ``metric``."""
+        data = self.reader.get_metrics_data()
+        found: list[tuple[float, dict[str, Any]]] = []
+        if data is None:
+            return found
+        for resource in data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for entry in scope.metrics:
+                    if entry.name == metric:
+                        found += [(p.sum, dict(p.attributes or {})) for p in entry.data.data_points]  # type: ignore[union-attr]
+        return found
+
+
+@pytest.fixture
+def otel() -> Iterator[Otel]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    yield Otel(
+        exporter,
+        reader,
+        provider,
+        OtelTelemetry(tracer_provider=provider, meter_provider=meters),
+    )
+    provider.shutdown()
+    meters.shutdown()
+
+
+def registry_of(*tools: Callable[..., Any]) -> ToolRegistry:
+    registry = ToolRegistry()
+    for tool in tools:
+        registry.register(tool)
+    return registry
+
+
+@asynccontextmanager
+async def running_worker(
+    store: Store,
+    model: ModelClient,
+    registry: ToolRegistry,
+    telemetry: Telemetry,
+    **options: Any,
+) -> AsyncIterator[Worker]:
+    runtime_options = {k: options.pop(k) for k in ("prices",) if k in options}
+    runtime = Runtime(
+        store, model, registry, retry_base_seconds=0.01, telemetry=telemetry, **runtime_options
+    )
+    worker = Worker(store, runtime, **{**FAST, **options})
+    task = asyncio.create_task(worker.run())
+    try:
+        yield worker
+    finally:
+        if not worker._killed:
+            worker.request_stop()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def settled_log(store: Store, run_id: RunId, timeout: float = 10.0) -> list[Record]:
+    """Wait until the Run's last record is run_settled and return the whole log."""
+    async with asyncio.timeout(timeout):
+        while True:
+            log = await store.read(run_id)
+            if log and log[-1].type == "run_settled":
+                return log
+            await asyncio.sleep(0.01)

@@ -1,0 +1,83 @@
+"""The W3C trace context crosses processes with the Run.
+
+The test dispatches a Run inside a span of its own, relying on the installed ``otel``
+plugin to read that span from the context, and a Worker in a second process runs it:
+the spans that process exports must hang from the test's span, in the test's trace.
+"""
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import psych_runtime
+from psych_otel import OtelTelemetry
+from psych_runtime import AgentSpec, CodeTool, dispatch, publish
+from psych_runtime.adapters import FinishedSpan, check_spans, installed_telemetry
+
+from ..conftest import ACME, Otel
+
+WORKER = Path(__file__).with_name("otel_worker.py")
+
+_AGENT_TURNS = [
+    "psych.run",
+    "psych.attempt",
+    "psych.turn",
+    "psych.turn",
+    "psych.model_call",
+    "psych.model_call",
+    "psych.tool_call",
+]
+
+
+async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_span(
+    otel: Otel, tmp_path: Path
+) -> None:
+    assert isinstance(installed_telemetry(), OtelTelemetry)  # the plugin is what is tested
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = await psych_runtime.open_store(url, migrate=True)
+    try:
+        spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
+        version = await publish(store, spec, scope=ACME)
+        tracer = otel.tracer_provider.get_tracer("consumer")
+        with tracer.start_as_current_span("handle request") as consumer:
+            run = await dispatch(store, version, "Where is A1?", scope=ACME)
+        [admitted] = await store.read(run.run_id, limit=1)
+    finally:
+        await store.close()
+    assert admitted.trace_context["traceparent"].split("-")[2] == format(  # type: ignore[union-attr]
+        consumer.get_span_context().span_id, "016x"
+    )
+    spans_file = tmp_path / "spans.jsonl"
+    finished = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(WORKER), url, str(spans_file), run.run_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 0, finished.stderr
+    exported = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    [run_span] = [s for s in exported if s["name"] == "psych.run"]
+    context = consumer.get_span_context()
+    assert run_span["parent_id"] == format(context.span_id, "016x")
+    assert run_span["parent_is_remote"] is True
+    assert {s["trace_id"] for s in exported} == {format(context.trace_id, "032x")}
+    assert run_span["attributes"]["psych.run.id"] == run.run_id
+    names = sorted(s["name"] for s in exported)
+    assert names == sorted(_AGENT_TURNS)
+    spans = [
+        FinishedSpan(
+            name=s["name"],
+            span_id=s["span_id"],
+            trace_id=s["trace_id"],
+            parent_id=s["parent_id"],
+            attributes={
+                k: tuple(v) if isinstance(v, list) else v for k, v in s["attributes"].items()
+            },
+            error=s["error"],
+        )
+        for s in exported
+    ]
+    assert check_spans(spans) == []

@@ -1,0 +1,129 @@
+"""``check_spans`` over hand-built SDK spans: what it accepts and what it reports."""
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from psych_otel import OtelTelemetry, check_spans
+
+RUN = {"psych.run.id": "run_1", "psych.scope.tenant": "acme", "psych.version.hash": "h"}
+ATTEMPT = {
+    "psych.run.id": "run_1",
+    "psych.worker.id": "w",
+    "psych.attempt.number": 1,
+    "psych.attempt.reclaimed_expired_lease": False,
+}
+TOOL = {
+    "psych.run.id": "run_1",
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "lookup",
+    "gen_ai.tool.call.id": "c1",
+    "psych.tool.interruptible": True,
+    "psych.turn.number": 1,
+}
+
+
+@pytest.fixture
+def traced() -> Iterator[tuple[OtelTelemetry, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield OtelTelemetry(tracer_provider=provider), exporter
+    provider.shutdown()
+
+
+def _problems(exporter: InMemorySpanExporter) -> list[str]:
+    spans: list[ReadableSpan] = list(exporter.get_finished_spans())
+    return [problem.problem for problem in check_spans(spans)]
+
+
+def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExporter]) -> None:
+    telemetry, exporter = traced
+    run = telemetry.start_span("psych.run", RUN)
+    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
+    turn = telemetry.start_span(
+        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
+    )
+    tool = telemetry.start_span("psych.tool_call", TOOL, parent=turn)
+    tool.set_attributes({"psych.tool.outcome": "error"})
+    tool.end(error="it failed")
+    for span in (turn, attempt, run):
+        span.end()
+    assert _problems(exporter) == []
+
+
+def test_missing_attributes_wrong_types_and_values_are_reported(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    run = telemetry.start_span(
+        "psych.run", {**RUN, "psych.scope.tenant": 7, "psych.run.terminal_state": "exploded"}
+    )
+    attempt = telemetry.start_span("psych.attempt", {"psych.run.id": "run_1"}, parent=run)
+    attempt.end()
+    run.end()
+    problems = _problems(exporter)
+    assert "attribute psych.scope.tenant should be string, got 7" in problems
+    assert any("psych.run.terminal_state='exploded' is not one of" in p for p in problems)
+    assert "required attribute psych.worker.id is missing" in problems
+    assert "required attribute psych.attempt.number is missing" in problems
+
+
+def test_a_misplaced_or_orphaned_span_is_reported(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    run = telemetry.start_span("psych.run", RUN)
+    misplaced = telemetry.start_span(
+        "psych.tool_call", {**TOOL, "psych.tool.outcome": "ok"}, parent=run
+    )
+    misplaced.end()
+    run.end()
+    orphan = telemetry.start_span("psych.attempt", ATTEMPT)
+    orphan.end()
+    unknown = telemetry.start_span("psych.mystery", {})
+    unknown.end()
+    problems = _problems(exporter)
+    assert "sits under psych.run, expected psych.turn, psych.step" in problems
+    assert "has no parent" in problems
+    assert "not a span of the schema" in problems
+
+
+def test_a_status_that_contradicts_the_outcome_is_reported(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    turn_parent = telemetry.start_span("psych.run", RUN)
+    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=turn_parent)
+    turn = telemetry.start_span(
+        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
+    )
+    silent = telemetry.start_span(
+        "psych.tool_call", {**TOOL, "psych.tool.outcome": "error"}, parent=turn
+    )
+    silent.end()
+    loud = telemetry.start_span(
+        "psych.tool_call",
+        {**TOOL, "gen_ai.tool.call.id": "c2", "psych.tool.outcome": "ok"},
+        parent=turn,
+    )
+    loud.end(error="nothing was wrong")
+    for span in (turn, attempt, turn_parent):
+        span.end()
+    problems = _problems(exporter)
+    assert "psych.tool.outcome='error' but the status is not ERROR" in problems
+    assert "the status is ERROR but psych.tool.outcome='ok' does not say so" in problems
+
+
+def test_spans_of_other_instrumentation_are_ignored(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    mine = telemetry.start_span("GET /orders", {"http.method": "GET"})
+    run = telemetry.start_span("psych.run", RUN, parent=mine)
+    run.end()
+    mine.end()
+    assert _problems(exporter) == []
