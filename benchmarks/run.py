@@ -89,6 +89,7 @@ class Counters:
     appends: int = 0
     reads: int = 0
     claims: int = 0
+    empty_claims: int = 0
     bytes_appended: int = 0
     claimed_at: dict[str, float] = field(default_factory=dict)
 
@@ -124,6 +125,8 @@ class CountingStore:
         if header is not None:
             self._counters.claims += 1
             self._counters.claimed_at[header.run_id] = time.perf_counter()
+        else:
+            self._counters.empty_claims += 1
         return header
 
     def __getattr__(self, name: str) -> Any:
@@ -193,6 +196,7 @@ async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
 
                 await one()  # warm up caches and connections
                 counters.appends = counters.reads = counters.bytes_appended = 0
+                counters.claims = counters.empty_claims = 0
                 stored_before = await factory.stored_bytes()
                 samples = await timed(one, n)
                 stored_after = await factory.stored_bytes()
@@ -222,6 +226,8 @@ async def bench_turns(name: str, factory: StoreFactory, quick: bool) -> None:
             k=k,
             appends=round(counters.appends / (runs + 1), 2),
             reads=round(counters.reads / (runs + 1), 2),
+            claims=round((counters.claims + counters.empty_claims) / (runs + 1), 2),
+            empty_claims=round(counters.empty_claims / (runs + 1), 2),
             records=len(log),
         )
         emit(

@@ -247,9 +247,14 @@ class Worker:
         )
 
     def _forget(self, attempt: ActiveAttempt) -> None:
-        if self.active.get(attempt.run_id) is attempt:
-            del self.active[attempt.run_id]
-        self._wake.set()
+        if self.active.get(attempt.run_id) is not attempt:
+            return
+        del self.active[attempt.run_id]
+        # Only a claim loop held back by a full house needs waking: one already below
+        # capacity is waiting for work, and a finished Attempt is not work (a Run it
+        # hands back runnable signals WORK through the store).
+        if len(self.active) + 1 >= self.concurrency:
+            self._wake.set()
 
     # --- one attempt ----------------------------------------------------------------
 
