@@ -7,14 +7,15 @@ sequential ``lookup`` calls, then answering) on the in-memory store, run through
 drift hits all three alike:
 
 - ``none``: ``NO_TELEMETRY``, what a process without an adapter runs;
-- ``api``: ``OtelTelemetry`` with no SDK configured (non-recording spans), what
-  installing ``psych-otel`` costs before anyone sets up tracing;
+- ``api``: ``OtelTelemetry`` with no SDK configured, what installing ``psych-otel``
+  costs before anyone sets up tracing (it reports itself disabled, so no spans are
+  built);
 - ``sdk``: ``OtelTelemetry`` over an SDK ``TracerProvider`` with a
   ``SimpleSpanProcessor`` into an ``InMemorySpanExporter`` and a ``MeterProvider``
   with an ``InMemoryMetricReader``: every span and measurement really recorded.
 
-Overheads are medians against ``none`` measured in the same process, divided by the
-Run's model calls (K+1 turns).
+Overheads are medians against ``none`` measured in the same process, per tool turn
+(divided by K, as ``benchmarks/run.py`` reports engine overhead).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
             samples[mode] += await _samples(telemetry, per_round, after)
     base = _median_ms(baseline)
     none = _median_ms(samples["none"])
-    turns = K + 1
+    turns = K
     for mode in modes:
         run = _median_ms(samples[mode])
         print(
@@ -100,8 +101,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
                     "mode": mode,
                     "k": K,
                     "run_median_ms": round(run, 4),
-                    "engine_overhead_per_turn_ms": round((run - base) / turns, 4),
-                    "telemetry_overhead_per_turn_ms": round((run - none) / turns, 4),
+                    "engine_overhead_per_tool_turn_ms": round((run - base) / turns, 4),
+                    "telemetry_overhead_per_tool_turn_ms": round((run - none) / turns, 4),
                     "samples": len(samples[mode]),
                 }
             ),

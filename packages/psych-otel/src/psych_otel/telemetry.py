@@ -38,6 +38,13 @@ def _attributes(attributes: Mapping[str, object]) -> dict[str, OtelValue]:
     return converted
 
 
+def _configured(provider: object) -> bool:
+    """Whether ``provider`` is a real one rather than the API's proxy or no-op default."""
+    return not type(provider).__module__.startswith(
+        ("opentelemetry.trace", "opentelemetry.metrics")
+    )
+
+
 class OtelSpan:
     """One OpenTelemetry span, behind the runtime's ``TelemetrySpan`` protocol.
 
@@ -81,8 +88,6 @@ class OtelTelemetry:
         schema: the schema whose span kinds and metric units are used.
     """
 
-    enabled = True
-
     def __init__(
         self,
         *,
@@ -98,6 +103,22 @@ class OtelTelemetry:
             INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider
         )
         self._histograms: dict[str, Histogram] = {}
+        self._explicit = tracer_provider is not None or meter_provider is not None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether anything would receive the Run's spans or measurements.
+
+        True when providers were passed in, or when an SDK (or any provider that is not
+        the API's own proxy or no-op) is installed globally. Checked as each Attempt
+        starts, so an SDK configured after the Worker was built is picked up, and a
+        process with the package installed but no SDK pays nothing per record.
+        """
+        return (
+            self._explicit
+            or _configured(trace.get_tracer_provider())
+            or _configured(metrics.get_meter_provider())
+        )
 
     def start_span(
         self,

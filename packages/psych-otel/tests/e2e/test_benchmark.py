@@ -29,4 +29,4 @@ async def test_the_overhead_benchmark_prints_a_line_per_mode() -> None:
         assert line["metric"] == "telemetry_overhead"
         assert line["k"] == 10 and line["samples"] == 30
         assert math.isfinite(line["run_median_ms"]) and line["run_median_ms"] > 0
-    assert lines[0]["telemetry_overhead_per_turn_ms"] == 0.0
+    assert lines[0]["telemetry_overhead_per_tool_turn_ms"] == 0.0

@@ -45,14 +45,16 @@ class TelemetrySpan(Protocol):
 
 @runtime_checkable
 class Telemetry(Protocol):
-    """Where the runtime sends its spans and metrics.
+    """Where the runtime sends its spans and metrics."""
 
-    Attributes:
-        enabled: False for an implementation that records nothing; the runtime then
-            skips building spans altogether.
-    """
+    @property
+    def enabled(self) -> bool:
+        """False while nothing would record: the runtime then builds no spans at all.
 
-    enabled: bool
+        Read as each Attempt starts, so it may change over a process's life (an SDK
+        configured after the Worker was built).
+        """
+        ...
 
     def start_span(
         self,
