@@ -89,6 +89,8 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
             problem = _string_problem(item, path)
             if problem is not None:
                 return problem
+        elif item is None or isinstance(item, int):
+            continue  # the other common leaves, passed over before the rarer checks
         elif isinstance(item, float):
             if not math.isfinite(item):
                 return (
@@ -120,6 +122,8 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
 
 def _string_problem(text: str, path: _Path) -> str | None:
     """Name a lone surrogate in one string, if it holds one."""
+    if text.isascii():  # constant time in CPython, and true of most strings
+        return None
     match = _SURROGATE.search(text)
     if match is None:
         return None
