@@ -76,3 +76,38 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
     assert 0 < trips[1]["records"] < trips[10]["records"]
     sizes = {line["k"]: line["record_json_bytes"] for line in by_metric["bytes_per_run"]}
     assert 0 < sizes[1] < sizes[10]
+
+
+def test_the_scaling_and_soak_benchmark_prints_its_table() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.scaling",
+            "--store",
+            "sqlite",
+            "--runs",
+            "20",
+            "--workers",
+            "1,2",
+            "--soak",
+            "1000",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    scaling = [line for line in lines if line["metric"] == "scaling"]
+    assert [line["worker_processes"] for line in scaling] == [1, 2]
+    for line in scaling:
+        assert line["runs"] == 20 and line["runs_per_second"] > 0
+        assert 0 < line["p50_dispatch_to_settled_ms"] <= line["p99_dispatch_to_settled_ms"]
+    samples = [line for line in lines if line["metric"] == "soak_sample"]
+    assert [s["runs"] for s in samples] == [500, 1000]
+    assert all(len(s["rss_kib"]) == 2 and all(s["rss_kib"]) for s in samples)
+    [soak] = [line for line in lines if line["metric"] == "soak"]
+    assert soak["runs"] == 1000
