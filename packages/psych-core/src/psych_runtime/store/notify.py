@@ -31,7 +31,13 @@ class Notifier(Protocol):
         ...
 
     def generation(self, key: str) -> int:
-        """How many times ``key`` has been signalled in this process."""
+        """A counter for ``key`` that each signal moves up by exactly one.
+
+        It never goes back and never repeats a value for the key, so a reader may
+        compare two readings: equal means no signal in between, one more means exactly
+        one. A key not signalled for a long time may jump forward (spuriously
+        "changed"), which costs a reader one look at the store, never a missed change.
+        """
         ...
 
     def signal(self, key: str) -> None:
@@ -47,15 +53,32 @@ class Notifier(Protocol):
         ...
 
 
+DEFAULT_KEYS_KEPT = 4096
+"""Keys a ``LocalNotifier`` remembers before it forgets the least recently signalled."""
+
+
 class LocalNotifier:
     """An in-process Notifier built on asyncio futures.
 
     Stores that span processes (PostgreSQL's LISTEN/NOTIFY, say) feed their remote
     events into one of these, so waiters only ever deal with this class.
+
+    A long-lived process hears about every Run any process works on, so the counters
+    are bounded: past ``keys_kept`` keys, the least recently signalled half of those
+    nobody waits on are forgotten. A forgotten key reads as the floor, a value above
+    every counter forgotten so far, so it never reads as a value it had before.
+
+    Args:
+        complete: see ``Notifier.complete``.
+        keys_kept: how many keys to remember before forgetting some.
     """
 
-    def __init__(self, *, complete: bool = True) -> None:
+    def __init__(self, *, complete: bool = True, keys_kept: int = DEFAULT_KEYS_KEPT) -> None:
+        if keys_kept < 1:
+            raise ValueError(f"keys_kept must be at least 1, got {keys_kept}")
         self._complete = complete
+        self._keys_kept = keys_kept
+        self._floor = 0
         self._generations: dict[str, int] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
 
@@ -66,16 +89,26 @@ class LocalNotifier:
 
     def generation(self, key: str) -> int:
         """See ``Notifier.generation``."""
-        return self._generations.get(key, 0)
+        return self._generations.get(key, self._floor)
 
     def signal(self, key: str) -> None:
         """See ``Notifier.signal``."""
-        self._generations[key] = self._generations.get(key, 0) + 1
+        # Re-inserted, so the dict's order is the order keys were last signalled in.
+        self._generations[key] = self._generations.pop(key, self._floor) + 1
+        if len(self._generations) > self._keys_kept:
+            self._forget()
         waiters = self._waiters.pop(key, None)
         if waiters:
             for future in waiters:
                 if not future.done():
                     future.set_result(None)
+
+    def _forget(self) -> None:
+        """Drop the least recently signalled half of the keys nobody waits on."""
+        excess = len(self._generations) - self._keys_kept // 2
+        idle = [key for key in self._generations if key not in self._waiters][:excess]
+        for key in idle:
+            self._floor = max(self._floor, self._generations.pop(key))
 
     async def wait(self, key: str, seen: int, timeout: float) -> bool:
         """See ``Notifier.wait``."""

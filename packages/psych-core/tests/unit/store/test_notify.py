@@ -75,3 +75,57 @@ async def test_an_old_generation_is_satisfied_at_once() -> None:
     # A waiter that read generation 1 missed one signal and must not block.
     assert await notifier.wait("a", 1, 0)
     assert not await notifier.wait("a", 2, 0)
+
+
+async def test_a_long_lived_notifier_forgets_old_keys() -> None:
+    notifier = LocalNotifier(keys_kept=100)
+    for n in range(10_000):
+        notifier.signal(f"run-{n}")
+    assert len(notifier._generations) <= 100
+    assert notifier.generation("run-9999") >= 1
+
+
+def test_a_forgotten_key_never_reads_as_a_value_it_had() -> None:
+    """Readings of one key stay comparable: equal only if no signal came in between."""
+    notifier = LocalNotifier(keys_kept=4)
+    seen = {"a": [notifier.generation("a")]}
+    for round_ in range(50):
+        notifier.signal("a")
+        seen["a"].append(notifier.generation("a"))
+        for n in range(round_ % 7):  # push "a" out of the remembered keys now and then
+            notifier.signal(f"other-{round_}-{n}")
+        seen["a"].append(notifier.generation("a"))
+    readings = seen["a"]
+    # Never backwards, and every signal moved it (a reading right after a signal is
+    # above every reading taken before it).
+    assert readings == sorted(readings)
+    assert all(readings[2 * i + 1] > readings[2 * i] for i in range(50))
+
+
+def test_own_signal_is_exactly_one_step_while_remembered() -> None:
+    notifier = LocalNotifier(keys_kept=8)
+    notifier.signal("a")
+    before = notifier.generation("a")
+    notifier.signal("a")
+    assert notifier.generation("a") == before + 1
+
+
+async def test_a_waited_on_key_is_never_forgotten() -> None:
+    notifier = LocalNotifier(keys_kept=4)
+    notifier.signal("watched")
+    seen = notifier.generation("watched")
+    waiter = asyncio.create_task(notifier.wait("watched", seen, 5))
+    await asyncio.sleep(0)
+    for n in range(100):
+        notifier.signal(f"other-{n}")
+    assert "watched" in notifier._generations
+    assert not waiter.done()
+    notifier.signal("watched")
+    assert await waiter
+
+
+def test_keys_kept_must_be_positive() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="keys_kept"):
+        LocalNotifier(keys_kept=0)
