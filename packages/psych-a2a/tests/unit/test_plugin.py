@@ -1,0 +1,136 @@
+"""The entry point, the registered tool source, the doctor check, and a cheap import."""
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+import psych_a2a
+import psych_runtime
+from psych_a2a import A2ATools, plugin
+from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
+from psych_runtime.adapters import AUTOLOAD_ENV, ToolSourceFactory, reset_plugin_manager
+from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
+from psych_runtime.spec import A2APeer, AgentSpec
+from psych_runtime.testing import FakeModel
+
+SPEC = AgentSpec(
+    name="caller",
+    model="fake",
+    a2a_peers=(A2APeer(name="billing", url="https://billing.example.com"),),
+)
+
+
+@pytest.fixture
+def a2a_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A plugin manager with autoload off and only this plugin, from its entry point."""
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="a2a")
+    psych_runtime.adapters.register_plugin(entry_point.load(), name="a2a")
+    yield
+    reset_plugin_manager()
+
+
+@pytest.fixture
+def no_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_the_distribution_declares_the_entry_point() -> None:
+    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="a2a")
+    assert entry_point.value == "psych_a2a.plugin"
+    assert entry_point.dist is not None and entry_point.dist.name == "psych-a2a"
+    assert entry_point.load() is plugin
+    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
+
+
+@pytest.mark.usefixtures("a2a_plugin_only")
+def test_it_offers_the_a2a_peers_capability() -> None:
+    (factory,) = tool_source_factories()
+    assert isinstance(factory, ToolSourceFactory)
+    assert (factory.name, factory.capability, factory.package) == ("a2a", "a2a_peers", "psych-a2a")
+    assert installed_capabilities() == {"a2a_peers"}
+
+
+@pytest.mark.usefixtures("a2a_plugin_only")
+async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_secrets() -> None:
+    policy = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
+    secrets = StaticSecretResolver({"token": "t"})
+    async with HttpTransport(policy=policy) as http:
+        runtime = Runtime(
+            InMemoryStore(), FakeModel(), psych_runtime.ToolRegistry(), http=http, secrets=secrets
+        )
+        (source,) = runtime.tool_sources
+        assert isinstance(source, A2ATools)
+        assert source._policy is policy and source._secrets is secrets
+        assert source.serves(SPEC) and not source.serves(AgentSpec(name="x", model="fake"))
+
+
+@pytest.mark.usefixtures("a2a_plugin_only")
+async def test_publish_accepts_a2a_peers_without_a_validation_context() -> None:
+    scope = psych_runtime.Scope(tenant="acme")
+    version = await psych_runtime.publish(InMemoryStore(), SPEC, scope=scope)
+    assert version.spec == SPEC
+
+
+@pytest.mark.usefixtures("no_plugins")
+async def test_without_the_plugin_such_a_spec_is_refused() -> None:
+    with pytest.raises(psych_runtime.SpecValidationError, match="A2A peers"):
+        await psych_runtime.publish(InMemoryStore(), SPEC, scope=psych_runtime.Scope(tenant="a"))
+
+
+def test_the_doctor_check_finds_the_sdk() -> None:
+    found: list[psych_runtime.adapters.DoctorCheck] = []
+    plugin.psych_doctor_checks(found.append)
+    (check,) = found
+    assert check.name == "a2a sdk"
+    result = check.run()
+    assert result.ok, result.detail
+
+
+def test_psych_doctor_lists_the_plugin() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from psych_runtime.cli.main import main; main(['doctor'])"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "a2a (psych_a2a.plugin) from psych-a2a" in done.stdout, done.stdout + done.stderr
+    assert "ok   a2a sdk [a2a]" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import psych_a2a",
+        "import psych_a2a.plugin",
+        "from psych_a2a import A2ATools; A2ATools()",
+    ],
+)
+def test_loading_the_plugin_or_building_the_source_does_not_import_the_sdk(code: str) -> None:
+    probe = textwrap.dedent(
+        f"""
+        import sys
+        {code}
+        heavy = ("a2a", "google.protobuf", "starlette", "jwt")
+        print(",".join(sorted(name for name in heavy if name in sys.modules)))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == ""
+
+
+def test_the_public_names_load_on_first_access() -> None:
+    for name in psych_a2a.__all__:
+        assert getattr(psych_a2a, name) is not None
+    assert set(dir(psych_a2a)) >= set(psych_a2a.__all__)
