@@ -32,6 +32,7 @@ from psych_runtime.adapters import (
     Migratable,
     Notifier,
     RunHeader,
+    RunListing,
     RunState,
     SchemaNotMigrated,
     SeqConflict,
@@ -1237,6 +1238,46 @@ class StoreContract:
         assert len(limited) == 3
         assert {h.run_id for h in limited} <= {run.run_id for run in runs}
         assert len(await store.overdue_deadlines(data.at(100))) == 5
+
+    async def test_recent_runs_lists_newest_first_by_tenant_and_state(self, store: Store) -> None:
+        """``RunListing.recent_runs``: newest admission first, filtered, capped.
+
+        A store that does not implement the optional listing skips this case. When it
+        fails, check the ordering (``created_at`` descending, then run id descending)
+        and that the tenant and state filters are applied by the query, not after it.
+        """
+        if not isinstance(store, RunListing):
+            pytest.skip("the store does not implement RunListing")
+        oldest = await _admit(store, created_at=data.at(1))
+        other = await _admit(store, tenant="tenant-b", created_at=data.at(2))
+        middle = await _admit(store, created_at=data.at(3), state=RunState.SUSPENDED)
+        newest = await _admit(store, created_at=data.at(4))
+        await _claim_only(store, oldest, W1, 10)
+        await store.release(oldest.run_id, W1, RunState.SETTLED)
+
+        listed = await store.recent_runs()
+        assert [h.run_id for h in listed] == [
+            newest.run_id,
+            middle.run_id,
+            other.run_id,
+            oldest.run_id,
+        ]
+        assert listed[-1].state is RunState.SETTLED
+        assert listed[-1].attempt_count == 1
+        mine = await store.recent_runs(tenant="tenant-a")
+        assert [h.run_id for h in mine] == [newest.run_id, middle.run_id, oldest.run_id]
+        assert await store.recent_runs(tenant="tenant-c") == []
+        waiting = await store.recent_runs(
+            tenant="tenant-a", states=[RunState.SUSPENDED, RunState.SETTLED]
+        )
+        assert [h.run_id for h in waiting] == [middle.run_id, oldest.run_id]
+        assert [h.run_id for h in await store.recent_runs(limit=2)] == [
+            newest.run_id,
+            middle.run_id,
+        ]
+        for bad in (0, -1):
+            with pytest.raises(ValueError):
+                await store.recent_runs(limit=bad)
 
     # --- notifier ----------------------------------------------------------------------
 

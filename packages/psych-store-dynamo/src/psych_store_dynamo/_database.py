@@ -108,6 +108,11 @@ class DynamoDatabase:
         self._verified = True
         return applied
 
+    @property
+    def expected_schema_version(self) -> int:
+        """The schema version this release writes and needs."""
+        return schema.SCHEMA_VERSION
+
     async def schema_version(self) -> int:
         """The schema version recorded in the table (0 when missing or never migrated)."""
         return await schema.current_version(await self._open())

@@ -202,6 +202,34 @@ class Table:
             raise self._fail(exc, "Query") from exc
         return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
 
+    async def scan(
+        self,
+        filter_expression: str,
+        values: Mapping[str, Attribute],
+        *,
+        start: Item | None = None,
+    ) -> tuple[list[Item], Item | None]:
+        """One strongly consistent page of a Scan of the whole table, filtered.
+
+        Only operators' listings call this; nothing on a Run's path scans.
+        """
+        request: dict[str, object] = {
+            "TableName": self.name,
+            "FilterExpression": filter_expression,
+            "ExpressionAttributeValues": dict(values),
+            "ConsistentRead": True,
+        }
+        names = names_in(filter_expression)
+        if names:
+            request["ExpressionAttributeNames"] = names
+        if start is not None:
+            request["ExclusiveStartKey"] = start
+        try:
+            response = await self.client.scan(**request)
+        except Exception as exc:
+            raise self._fail(exc, "Scan") from exc
+        return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
+
     async def batch_get(self, keys: Sequence[Item]) -> list[Item]:
         """The items under ``keys`` that exist (strongly consistent), in no set order."""
         found: list[Item] = []

@@ -18,7 +18,7 @@ Nothing on a hot path scans the table.
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 
@@ -41,6 +41,8 @@ from psych_runtime.adapters import (
     SeqConflict,
     check_admission,
     check_append_batch,
+    check_listing_limit,
+    newest_runs,
     no_run_can_match,
 )
 from psych_runtime.records import (
@@ -656,6 +658,33 @@ class DynamoStore(DynamoDatabase):
         ]
         headers.sort(key=lambda h: (h.deadline_at, h.run_id))
         return headers[:limit]
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[RunState] | None = None,
+        limit: int = 20,
+    ) -> list[RunHeader]:
+        """See ``RunListing.recent_runs``.
+
+        DynamoDB keeps no index by admission time, so this scans every Run's header
+        item: fine for an operator looking at a table, never used by a Worker.
+        """
+        check_listing_limit(limit)
+        table = await self._ready()
+        headers: list[RunHeader] = []
+        start: it.Item | None = None
+        while True:
+            items, start = await table.scan(
+                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header",
+                {":run": it.s("r#"), ":header": it.n(0)},
+                start=start,
+            )
+            headers.extend(it.header_of(item) for item in items)
+            if start is None:
+                break
+        return newest_runs(headers, tenant=tenant, states=states, limit=limit)
 
     async def _index_range(
         self,

@@ -79,6 +79,16 @@ class MySQLDatabase:
         self._schema_checked = True
         return applied
 
+    @property
+    def expected_schema_version(self) -> int:
+        """The schema version this release writes and needs."""
+        return schema.LATEST_VERSION
+
+    async def schema_version(self) -> int:
+        """The schema version recorded in the database (0 before the first migration)."""
+        async with self._lend("reading the schema version", check_schema=False) as batch:
+            return await schema.current_version(batch, self._tables)
+
     async def close(self) -> None:
         """Close every pooled connection; the store refuses calls afterwards."""
         self._closed = True

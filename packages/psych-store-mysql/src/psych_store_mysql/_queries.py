@@ -277,6 +277,23 @@ class Statements:
             (now, limit),
         )
 
+    def recent_runs(self, tenant: str | None, states: Sequence[str], limit: int) -> Statement:
+        """The newest Runs first, optionally of one tenant and in some states."""
+        where: list[str] = []
+        values: list[object] = []
+        if tenant is not None:
+            where.append("tenant = %s")
+            values.append(tenant)
+        if states:
+            where.append(f"state IN ({', '.join(['%s'] * len(states))})")
+            values.extend(states)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        return (
+            f"SELECT {HEADER_SELECT} FROM `{self.tables.runs}` {clause}"
+            "ORDER BY created_at DESC, run_id DESC LIMIT %s",
+            (*values, limit),
+        )
+
 
 class MemoryStatements:
     """SQL for the facts kept about end users, for one table prefix.

@@ -17,7 +17,7 @@ transactions above open with ``START TRANSACTION``, which suspends autocommit un
 their ``COMMIT``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
@@ -399,6 +399,20 @@ class MySQLStore(MySQLDatabase):
         """See ``Store.overdue_deadlines``; an index range scan over unsettled Runs."""
         async with self._lend("listing overdue deadlines") as batch:
             (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
+        return [header_from_row(row) for row in result.rows]
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[psych_runtime.adapters.RunState] | None = None,
+        limit: int = 20,
+    ) -> list[psych_runtime.adapters.RunHeader]:
+        """See ``RunListing.recent_runs``; newest admission first."""
+        psych_runtime.adapters.check_listing_limit(limit)
+        chosen = sorted({state.value for state in states or ()})
+        async with self._lend("listing recent runs") as batch:
+            (result,) = await batch.run(self._sql.recent_runs(tenant, chosen, limit))
         return [header_from_row(row) for row in result.rows]
 
 

@@ -236,6 +236,11 @@ class PostgresDatabase:
                 )
             return [migration.version for migration in pending]
 
+    @property
+    def expected_schema_version(self) -> int:
+        """The schema version this release writes and needs."""
+        return LATEST_VERSION
+
     async def schema_version(self) -> int | None:
         """The schema version recorded in the database, or None when never migrated."""
         pool = await self._open_pool()

@@ -30,6 +30,7 @@ class Queries:
     set_runnable_at: str
     expired_leases: str
     overdue_deadlines: str
+    recent_runs: str
     put_version: str
     put_grant: str
     get_grant: str
@@ -103,6 +104,12 @@ class Queries:
                 f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "
                 "WHERE state <> 'settled' AND deadline_at <= $1 "
                 "ORDER BY deadline_at, run_id LIMIT $2"
+            ),
+            recent_runs=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "
+                "WHERE ($1::text IS NULL OR tenant = $1) "
+                "AND (cardinality($2::text[]) = 0 OR state = ANY($2::text[])) "
+                "ORDER BY created_at DESC, run_id DESC LIMIT $3"
             ),
             put_version=(
                 f"INSERT INTO {s}.psych_versions (hash, published_at, document) "

@@ -18,7 +18,7 @@ imported on first use, never at import time.
 """
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ from psych_runtime.adapters import (
     SeqConflict,
     check_admission,
     check_append_batch,
+    check_listing_limit,
     check_read_window,
     no_run_can_match,
 )
@@ -491,6 +492,20 @@ class PostgresStore(PostgresDatabase):
         """See ``Store.overdue_deadlines``; earliest deadline first."""
         pool = await self._ready()
         rows = await self._call(pool.fetch(self._queries.overdue_deadlines, aware(now), limit))
+        return [header_from_row(row) for row in rows]
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[RunState] | None = None,
+        limit: int = 20,
+    ) -> list[RunHeader]:
+        """See ``RunListing.recent_runs``; newest admission first."""
+        check_listing_limit(limit)
+        chosen = sorted({state.value for state in states or ()})
+        pool = await self._ready()
+        rows = await self._call(pool.fetch(self._queries.recent_runs, tenant, chosen, limit))
         return [header_from_row(row) for row in rows]
 
     # --- lifecycle ---------------------------------------------------------------------

@@ -71,8 +71,18 @@ class SqliteDatabase:
             functools.partial(schema.migrate, where=where, wait_s=wait_s)
         )
 
+    @property
+    def expected_schema_version(self) -> int:
+        """The schema version this release writes and needs."""
+        return schema.SCHEMA_VERSION
+
     async def schema_version(self) -> int:
-        """The schema version recorded in the file (0 before the first migration)."""
+        """The schema version recorded in the file (0 before the first migration).
+
+        A file that does not exist reads as 0 and is not created.
+        """
+        if not self._settings.path.exists():
+            return 0
         return await self._lanes.maintain(schema.current_version)
 
     async def close(self) -> None:

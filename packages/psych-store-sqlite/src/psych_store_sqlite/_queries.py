@@ -8,7 +8,7 @@ half-stepped holding a read snapshot open.
 """
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -364,6 +364,31 @@ def overdue_deadlines(conn: sqlite3.Connection, now: datetime, limit: int) -> li
         f"SELECT {SELECT_HEADER} FROM psych_runs WHERE state <> 'settled' "
         "AND deadline_at <= ? ORDER BY deadline_at, run_id LIMIT ?",
         (to_micros(now), limit),
+    ).fetchall()
+    return [header_from_row(row) for row in rows]
+
+
+def recent_runs(
+    conn: sqlite3.Connection,
+    tenant: str | None,
+    states: Collection[RunState] | None,
+    limit: int,
+) -> list[RunHeader]:
+    """The newest Runs first, optionally of one tenant and in some states."""
+    where: list[str] = []
+    params: list[SqlValue] = []
+    if tenant is not None:
+        where.append("tenant = ?")
+        params.append(tenant)
+    if states:
+        chosen = sorted({state.value for state in states})
+        where.append(f"state IN ({', '.join('?' * len(chosen))})")
+        params.extend(chosen)
+    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    rows = conn.execute(
+        f"SELECT {SELECT_HEADER} FROM psych_runs {clause}"
+        "ORDER BY created_at DESC, run_id DESC LIMIT ?",
+        (*params, limit),
     ).fetchall()
     return [header_from_row(row) for row in rows]
 

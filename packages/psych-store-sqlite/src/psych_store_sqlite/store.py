@@ -11,7 +11,7 @@ Wake-ups reach only this instance's own waiters (``cross_process_notifier`` is F
 a Worker in another process learns about new work when it next polls.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from psych_runtime import RunId, Version, VersionHash
@@ -24,6 +24,7 @@ from psych_runtime.adapters import (
     RunState,
     check_admission,
     check_append_batch,
+    check_listing_limit,
     check_read_window,
     no_run_can_match,
 )
@@ -202,6 +203,17 @@ class SqliteStore(SqliteDatabase):
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
         return await self._lanes.read(lambda conn: ops.overdue_deadlines(conn, now, limit))
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[RunState] | None = None,
+        limit: int = 20,
+    ) -> list[RunHeader]:
+        """See ``RunListing.recent_runs``; newest admission first."""
+        check_listing_limit(limit)
+        return await self._lanes.read(lambda conn: ops.recent_runs(conn, tenant, states, limit))
 
 
 __all__ = ["SqliteStore"]

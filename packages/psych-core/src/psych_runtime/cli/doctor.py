@@ -1,19 +1,26 @@
 """``psych doctor``: what is installed, which plugins loaded, and whether they are healthy.
 
-Nothing here connects to a database or starts a Worker; plugins' own checks decide what
-"healthy" means for them.
+Plugins' own checks decide what "healthy" means for them. Only with ``--store`` does
+the doctor connect to a database, and then it only reads: the schema version, what
+migrations are pending and how long a round trip takes. It never starts a Worker.
 """
 
 import argparse
+import asyncio
 import importlib.metadata
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
 from psych_runtime._version import __version__
+from psych_runtime.cli._common import missing_database_file
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.ids import RunId
 from psych_runtime.plugins import (
     BlobStoreBackend,
     DoctorResult,
@@ -28,9 +35,11 @@ from psych_runtime.plugins import (
     canonical_distribution,
     doctor_checks,
     loaded_plugins,
+    open_store,
     registrations,
     store_backends,
 )
+from psych_runtime.store.port import SchemaInspection
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 MASK = "********"
@@ -79,6 +88,35 @@ class PythonInfo(BaseModel):
     executable: str
 
 
+class StoreReport(BaseModel):
+    """What ``--store`` found, read without changing anything.
+
+    Attributes:
+        url: the store's URL with any password masked.
+        backend: the class of the store the URL opened.
+        reachable: whether the store answered at all.
+        schema_version: the version recorded in the database (0 when never migrated),
+            or None when the store has no schema to inspect.
+        expected_schema_version: the version the installed adapter needs, or None.
+        pending_migrations: the versions ``migrate()`` would apply, oldest first.
+        round_trip_ms: one read's round trip once connected, in milliseconds.
+        ok: reachable, and the schema exactly what the adapter needs.
+        detail: a sentence saying what to do when something is off.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    backend: str | None = None
+    reachable: bool = False
+    schema_version: int | None = None
+    expected_schema_version: int | None = None
+    pending_migrations: list[int] = []
+    round_trip_ms: float | None = None
+    ok: bool = False
+    detail: str = ""
+
+
 class DoctorReport(BaseModel):
     """Everything ``psych doctor`` found; the ``--json`` output is this model."""
 
@@ -92,6 +130,7 @@ class DoctorReport(BaseModel):
     checks: list[CheckResult]
     environment: dict[str, str]
     ok: bool
+    store: StoreReport | None = None
 
 
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -105,11 +144,23 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         ),
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=None,
+        help=(
+            "also connect to this store and report its schema version, pending "
+            "migrations and round-trip time (read-only)"
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``psych doctor``; 0 when every check passes, 1 otherwise."""
     report = gather_report()
+    if args.store is not None:
+        found = asyncio.run(inspect_store(args.store))
+        report = report.model_copy(update={"store": found, "ok": report.ok and found.ok})
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
@@ -188,6 +239,88 @@ def gather_report() -> DoctorReport:
     )
 
 
+async def inspect_store(url: str) -> StoreReport:
+    """Connect to the store at ``url`` and describe its schema; never writes.
+
+    Failures (an unknown scheme, an unreachable server) are reported, not raised.
+    """
+    shown = mask_url(url)
+    missing = missing_database_file(url)
+    if missing is not None:
+        return StoreReport(url=shown, detail=f"there is no database file at {missing}")
+    try:
+        store = await open_store(url)
+    except PsychError as exc:
+        return StoreReport(url=shown, detail=f"cannot open the store: {exc}")
+    backend = type(store).__name__
+    try:
+        if not isinstance(store, SchemaInspection):
+            # Nothing to compare: time a read of a Run that cannot exist.
+            await store.head(RunId("psych-doctor-probe"))
+            started = time.perf_counter()
+            await store.head(RunId("psych-doctor-probe"))
+            elapsed = (time.perf_counter() - started) * 1000
+            return StoreReport(
+                url=shown,
+                backend=backend,
+                reachable=True,
+                round_trip_ms=round(elapsed, 3),
+                ok=True,
+                detail="the store keeps no schema",
+            )
+        await store.schema_version()  # the first call also connects
+        started = time.perf_counter()
+        found = await store.schema_version() or 0
+        elapsed = (time.perf_counter() - started) * 1000
+        expected = store.expected_schema_version
+    except PsychError as exc:
+        return StoreReport(url=shown, backend=backend, detail=f"cannot reach the store: {exc}")
+    finally:
+        await store.close()
+    pending = list(range(found + 1, expected + 1))
+    if found > expected:
+        detail = (
+            f"the database is at version {found}, newer than the {expected} this adapter "
+            "knows: upgrade the adapter package"
+        )
+    elif pending:
+        detail = (
+            f"{len(pending)} migration(s) pending: run `await store.migrate()` or open the "
+            "store with migrate=True from a process allowed to change the schema"
+        )
+    else:
+        detail = "the schema is current"
+    return StoreReport(
+        url=shown,
+        backend=backend,
+        reachable=True,
+        schema_version=found,
+        expected_schema_version=expected,
+        pending_migrations=pending,
+        round_trip_ms=round(elapsed, 3),
+        ok=found == expected,
+        detail=detail,
+    )
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by a mask."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port is not None else ""
+    user = parts.username or ""
+    netloc = f"{user}:{MASK}@{host}{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def psych_distributions() -> list[DistributionInfo]:
     """Installed distributions named ``psych-*``, one per name, sorted."""
     found: dict[str, str] = {}
@@ -245,9 +378,32 @@ def render_text(report: DoctorReport) -> str:
     lines += [f"  {name}={value}" for name, value in report.environment.items()] or [
         "  (no PSYCH_* variables set)"
     ]
+    if report.store is not None:
+        lines += ["", *render_store(report.store)]
     failed = sum(not check.ok for check in report.checks)
+    if report.store is not None and not report.store.ok:
+        failed += 1
     lines += ["", "All checks passed." if failed == 0 else f"{failed} check(s) failed."]
     return "\n".join(lines)
+
+
+def render_store(found: StoreReport) -> list[str]:
+    """The lines of the report's store section."""
+    lines = [f"Store {found.url}:"]
+    if found.backend is not None:
+        lines.append(f"  backend: {found.backend}")
+    if found.reachable:
+        if found.expected_schema_version is not None:
+            lines.append(
+                f"  schema version: {found.schema_version} "
+                f"(this adapter needs {found.expected_schema_version})"
+            )
+            pending = ", ".join(map(str, found.pending_migrations)) or "none"
+            lines.append(f"  pending migrations: {pending}")
+        lines.append(f"  round trip: {found.round_trip_ms:.2f} ms")
+    mark = "ok  " if found.ok else "FAIL"
+    lines.append(f"  {mark} {found.detail}")
+    return lines
 
 
 def _plugin_info(

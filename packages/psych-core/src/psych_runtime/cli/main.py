@@ -2,10 +2,10 @@
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from psych_runtime._version import __version__
-from psych_runtime.cli import doctor, new
+from psych_runtime.cli import doctor, new, runs, show, skills
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -13,8 +13,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="psych",
         description=(
-            "Developer tooling for Psych Runtime. It scaffolds projects and reports on "
-            "the installation; it never runs an agent."
+            "Developer tooling for Psych Runtime. It scaffolds projects, reports on the "
+            "installation and reads what Runs did; it never runs an agent."
         ),
     )
     parser.add_argument(
@@ -23,7 +23,19 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     new.add_parser(commands)
     doctor.add_parser(commands)
+    runs.add_parser(commands)
+    show.add_parser(commands)
+    skills.add_parser(commands)
     return parser
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "new": new.run,
+    "doctor": doctor.run,
+    "runs": runs.run,
+    "show": show.run,
+    "skills": skills.run,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,10 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.version:
         print(f"psych-runtime {__version__}")
         return 0
-    if args.command == "new":
-        return new.run(args)
-    if args.command == "doctor":
-        return doctor.run(args)
+    handler = _HANDLERS.get(args.command or "")
+    if handler is not None:
+        return handler(args)
     parser.print_help(sys.stderr)
     return 2
 

@@ -6,10 +6,18 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-DEFAULT_TEMPLATE = "default"
+DEFAULT_TEMPLATE = "minimal"
 PLACEHOLDER = "{{project_name}}"
+ALIASES = {"default": "minimal"}
+"""Earlier names of templates, still accepted."""
+NEXT_STEPS = {
+    "minimal": ("python main.py", "pytest"),
+    "tour": ("python main.py", "pytest"),
+    "fastapi": ("python worker.py &", "uvicorn app:app", "pytest"),
+}
+"""What to type after ``cd NAME``, per template; ``python main.py`` when not listed."""
 
-_SKIPPED = frozenset({"__pycache__", "__init__.py"})
+_SKIPPED = frozenset({"__pycache__", "__init__.py", ".pytest_cache", ".ruff_cache", ".mypy_cache"})
 _RENAMED = {"gitignore": ".gitignore"}
 """Stored without the leading dot so packaging tools do not treat it as their own."""
 
@@ -37,15 +45,17 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "new",
         help="create a new project directory from a template",
         description=(
-            "Write a small, runnable project into NAME. The result is ordinary code you "
-            "own; run it with `python main.py` inside the directory."
+            "Write a small, runnable project into NAME: `minimal` (one agent, one tool), "
+            "`tour` (streaming, approvals, threads, cost) or `fastapi` (a web app that "
+            "dispatches and streams Runs, and a separate Worker process). The result is "
+            "ordinary code you own, with its own tests."
         ),
     )
     parser.add_argument("name", metavar="NAME", help="directory to create")
     parser.add_argument(
         "--template",
         default=DEFAULT_TEMPLATE,
-        choices=available_templates(),
+        choices=available_templates() + sorted(ALIASES),
         help="which template to start from (default: %(default)s)",
     )
     parser.add_argument(
@@ -66,6 +76,7 @@ def create_project(target: Path, template: str, *, force: bool = False) -> list[
         NotADirectoryError: ``target`` exists and is not a directory.
         ValueError: no template of that name ships with this release.
     """
+    template = ALIASES.get(template, template)
     if template not in available_templates():
         raise ValueError(f"no template named {template!r}")
     if target.exists() and not target.is_dir():
@@ -102,10 +113,12 @@ def run(args: argparse.Namespace) -> int:
     except (ProjectExists, NotADirectoryError, ValueError) as exc:
         print(f"psych new: {exc}", file=sys.stderr)
         return 1
-    print(f"Created {target} from the {args.template!r} template:")
+    template = ALIASES.get(args.template, args.template)
+    print(f"Created {target} from the {template!r} template:")
     for path in written:
         print(f"  {path}")
     print("\nNext:")
     print(f"  cd {target}")
-    print("  python main.py")
+    for step in NEXT_STEPS.get(template, ("python main.py",)):
+        print(f"  {step}")
     return 0

@@ -11,7 +11,7 @@ halfway through a method. Anyone editing this module must keep it that way: an
 ``await`` inside a method would quietly turn each conditional write into a race.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 from psych_runtime.core.errors import RunNotFound
@@ -27,6 +27,7 @@ from psych_runtime.store.rules import (
     claimable,
     holds_lease,
     leased,
+    newest_runs,
     parked,
     released,
     sweep_expired_leases,
@@ -264,6 +265,17 @@ class InMemoryStore:
         """See ``Store.overdue_deadlines``; only unsettled Runs are looked at."""
         self._check_open()
         return sweep_overdue_deadlines((self._headers[r] for r in self._unsettled), now, limit)
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[RunState] | None = None,
+        limit: int = 20,
+    ) -> list[RunHeader]:
+        """See ``RunListing.recent_runs``."""
+        self._check_open()
+        return newest_runs(self._headers.values(), tenant=tenant, states=states, limit=limit)
 
     async def close(self) -> None:
         """Refuse every later call, as a store with connections would; idempotent."""

@@ -8,7 +8,7 @@ The queue is the store: a Run is claimable when it is ``runnable`` (and its
 ``runnable_at`` has passed) or ``running`` with an expired lease. There is no broker.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -320,4 +320,69 @@ class Migratable(Protocol):
         ...
 
 
-__all__ = ["Admission", "Fence", "Migratable", "RunHeader", "RunState", "Store"]
+@runtime_checkable
+class RunListing(Protocol):
+    """A Store that can list its Runs, newest first, for people looking at them.
+
+    It serves operators' tools (``psych runs``), never the runtime itself, which finds
+    its work by claiming. A Store without it still runs agents; the tools that list
+    Runs then say the store cannot. Every store shipped with Psych implements it.
+    """
+
+    async def recent_runs(
+        self,
+        *,
+        tenant: str | None = None,
+        states: Collection[RunState] | None = None,
+        limit: int = 20,
+    ) -> list[RunHeader]:
+        """The most recently admitted Runs' headers, newest first (read only).
+
+        Ordered by ``created_at`` descending, ties by run id descending.
+
+        Args:
+            tenant: only this tenant's Runs; None lists every tenant's.
+            states: only Runs in one of these states; None (or empty) lists all.
+            limit: at most this many headers, at least 1.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        ...
+
+
+@runtime_checkable
+class SchemaInspection(Protocol):
+    """A Store with a schema that can say, without changing anything, where it stands.
+
+    Operators' tools (``psych doctor --store``) use it to compare the database with
+    the installed adapter before anyone runs ``migrate``. Every store shipped with
+    Psych that has a schema implements it.
+    """
+
+    @property
+    def expected_schema_version(self) -> int:
+        """The schema version this release of the adapter writes and needs."""
+        ...
+
+    async def schema_version(self) -> int | None:
+        """The version recorded in the database: 0 or None when it was never migrated.
+
+        Reads only: it creates nothing, not even an empty database file.
+
+        Raises:
+            StoreUnavailable: the database cannot be reached.
+        """
+        ...
+
+
+__all__ = [
+    "Admission",
+    "Fence",
+    "Migratable",
+    "RunHeader",
+    "RunListing",
+    "RunState",
+    "SchemaInspection",
+    "Store",
+]

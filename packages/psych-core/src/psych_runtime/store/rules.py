@@ -10,7 +10,7 @@ instead of restating them. Stores with a query language express the same rules i
 it; ``psych-contract`` checks both kinds against its own, independent reference model.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from psych_runtime.core.ids import WorkerId
@@ -121,10 +121,37 @@ def sweep_overdue_deadlines(
     return overdue[:limit]
 
 
+def newest_runs(
+    headers: Iterable[RunHeader],
+    *,
+    tenant: str | None,
+    states: Collection[RunState] | None,
+    limit: int,
+) -> list[RunHeader]:
+    """``RunListing.recent_runs`` over headers held in memory."""
+    check_listing_limit(limit)
+    wanted = set(states) if states else None
+    found = [
+        h
+        for h in headers
+        if (tenant is None or h.scope.tenant == tenant) and (wanted is None or h.state in wanted)
+    ]
+    found.sort(key=lambda h: (h.created_at, h.run_id), reverse=True)
+    return found[:limit]
+
+
+def check_listing_limit(limit: int) -> None:
+    """Refuse a ``recent_runs`` limit below 1 (or not an int) before any query runs."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive int, got {limit!r}")
+
+
 __all__ = [
+    "check_listing_limit",
     "claim_order",
     "claimable",
     "holds_lease",
+    "newest_runs",
     "sweep_expired_leases",
     "sweep_overdue_deadlines",
 ]

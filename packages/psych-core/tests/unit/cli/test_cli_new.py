@@ -4,7 +4,7 @@ import pytest
 
 from psych_runtime.cli.main import main
 
-TEMPLATE_FILES = {"main.py", "README.md", ".gitignore"}
+TEMPLATE_FILES = {"main.py", "README.md", ".gitignore", "pyproject.toml", "tests"}
 
 
 def test_new_writes_a_project(tmp_path, capsys):
@@ -98,5 +98,46 @@ def test_an_unknown_template_is_a_usage_error(tmp_path, capsys):
         main(["new", str(tmp_path / "demo"), "--template", "nope"])
 
     assert caught.value.code == 2
-    assert "'default'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    for name in ("'minimal'", "'tour'", "'fastapi'"):
+        assert name in err
     assert not (tmp_path / "demo").exists()
+
+
+def test_the_old_default_name_still_gives_the_minimal_template(tmp_path, capsys):
+    target = tmp_path / "demo"
+
+    assert main(["new", str(target), "--template", "default"]) == 0
+
+    assert {p.name for p in target.iterdir()} == TEMPLATE_FILES
+    assert "from the 'minimal' template" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("template", "files"),
+    [
+        ("tour", {"main.py", "README.md", ".gitignore", "pyproject.toml", "tests"}),
+        (
+            "fastapi",
+            {
+                "agent.py",
+                "app.py",
+                "worker.py",
+                "README.md",
+                ".gitignore",
+                "pyproject.toml",
+                "tests",
+            },
+        ),
+    ],
+)
+def test_the_other_templates_write_their_files_with_the_name_filled_in(tmp_path, template, files):
+    target = tmp_path / "weather-desk"
+
+    assert main(["new", str(target), "--template", template]) == 0
+
+    assert {p.name for p in target.iterdir()} == files
+    for path in target.rglob("*"):
+        if path.is_file():
+            assert "{{" not in path.read_text(), path
+    assert (target / "README.md").read_text().startswith("# weather-desk\n")

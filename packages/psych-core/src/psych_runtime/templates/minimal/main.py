@@ -52,5 +52,6 @@ async def main() -> None:
         print(f"usage: {spent.totals.usage}")
         print(f"cost: {spent.totals.cost}")
 
+
 if __name__ == "__main__":
     asyncio.run(main())
