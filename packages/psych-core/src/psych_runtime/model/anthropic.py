@@ -10,7 +10,6 @@ every client here it opens no connection of its own; all traffic goes through th
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -29,15 +28,15 @@ from psych_runtime.model.anthropic_wire import (
     read_event,
     request_body,
 )
+from psych_runtime.model.http_common import decode_event, error_body, list_model_ids
 from psych_runtime.model.port import (
-    MalformedChunk,
     ModelError,
     ModelRequest,
     StreamDone,
     StreamEvent,
     StreamIncomplete,
 )
-from psych_runtime.model.sse import SseEvent, SseParser
+from psych_runtime.model.sse import SseParser
 from psych_runtime.model.transient import error_from_exception, error_from_status
 
 if TYPE_CHECKING:
@@ -48,8 +47,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header sent with every request."""
-
-_ERROR_BODY_BYTES = 64 * 1024
 
 
 class InvalidClientSetting(PsychError, ValueError):
@@ -224,7 +221,7 @@ class AnthropicClient:
                 timeout=self._timeout(request.idle_timeout_seconds),
             ) as response:
                 if response.status_code >= 400:
-                    text = await _error_body(response)
+                    text = await error_body(response)
                     raise error_from_status(response.status_code, response.headers, text)
                 if response.status_code != 200:
                     raise ModelError(
@@ -254,54 +251,8 @@ class AnthropicClient:
             return models
 
     async def _fetch_models(self) -> frozenset[str]:
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
         url = f"{self._base_url}/v1/models?limit=1000"
-        headers = {**self._headers, "Accept": "application/json"}
-        try:
-            response = await self._transport.request("GET", url, scope=self._scope, headers=headers)
-            if response.status_code != 200:
-                logger.warning("listing models at %s answered HTTP %s", url, response.status_code)
-                return frozenset()
-            payload = response.json()
-        except (httpx.HTTPError, EgressDenied, ValueError) as error:
-            logger.warning("could not list models at %s: %s", url, error)
-            return frozenset()
-        entries = payload.get("data") if isinstance(payload, dict) else None
-        if not isinstance(entries, list):
-            logger.warning("the model list at %s has no 'data' array", url)
-            return frozenset()
-        return frozenset(
-            entry["id"]
-            for entry in entries
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]
-        )
-
-
-async def _error_body(response: httpx.Response) -> str:
-    """The start of an error response's body; enough to classify it, bounded in size."""
-    import httpx  # deferred: importing httpx costs a noticeable part of a second
-
-    collected = bytearray()
-    try:
-        async for piece in response.aiter_bytes():
-            collected += piece
-            if len(collected) >= _ERROR_BODY_BYTES:
-                break
-    except httpx.HTTPError:
-        pass
-    return collected[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
-
-
-def _decode(event: SseEvent) -> dict[str, object]:
-    try:
-        data = json.loads(event.data)
-    except ValueError:
-        preview = event.data[:120]
-        raise MalformedChunk(f"the model sent an event that is not JSON: {preview!r}") from None
-    if not isinstance(data, dict):
-        raise MalformedChunk(f"the model sent an event that is not an object: {event.data[:120]!r}")
-    return data
+        return await list_model_ids(self._transport, url, scope=self._scope, headers=self._headers)
 
 
 async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
@@ -315,7 +266,7 @@ async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
     tally = MessageTally()
     async for raw in response.aiter_bytes():
         for sse in parser.feed(raw):
-            for event in read_event(sse.event, _decode(sse), tally):
+            for event in read_event(sse.event, decode_event(sse, "event"), tally):
                 yield event
             if tally.stopped:
                 break
@@ -323,7 +274,7 @@ async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
             break
     else:
         for sse in parser.close():
-            for event in read_event(sse.event, _decode(sse), tally):
+            for event in read_event(sse.event, decode_event(sse, "event"), tally):
                 yield event
     if not tally.stopped and tally.stop_reason is None:
         cut = " in the middle of an event" if parser.truncated else ""

@@ -10,7 +10,6 @@ policy sees every request.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.model.http_common import decode_event, error_body, list_model_ids
 from psych_runtime.model.openai_wire import (
     MaxTokensField,
     StreamTally,
@@ -30,7 +30,6 @@ from psych_runtime.model.openai_wire import (
     request_body,
 )
 from psych_runtime.model.port import (
-    MalformedChunk,
     ModelError,
     ModelRequest,
     StreamDone,
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_ERROR_BODY_BYTES = 64 * 1024
 _DONE = "[DONE]"
 _CALLING_FINISHES = frozenset({"stop", "function_call"})
 _INLINE_CHUNK_CHARS = 256 * 1024
@@ -181,7 +179,7 @@ class OpenAICompatibleClient:
                     timeout=self._timeout(request.idle_timeout_seconds),
                 ) as response:
                     if response.status_code >= 400:
-                        text = await _error_body(response)
+                        text = await error_body(response)
                         if response.status_code == 400:
                             drop_usage = include_usage and refuses_stream_options(text)
                             if not switched and not drop_usage:
@@ -251,62 +249,15 @@ class OpenAICompatibleClient:
             return models
 
     async def _fetch_models(self) -> frozenset[str]:
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
         url = f"{self._base_url}/models"
-        headers = {**self._headers, "Accept": "application/json"}
-        try:
-            response = await self._transport.request("GET", url, scope=self._scope, headers=headers)
-            if response.status_code != 200:
-                logger.warning("listing models at %s answered HTTP %s", url, response.status_code)
-                return frozenset()
-            payload = response.json()
-        except (httpx.HTTPError, EgressDenied, ValueError) as error:
-            logger.warning("could not list models at %s: %s", url, error)
-            return frozenset()
-        entries = payload.get("data") if isinstance(payload, dict) else None
-        if not isinstance(entries, list):
-            logger.warning("the model list at %s has no 'data' array", url)
-            return frozenset()
-        return frozenset(
-            entry["id"]
-            for entry in entries
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]
-        )
-
-
-async def _error_body(response: httpx.Response) -> str:
-    """The start of an error response's body; enough to classify it, bounded in size."""
-    import httpx  # deferred: importing httpx costs a noticeable part of a second
-
-    collected = bytearray()
-    try:
-        async for piece in response.aiter_bytes():
-            collected += piece
-            if len(collected) >= _ERROR_BODY_BYTES:
-                break
-    except httpx.HTTPError:
-        # The status alone still classifies the failure.
-        pass
-    return collected[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
-
-
-def _decode(event: SseEvent) -> dict[str, object]:
-    try:
-        chunk = json.loads(event.data)
-    except ValueError:
-        preview = event.data[:120]
-        raise MalformedChunk(f"the model sent a chunk that is not JSON: {preview!r}") from None
-    if not isinstance(chunk, dict):
-        raise MalformedChunk(f"the model sent a chunk that is not an object: {event.data[:120]!r}")
-    return chunk
+        return await list_model_ids(self._transport, url, scope=self._scope, headers=self._headers)
 
 
 def _interpret(sse: SseEvent, tally: StreamTally, model: str) -> list[StreamEvent] | None:
     """The events one SSE event carries, or None for the end-of-stream marker."""
     if sse.data.strip() == _DONE:
         return None
-    chunk = _decode(sse)
+    chunk = decode_event(sse, "chunk")
     if sse.event == "error" or chunk.get("error"):
         raise error_in_stream(chunk if "error" in chunk else {"error": chunk})
     return read_chunk(chunk, tally, model)
