@@ -37,10 +37,10 @@ from pydantic import JsonValue
 
 from psych_a2a._errors import A2AFailure, Failure
 from psych_a2a._names import admitted, offerable, qualified
-from psych_a2a._pool import ConnectionPool
 from psych_a2a.cards import CardRefused, CardVerifier
 from psych_runtime import EgressDenied, EgressPolicy, HttpTransport, Scope, SecretResolver
 from psych_runtime.adapters import (
+    ConnectionPool,
     SourceCallFailed,
     SourceTool,
     SourceTools,

@@ -19,10 +19,14 @@ from psych_a2a._mapping import (
     task_result,
 )
 from psych_a2a._names import admitted, offerable, qualified
-from psych_a2a._pool import ConnectionPool
 from psych_a2a.tools import card_url
 from psych_runtime import Scope, ToolContext
-from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolSourceUnavailable
+from psych_runtime.adapters import (
+    ConnectionPool,
+    SourceCallFailed,
+    SourceTool,
+    ToolSourceUnavailable,
+)
 from psych_runtime.models import ToolDefinition
 from psych_runtime.spec import A2APeer, AgentSpec
 

@@ -172,6 +172,7 @@ from psych_runtime.telemetry import (
 from psych_runtime.tools.context import (
     ToolContext,
 )
+from psych_runtime.tools.pool import ConnectionPool, Poolable
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,
@@ -200,6 +201,7 @@ __all__ = [
     "BlobNotFound",
     "BlobStore",
     "BlobStoreBackend",
+    "ConnectionPool",
     "DoctorCheck",
     "DoctorResult",
     "ErrorRule",
@@ -226,6 +228,7 @@ __all__ = [
     "NoTelemetry",
     "Notifier",
     "PluginError",
+    "Poolable",
     "Program",
     "RecordTooLarge",
     "ResolvedLimits",

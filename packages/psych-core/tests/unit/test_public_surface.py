@@ -301,6 +301,8 @@ PINNED: dict[str, tuple[str, ...]] = {
         "ExecutionStatus",
         "Guarantee",
         "Program",
+        "ConnectionPool",
+        "Poolable",
         "ResolvedLimits",
         "Sandbox",
         "SandboxCapabilities",

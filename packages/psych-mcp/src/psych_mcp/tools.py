@@ -41,7 +41,6 @@ from pydantic import JsonValue
 from psych_mcp._errors import Failure, McpFailure
 from psych_mcp._names import admitted, offerable, qualified
 from psych_mcp._policy import AnyPolicy, judge
-from psych_mcp._pool import ConnectionPool
 from psych_runtime import (
     EgressDenied,
     EgressPolicy,
@@ -51,6 +50,7 @@ from psych_runtime import (
     SecretResolver,
 )
 from psych_runtime.adapters import (
+    ConnectionPool,
     SourceCallFailed,
     SourceTool,
     SourceTools,

@@ -5,7 +5,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from psych_mcp._pool import ConnectionPool
+from psych_runtime.tools.pool import ConnectionPool
 
 
 class FakeConnection:

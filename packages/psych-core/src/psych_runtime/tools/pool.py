@@ -1,8 +1,9 @@
 """A bounded pool of open connections, keyed by everything that makes one reusable.
 
-Whoever keys a pool decides who may share a connection; ``McpTools`` keys it by tenant,
-principal, server, URL, transport and a digest of the credential, so one tenant's
-connection (and the token it carries) is never handed to another. The pool itself only
+Whoever keys a pool decides who may share a connection; the tool sources that use one
+(psych-mcp's ``McpTools``, psych-a2a's ``A2ATools``) key it by tenant, principal,
+server or peer, URL and a digest of the credential, so one tenant's connection (and
+the token it carries) is never handed to another. The pool itself only
 keeps the promises every key needs:
 
 * at most ``max_connections`` stay open: opening one more retires the least recently
@@ -61,8 +62,8 @@ class ConnectionPool[K: Hashable, C: Poolable]:
     def __init__(
         self,
         *,
-        max_connections: int,
-        idle_seconds: float,
+        max_connections: int = 64,
+        idle_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_connections < 1:
