@@ -4,10 +4,11 @@ One append is one row. Its body holds the batch's records, one per line, each as
 ``type``, a tab, and the compact JSON ``record_to_json`` produces minus the three
 envelope fields that open it (``type``, ``run_id``, ``seq``): the row already knows the
 run, and the seq follows from the row's ``first_seq`` and the line's position. The
-lines are zlib-compressed together, which pays off because records of one batch repeat
-the same keys, ids and scope. If a record's JSON ever does not start with the expected
-prefix, its line carries the JSON whole, and reading tells the two apart by whether it
-opens with ``{"type":``.
+lines are zlib-compressed together against a preset dictionary (``_dictionary``): the
+records of one batch repeat the same keys, ids and scope, and every batch repeats the
+field names and record types the dictionary already holds. If a record's JSON ever
+does not start with the expected prefix, its line carries the JSON whole, and reading
+tells the two apart by whether it opens with ``{"type":``.
 """
 
 import json
@@ -17,8 +18,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from psych_runtime import Scope
-from psych_runtime.adapters import Memory, MemoryKey, RunHeader, header_from_row as decode_header
+from psych_runtime.adapters import (
+    Memory,
+    MemoryKey,
+    RunHeader,
+    SchemaTooNew,
+    header_from_row as decode_header,
+)
 from psych_runtime.records import Record, record_from_json, record_to_json
+from psych_store_postgres import _dictionary
 
 if TYPE_CHECKING:
     import asyncpg
@@ -59,16 +67,51 @@ def decode_record(seq: int, record_type: str, body: str, run_id_json: str) -> Re
 _LEVEL = 6
 
 
+_FDICT = 0x20
+"""The flag in a zlib stream's second byte saying a preset dictionary follows (RFC 1950)."""
+
+
+def compress(data: bytes) -> bytes:
+    """A zlib stream of ``data`` primed with the current preset dictionary."""
+    compressor = zlib.compressobj(_LEVEL, zdict=_dictionary.CURRENT)
+    return compressor.compress(data) + compressor.flush()
+
+
+def decompress(body: bytes) -> bytes:
+    """The bytes of a stored zlib stream, with whichever dictionary its header names.
+
+    Batches written before dictionaries existed carry no dictionary flag and
+    decompress plainly.
+
+    Raises:
+        SchemaTooNew: the batch was compressed with a dictionary only a newer release
+            of this package has.
+    """
+    if len(body) < 6 or not body[1] & _FDICT:
+        return zlib.decompress(body)
+    dictionary = _dictionary.BY_ID.get(int.from_bytes(body[2:6], "big"))
+    if dictionary is None:
+        raise SchemaTooNew(
+            "a stored batch was compressed with a dictionary this release of "
+            "psych-store-postgres does not have; upgrade it to read this database"
+        )
+    decompressor = zlib.decompressobj(zdict=dictionary)
+    data = decompressor.decompress(body) + decompressor.flush()
+    if not decompressor.eof:
+        raise zlib.error("a stored batch ends before its compressed stream does")
+    return data
+
+
 def encode_batch(records: Sequence[Record], run_id_json: str) -> bytes:
     """The stored body of one append (``records`` are consecutive and non-empty)."""
     lines = "\n".join(f"{record.type}\t{encode_record(record, run_id_json)}" for record in records)
-    return zlib.compress(lines.encode(), _LEVEL)
+    return compress(lines.encode())
 
 
 def decode_batch(first_seq: int, body: bytes, run_id_json: str) -> list[Record]:
     """Every record of one stored append, in order."""
     out: list[Record] = []
-    for offset, line in enumerate(zlib.decompress(body).decode().split("\n")):
+    for offset, line in enumerate(decompress(body).decode().split("\n")):
         record_type, _, data = line.partition("\t")
         out.append(decode_record(first_seq + offset, record_type, data, run_id_json))
     return out
@@ -105,8 +148,10 @@ def memory_from_row(key: MemoryKey, row: "asyncpg.Record") -> Memory:
 
 __all__ = [
     "aware",
+    "compress",
     "decode_batch",
     "decode_record",
+    "decompress",
     "encode_batch",
     "encode_record",
     "header_from_row",

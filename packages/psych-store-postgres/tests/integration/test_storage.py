@@ -1,12 +1,12 @@
 """What lands in the tables: lean rows that still read back exactly."""
 
-import zlib
 from collections.abc import Awaitable, Callable
 
 import asyncpg
 
 from psych_contract import _data as data
 from psych_store_postgres import PostgresStore
+from psych_store_postgres._rows import decompress
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 
@@ -29,7 +29,7 @@ async def test_one_append_is_one_compressed_row_without_the_envelope(
         await conn.close()
     assert [(row["first_seq"], row["last_seq"]) for row in rows] == [(1, 1), (2, 6), (7, 7)]
     for row in rows:
-        lines = zlib.decompress(row["body"]).decode().split("\n")
+        lines = decompress(row["body"]).decode().split("\n")
         assert len(lines) == row["last_seq"] - row["first_seq"] + 1
         for line in lines:
             record_type, _, body = line.partition("\t")
