@@ -10,7 +10,10 @@ then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
 ``PSYCH_E2E_TURNS`` times (default 1) and then answers; for the model id ``lead`` it
 delegates once to its roster subagent ``clerk`` and then answers. ``PSYCH_E2E_CONCURRENCY`` and
 ``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
-``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval. MODE
+``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval.
+``PSYCH_E2E_DEFAULT_TIMING=1`` keeps the Worker's own lease, heartbeat, poll and
+supervisor timings (otherwise they are shortened for quick tests, the lease to NUMBER
+seconds). MODE
 ``claim`` only claims Runs in a loop and prints each claimed run id, to race another
 process for them; after NUMBER idle seconds it prints ``done`` and keeps its claims
 until a line arrives on standard input.
@@ -80,6 +83,14 @@ async def work(url: str, markers: Path, lease: float) -> None:
     approvals = None
     if os.environ.get("PSYCH_E2E_APPROVE") == "1":
         approvals = psych_runtime.ApprovalRules(always=frozenset({"charge"}))
+    timing: dict[str, float] = {}
+    if os.environ.get("PSYCH_E2E_DEFAULT_TIMING") != "1":
+        timing = {
+            "lease_seconds": lease,
+            "heartbeat_seconds": lease / 4,
+            "poll_interval": 0.05,
+            "supervisor_interval": 0.1,
+        }
     worker = psych_runtime.Worker(
         store,
         psych_runtime.Runtime(
@@ -88,11 +99,8 @@ async def work(url: str, markers: Path, lease: float) -> None:
             registry,
             approvals=approvals,
         ),
-        lease_seconds=lease,
-        heartbeat_seconds=lease / 4,
-        poll_interval=0.05,
-        supervisor_interval=0.1,
         concurrency=int(os.environ.get("PSYCH_E2E_CONCURRENCY", "4")),
+        **timing,
     )
     if "PSYCH_E2E_MAX_ATTEMPTS" in os.environ:
         worker.max_attempts = int(os.environ["PSYCH_E2E_MAX_ATTEMPTS"])

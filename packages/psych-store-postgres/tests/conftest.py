@@ -92,12 +92,14 @@ async def make_store(server: str, schema: str) -> AsyncIterator[StoreFactory]:
         schema_name: str | None = None,
         listen: bool | None = None,
         liveness_locks: bool | None = None,
+        watch_peers: int | None = None,
     ) -> PostgresStore:
         store = PostgresStore(
             server,
             schema=schema_name or schema,
             listen=listen,
             liveness_locks=liveness_locks,
+            watch_peers=watch_peers,
         )
         made.append(store)
         if migrate:

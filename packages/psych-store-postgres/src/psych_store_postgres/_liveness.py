@@ -72,6 +72,10 @@ class LivenessLocks:
             return None
         return held.key
 
+    def held_keys(self) -> list[int]:
+        """Every key this instance holds right now, whatever the worker id."""
+        return [held.key for held in self._held.values() if not held.conn.is_closed()]
+
     def knows(self, worker_id: str) -> bool:
         """Whether this instance claims for ``worker_id`` (from its first claim until release)."""
         return worker_id in self._known

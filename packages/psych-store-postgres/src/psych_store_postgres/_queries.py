@@ -34,6 +34,7 @@ class Queries:
     put_version: str
     put_grant: str
     get_grant: str
+    running_holders: str
     get_version: str
     get_granted_version: str
 
@@ -128,6 +129,10 @@ class Queries:
             get_grant=(
                 f"SELECT published_at FROM {s}.psych_version_grants "
                 "WHERE hash = $1 AND grantee = $2"
+            ),
+            running_holders=(
+                f"SELECT DISTINCT holder_lock FROM {s}.psych_runs "
+                "WHERE state = 'running' AND holder_lock IS NOT NULL LIMIT 1024"
             ),
             get_version=f"SELECT document, published_at FROM {s}.psych_versions WHERE hash = $1",
             # The tenant's own grant first (false sorts before true), else the share.

@@ -2,8 +2,9 @@
 
 The URL is a libpq-style connection URI. A few query parameters belong to this store
 rather than to the server (``schema``, ``min_size``, ``max_size``, ``listen``,
-``liveness_locks``); they are taken out here so the driver never mistakes them for
-server settings. Everything else in the query string is passed through to asyncpg.
+``liveness_locks``, ``watch_peers``); they are taken out here so the driver never
+mistakes them for server settings. Everything else in the query string is passed
+through to asyncpg.
 
 Parsing happens in the constructor, without touching the network, so a typo fails at
 once with ``InvalidStoreUrl`` instead of surfacing later as a confusing connect error.
@@ -25,10 +26,13 @@ DEFAULT_MAX_SIZE = 10
 DEFAULT_PORT = 5432
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_OWN_OPTIONS = frozenset({"schema", "min_size", "max_size", "listen", "liveness_locks"})
+_OWN_OPTIONS = frozenset(
+    {"schema", "min_size", "max_size", "listen", "liveness_locks", "watch_peers"}
+)
 KEYWORD_OPTIONS = _OWN_OPTIONS | {"connect_timeout"}
 """The keyword options ``from_url`` accepts."""
 DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_WATCH_PEERS = 2
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -49,6 +53,9 @@ class PostgresSettings:
         passed_keys: query parameters handed to asyncpg, so defaults the store would
             set itself (``application_name``, ``jit``) yield to what the URL says.
         connect_timeout: seconds to wait for a new connection.
+        watch_peers: how many other claiming processes an idle instance watches (one
+            connection each, blocked on the peer's liveness lock) so it wakes the
+            moment one dies; 0 leaves noticing a dead peer to the next poll.
     """
 
     dsn: str
@@ -60,14 +67,15 @@ class PostgresSettings:
     address: str
     passed_keys: frozenset[str] = frozenset()
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    watch_peers: int = DEFAULT_WATCH_PEERS
 
     @classmethod
     def from_url(cls, url: str, /, **options: object) -> "PostgresSettings":
         """Settings for a ``postgresql://`` or ``postgres://`` URL.
 
         Keyword options (``schema``, ``min_size``, ``max_size``, ``listen``,
-        ``liveness_locks``, ``connect_timeout``) override the same names in the URL's
-        query string; any other query parameter is handed to asyncpg.
+        ``liveness_locks``, ``watch_peers``, ``connect_timeout``) override the same
+        names in the URL's query string; any other query parameter is handed to asyncpg.
 
         Raises:
             InvalidStoreUrl: the URL, or an option in its query, is malformed.
@@ -87,6 +95,7 @@ class PostgresSettings:
             max_size=_optional(options, "max_size", int),
             listen=_optional(options, "listen", bool),
             liveness_locks=_optional(options, "liveness_locks", bool),
+            watch_peers=_optional(options, "watch_peers", int),
             connect_timeout=DEFAULT_CONNECT_TIMEOUT if timeout is None else timeout,
         )
 
@@ -156,6 +165,7 @@ def _parse(
     max_size: int | None = None,
     listen: bool | None = None,
     liveness_locks: bool | None = None,
+    watch_peers: int | None = None,
     connect_timeout: float = 10.0,
 ) -> PostgresSettings:
     """Validate a store URL and merge it with keyword options (keywords win).
@@ -208,6 +218,11 @@ def _parse(
         "liveness_locks",
         liveness_locks if liveness_locks is not None else own.get("liveness_locks", "true"),
     )
+    peers = _to_int(
+        "watch_peers",
+        watch_peers if watch_peers is not None else own.get("watch_peers", DEFAULT_WATCH_PEERS),
+        0,
+    )
 
     host = parts.hostname
     if host is None:
@@ -225,6 +240,7 @@ def _parse(
         address=_address(host, port, database),
         passed_keys=frozenset(key for key, _ in passed),
         connect_timeout=connect_timeout,
+        watch_peers=peers,
     )
 
 
@@ -232,6 +248,7 @@ __all__ = [
     "DEFAULT_MAX_SIZE",
     "DEFAULT_MIN_SIZE",
     "DEFAULT_SCHEMA",
+    "DEFAULT_WATCH_PEERS",
     "KEYWORD_OPTIONS",
     "SCHEMES",
     "PostgresSettings",

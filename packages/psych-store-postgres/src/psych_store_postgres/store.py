@@ -18,6 +18,8 @@ imported on first use, never at import time.
 """
 
 import hashlib
+import logging
+import time
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -42,6 +44,7 @@ from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._listener import NotificationListener
 from psych_store_postgres._liveness import LivenessLocks
+from psych_store_postgres._peers import PeerWatch
 from psych_store_postgres._queries import Queries
 from psych_store_postgres._rows import (
     aware,
@@ -56,6 +59,8 @@ from psych_store_postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:
     import asyncpg
+
+    from psych_store_postgres._connection import GuardedPool
 
 _APPENDED, _NO_RUN, _FENCE_REFUSED, _SEQ_TAKEN = 0, 1, 2, 3
 """Status codes returned by the ``psych_append`` function."""
@@ -107,7 +112,8 @@ class PostgresStore(PostgresDatabase):
     Args:
         url: ``postgresql://user:password@host:port/database`` (``postgres://`` too),
             or ``PostgresSettings`` already resolved. Query parameters ``schema``,
-            ``min_size``, ``max_size``, ``listen`` and ``liveness_locks`` configure this
+            ``min_size``, ``max_size``, ``listen``, ``liveness_locks`` and ``watch_peers``
+            configure this
             store; any other parameter (``sslmode``, say) is handed to asyncpg. The
             keyword options below override them.
         schema: the schema holding every table of this deployment (default
@@ -120,6 +126,9 @@ class PostgresStore(PostgresDatabase):
         liveness_locks: hold an advisory lock per claiming worker id, so a Run whose
             Worker process died is claimable at once instead of after its lease
             (default True).
+        watch_peers: how many busy peer processes an idle instance watches, one
+            connection each, to wake its Workers the moment a peer dies rather than
+            at their next poll (default 2; 0 turns it off; needs ``liveness_locks``).
         connect_timeout: seconds to wait for a new connection (default 10).
 
     Raises:
@@ -141,6 +150,9 @@ class PostgresStore(PostgresDatabase):
             self._connect, self._channel, self._notifier, self._own_pids
         )
         self._liveness = LivenessLocks(self._connect)
+        watching = self._settings.watch_peers if self._settings.liveness_locks else 0
+        self._peers = PeerWatch(self._connect, self._notifier, self._announce_work, watching)
+        self._peers_checked_at = 0.0
 
     # --- configuration ------------------------------------------------------------------
 
@@ -376,7 +388,38 @@ class PostgresStore(PostgresDatabase):
                 key,
             )
         )
-        return None if row is None else header_from_row(row)
+        if row is not None:
+            return header_from_row(row)
+        if self._settings.watch_peers and key is not None:
+            await self._watch_peers(pool)
+        return None
+
+    async def _watch_peers(self, pool: "GuardedPool") -> None:
+        """After an empty claim, make sure this idle instance watches its busy peers.
+
+        At most once per ``_PEER_REFRESH_SECONDS``; a failure only costs the early
+        wake-up, so it is logged, not raised.
+        """
+        now = time.monotonic()
+        if now - self._peers_checked_at < _PEER_REFRESH_SECONDS:
+            return
+        self._peers_checked_at = now
+        try:
+            rows = await pool.fetch(self._queries.running_holders)
+        except Exception as exc:
+            _log.debug("psych: could not list the peers to watch: %s", exc)
+            return
+        self._peers.update((row[0] for row in rows), self._liveness.held_keys())
+
+    async def _announce_work(self) -> None:
+        """Wake every other listening process's claimers (a peer died)."""
+        pool = await self._ready()
+        await pool.execute("SELECT pg_notify($1, $2)", self._channel, WORK)
+
+    @property
+    def watched_peers(self) -> frozenset[int]:
+        """The liveness keys of the peers this instance is watching, for diagnostics."""
+        return self._peers.watched
 
     async def renew(
         self,
@@ -520,8 +563,14 @@ class PostgresStore(PostgresDatabase):
 
     async def _close_dedicated(self) -> None:
         """Close the LISTEN connection and the liveness-lock connections."""
+        await self._peers.close()
         await self._listener.close()
         await self._liveness.close()
 
+
+_log = logging.getLogger(__name__)
+
+_PEER_REFRESH_SECONDS = 0.1
+"""The least time between two looks at which peers to watch (each costs one query)."""
 
 __all__ = ["PostgresStore", "notify_channel"]

@@ -17,9 +17,10 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime.adapters import Fence, LeaseLost, RunHeader
+from psych_runtime.adapters import WORK, Fence, LeaseLost, RunHeader
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
+from psych_store_postgres._peers import ring_after
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 
@@ -209,3 +210,67 @@ async def test_a_sigkilled_worker_process_loses_its_run_at_once(
         if child.returncode is None:
             child.kill()
             await child.wait()
+
+
+async def _wait_for_work(store: PostgresStore, generation: int, seconds: float) -> bool:
+    """Whether ``WORK`` is signalled on ``store``'s notifier within ``seconds``."""
+    notifier = store.notifier
+    deadline = asyncio.get_running_loop().time() + seconds
+    while notifier.generation(WORK) == generation:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            return False
+        await notifier.wait(WORK, generation, left)
+    return True
+
+
+async def test_an_idle_instance_is_woken_when_a_busy_peer_dies(make_store: Factory) -> None:
+    process_a = await make_store()
+    process_b = await make_store()
+    bystander = await make_store()
+    assert await bystander.start_listening()
+    run = (await process_a.create_run(*data.admission())).header
+    assert await process_a.claim(W, data.at(0), LEASE) is not None
+    # B's empty claim is what an idle Worker does; afterwards it watches A's lock.
+    assert await process_b.claim(OTHER, data.at(1), LEASE) is None
+    a_key = process_a._liveness.current_key(W)
+    for _ in range(100):
+        if process_b.watched_peers == {a_key}:
+            break
+        await asyncio.sleep(0.02)
+    assert process_b.watched_peers == {a_key}
+    # Nothing is signalled while A lives.
+    before = process_b.notifier.generation(WORK)
+    assert not await _wait_for_work(process_b, before, 0.3)
+    # A dies. B hears of it without claiming again, and so does every other listener.
+    seen_by_bystander = bystander.notifier.generation(WORK)
+    lock_conn = process_a._liveness.connection_of(W)
+    assert lock_conn is not None
+    await _terminate(process_b, lock_conn.get_server_pid())
+    assert await _wait_for_work(process_b, before, 5.0)
+    assert await _wait_for_work(bystander, seen_by_bystander, 5.0)
+    # The watch let go of the lock it was granted: the Run is claimable at once.
+    taken = await process_b.claim(OTHER, data.at(2), LEASE)
+    assert taken is not None
+    assert taken.run_id == run.run_id
+
+
+async def test_no_peer_is_watched_when_watching_is_off(make_store: Factory) -> None:
+    process_a = await make_store()
+    process_b = await make_store(watch_peers=0)
+    await process_a.create_run(*data.admission())
+    assert await process_a.claim(W, data.at(0), LEASE) is not None
+    assert await process_b.claim(OTHER, data.at(1), LEASE) is None
+    await asyncio.sleep(0.2)
+    assert process_b.watched_peers == frozenset()
+
+
+def test_peers_are_watched_in_ring_order_after_the_smallest_own_key() -> None:
+    assert ring_after(50, [10, 60, 70, 20, 60], 2) == [60, 70]
+    assert ring_after(65, [10, 60, 70, 20], 3) == [70, 10, 20]
+    assert ring_after(5, [10, 20], 0) == []
+    # Every process watched by someone: with keys 1..4 each watching its next one, the
+    # watched sets cover them all.
+    keys = [1, 2, 3, 4]
+    watched = {k for own in keys for k in ring_after(own, [x for x in keys if x != own], 1)}
+    assert watched == set(keys)
