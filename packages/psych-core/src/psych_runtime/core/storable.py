@@ -17,9 +17,13 @@ The walk is iterative, so a hostile value cannot turn the check itself into a
 ``RecursionError``.
 """
 
+import enum
 import math
 import re
+import types
+import typing
 from collections.abc import Mapping
+from datetime import date, datetime, time, timedelta
 
 from pydantic import BaseModel
 
@@ -99,9 +103,22 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
         elif isinstance(item, BaseModel):
             if depth >= max_depth:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
-            for name, child in item.__dict__.items():
-                if child is not None:
-                    stack.append((child, depth + 1, (path, name)))
+            fields = item.__dict__
+            plan = _PLANS.get(type(item), _UNPLANNED)
+            if plan is _UNPLANNED:
+                plan = _plan(type(item))
+            if plan is None:
+                for name, child in fields.items():
+                    if child is not None:
+                        stack.append((child, depth + 1, (path, name)))
+                continue
+            for name, is_text in plan:
+                child = fields[name]
+                if child is None:
+                    continue
+                if is_text and child.isascii():
+                    continue  # the commonest leaf, settled without a push
+                stack.append((child, depth + 1, (path, name)))
         elif isinstance(item, Mapping):
             if depth >= max_depth:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
@@ -118,6 +135,70 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
             for index, child in enumerate(item):
                 stack.append((child, depth + 1, (path, index)))
     return None
+
+
+_Plan = tuple[tuple[str, bool], ...]
+"""The fields of a model worth looking into, each with whether it can only hold text."""
+
+_PLANS: dict[type, _Plan | None] = {}
+"""Plans by model class; ``None`` for a model whose every field must be looked at."""
+
+_UNPLANNED: _Plan = (("", False),)
+"""A marker for a class not planned yet (never a real plan: no field is named "")."""
+
+_SAFE_LEAVES = (bool, int, datetime, date, time, timedelta, type(None))
+"""Types whose values every store keeps as they are (no text, no non-finite numbers)."""
+
+
+def _kind(annotation: object) -> str:
+    """``"safe"``, ``"text"`` or ``"other"`` for the values a field annotation admits."""
+    while isinstance(annotation, typing.NewType):
+        annotation = annotation.__supertype__
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _kind(typing.get_args(annotation)[0])
+    if origin is typing.Literal:
+        values = typing.get_args(annotation)
+        plain = all(
+            isinstance(v, bool | int | None) or (isinstance(v, str) and v.isascii()) for v in values
+        )
+        return "safe" if plain else "other"
+    if origin is typing.Union or origin is types.UnionType:
+        kinds = {_kind(arg) for arg in typing.get_args(annotation) if arg is not type(None)}
+        # A text field may also be None (skipped before it is looked at), but not a
+        # number: "text" promises the value has ``isascii``.
+        return kinds.pop() if len(kinds) == 1 else "other"
+    if annotation is str:
+        return "text"
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum) and all(
+            isinstance(member.value, bool | int)
+            or (isinstance(member.value, str) and member.value.isascii())
+            for member in annotation
+        ):
+            return "safe"
+        if issubclass(annotation, _SAFE_LEAVES) and not issubclass(annotation, float):
+            return "safe"
+    return "other"
+
+
+def _plan(model: type[BaseModel]) -> _Plan | None:
+    """Which fields of ``model`` can hold an unstorable value, judged once per class.
+
+    Fields typed as numbers other than floats, booleans, dates, enums of plain values
+    or literals cannot, so they are never looked at; text fields are checked in place.
+    Validation guarantees a field holds what its type says, so this is only done for
+    models that refuse undeclared fields.
+    """
+    plan: _Plan | None = None
+    if model.model_config.get("extra") != "allow":
+        plan = tuple(
+            (name, kind == "text")
+            for name, field in model.model_fields.items()
+            if (kind := _kind(field.annotation)) != "safe"
+        )
+    _PLANS[model] = plan
+    return plan
 
 
 def _string_problem(text: str, path: _Path) -> str | None:
