@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -293,7 +294,12 @@ async def test_an_expired_suspension_nobody_resumes_is_abandoned_by_a_worker(
     async with _session(model, ledger, store) as s:
         run = await s.dispatch(_spec(approval_expires_seconds=1.5), "Refund A-1")
         await _suspended(s, run.run_id)
-        header = await store.get_run(run.run_id)
+        # The suspension is in the log a moment before the Worker lets go of the Run.
+        for _ in range(100):
+            header = await store.get_run(run.run_id)
+            if header is None or header.lease_holder is None:
+                break
+            await asyncio.sleep(0.01)
         assert header is not None and header.lease_holder is None  # nobody holds it
         assert header.runnable_at is not None  # parked until the expiry
         for _ in range(200):
@@ -500,6 +506,41 @@ async def test_interrupting_a_waiting_run_settles_it_at_once_without_running_the
     assert status.terminal_state is psych_runtime.TerminalState.ABORTED
     finished = next(r for r in log if isinstance(r, ToolCallFinished))
     assert finished.failure is not None and finished.failure.kind == "not_executed"
+    assert ledger.refunds == []
+
+
+class _InterruptedWhileReleasing(psych_runtime.InMemoryStore):
+    """Lands an interrupt just after a suspension is logged, before the Run is released.
+
+    In a deployment that is a client reacting to the suspension it streamed while the
+    Worker is still on its way to releasing the Run; here it is made certain.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupted = False
+
+    async def append(self, run_id: psych_runtime.RunId, *args: Any, **kwargs: Any) -> None:
+        await super().append(run_id, *args, **kwargs)
+        records = args[1] if len(args) > 1 else kwargs["records"]
+        if not self.interrupted and any(isinstance(r, Suspended) for r in records):
+            self.interrupted = True
+            assert await psych_runtime.interrupt(self, run_id, reason="gone", scope=ACME)
+
+
+async def test_an_interrupt_racing_the_release_of_a_waiting_run_is_not_parked(
+    ledger: Ledger,
+) -> None:
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
+    store = _InterruptedWhileReleasing()
+    async with _session(model, ledger, store) as s:
+        run = await s.dispatch(_spec(), "Refund A-1")
+        async with asyncio.timeout(5):  # not parked until the approval expires
+            while (status := await s.status(run.run_id)).terminal_state is None:
+                await asyncio.sleep(0.02)
+    await store.close()
+    assert store.interrupted
+    assert status.terminal_state is psych_runtime.TerminalState.ABORTED
     assert ledger.refunds == []
 
 

@@ -78,8 +78,14 @@ def stage_suspension(
 
 
 def parked_until(state: RunStateView) -> datetime | None:
-    """When a suspended Run should next be claimed: its wake time, else its expiry."""
-    if not state.suspended:
+    """When a suspended Run should next be claimed: its wake time, else its expiry.
+
+    ``None`` (claim it now) for a Run that is not suspended, and for one whose abort
+    was requested: an interrupt that lands while the Worker is still releasing the Run
+    is already in the log the release is decided from, so parking the Run would hide
+    it until the expiry.
+    """
+    if not state.suspended or state.aborted:
         return None
     if state.suspend_reason is SuspendReason.TIMER and state.suspend_wake_at is not None:
         return state.suspend_wake_at
