@@ -175,8 +175,11 @@ class Journal:
             batch = list(self._pending)
             notifier = self._trusted_notifier()
             before = notifier.generation(self.run_id) if notifier is not None else 0
-            write = asyncio.ensure_future(
-                self._store.append(self.run_id, batch[0].seq, batch, fence=self._fence)
+            # Started eagerly: a store that answers without suspending (the in-memory
+            # one) is done before this returns, with no trip through the event loop.
+            write = asyncio.eager_task_factory(
+                asyncio.get_running_loop(),
+                self._store.append(self.run_id, batch[0].seq, batch, fence=self._fence),
             )
             cancelled = await _settle(write)
             if write.cancelled():

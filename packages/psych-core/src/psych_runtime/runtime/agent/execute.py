@@ -97,7 +97,11 @@ async def execute(
         attempt_id=journal.attempt_id,
     )
     started = time.perf_counter()
-    invocation = asyncio.ensure_future(_captured(_invoke(ctx, name, arguments, context)))
+    # Started eagerly: a tool that returns without waiting on anything is finished
+    # before this line is, with no trip through the event loop.
+    invocation = asyncio.eager_task_factory(
+        asyncio.get_running_loop(), _captured(_invoke(ctx, name, arguments, context))
+    )
     if not ctx.tools.interruptible(name):
         # An uninterruptible call (a refund, say) is never abandoned half way: it
         # runs to its end even through cancellation, its outcome is recorded, and
