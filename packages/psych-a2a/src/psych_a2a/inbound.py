@@ -26,7 +26,8 @@ to URLs the egress policy allows, through an HTTP client that asks it before eve
 request. The HTTP server itself stays the consumer's.
 
 Where the task's Run is recorded: in the SDK task's ``metadata`` (``psych_run_id``),
-so it lives as long as the SDK's task store keeps the task. The context's last Run
+so it lives as long as the SDK's task store keeps the task; a Run that continues a
+settled one on the same task replaces it there. The context's last Run
 is remembered by the executor in memory (bounded), so continuation across contexts
 is per process.
 """
@@ -145,8 +146,13 @@ class RunExecutor(AgentExecutor):
             answered = await self._answer(scope, run_id, text, context)
             if answered is None:
                 # The Run settled while this message waited its turn: a new Run
-                # continues it and answers the message on the same task.
+                # continues it and answers the message on the same task, which from
+                # now on names the new Run (the SDK merges status metadata into the
+                # task), so a question that Run asks is answered by resuming it.
                 run_id = await self._start(scope, context_id, task_id, text, context)
+                await updater.update_status(
+                    TaskState.TASK_STATE_WORKING, metadata={RUN_ID_KEY: run_id}
+                )
                 answered = 0
             after = answered
         await self._relay(scope, run_id, after, updater, context_id, task_id)

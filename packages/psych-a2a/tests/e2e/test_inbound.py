@@ -12,12 +12,14 @@ import uvicorn
 from a2a.client import ClientConfig, create_client
 from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
+from a2a.server.tasks import InMemoryTaskStore, TaskManager
 from a2a.types import (
     Message,
     Part,
     Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
+    Task,
     TaskState,
 )
 from cryptography.hazmat.primitives import serialization
@@ -29,15 +31,17 @@ from psych_runtime import (
     AgentSpec,
     ApprovalRules,
     InMemoryStore,
+    RunId,
     Runtime,
     Scope,
     ToolRegistry,
     Worker,
     publish,
+    read_log,
     resume,
 )
 from psych_runtime.adapters import ToolSourceUnavailable
-from psych_runtime.spec import A2APeer
+from psych_runtime.spec import A2APeer, SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
 from ..conftest import LOOPBACK
@@ -315,6 +319,61 @@ async def test_a_message_for_a_task_whose_run_has_settled_is_answered_by_a_conti
     assert second.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
     assert all(e.task_id == task.id for e in second.events)
     assert "First" in str(model.last_request.messages)  # the new Run continued the first
+
+
+async def _kept_by_the_sdk(tasks: InMemoryTaskStore, events: list[Any]) -> Any:
+    """The task as the SDK's own task manager keeps it once ``events`` were applied."""
+    first = events[0]
+    task_id = first.id if isinstance(first, Task) else first.task_id
+    manager = TaskManager(tasks, ServerCallContext(), task_id, None, None)
+    for event in events:
+        await manager.process(event)
+    return await manager.get_task()
+
+
+async def test_a_question_from_a_run_continuing_on_the_same_task_resumes_that_run() -> None:
+    asks = {"questions": [{"question": "Which order?", "header": "Order"}]}
+    store = InMemoryStore()
+    model = (
+        FakeModel()
+        .turn(text="One.")
+        .turn(tool_calls=[("ask_question", asks)])
+        .turn(text="A-7 ships on Monday.")
+    )
+    asking = AgentSpec(
+        name="a", model="fake-standard", suspension=SuspensionPolicy(may_ask_questions=True)
+    )
+    version = await publish(store, asking, scope=ACME)
+    worker = Worker(store, Runtime(store, model, ToolRegistry()), poll_interval=0.05)
+    running = asyncio.create_task(worker.run())
+    try:
+        executor = RunExecutor(store, version, scope=ACME)
+        first = Collected()
+        await executor.execute(_context("First"), first)  # type: ignore[arg-type]
+        tasks = InMemoryTaskStore()
+        task = await _kept_by_the_sdk(tasks, first.events)
+        first_run = task.metadata["psych_run_id"]
+        second = Collected()
+        async with asyncio.timeout(20):
+            await executor.execute(_context("When?", task), second)  # type: ignore[arg-type]
+        assert second.events[-1].status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        task = await _kept_by_the_sdk(tasks, second.events)
+        continuing = task.metadata["psych_run_id"]
+        assert continuing != first_run
+        third = Collected()
+        async with asyncio.timeout(20):
+            await executor.execute(_context("The blue one", task), third)  # type: ignore[arg-type]
+    finally:
+        worker.request_stop()
+        await asyncio.gather(running, return_exceptions=True)
+    assert third.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
+    artifacts = [e.artifact.parts[0].text for e in third.events if hasattr(e, "artifact")]
+    assert artifacts == ["A-7 ships on Monday."]
+    # The answer resumed the Run that asked; no third Run was started.
+    runs = await store.recent_runs(tenant="acme", limit=10)
+    assert sorted(run.run_id for run in runs) == sorted([first_run, continuing])
+    log = await read_log(store, RunId(continuing), scope=ACME)
+    assert any(record.type == "resumed" for record in log)
 
 
 async def test_a_message_for_a_run_still_going_joins_its_next_turn() -> None:
