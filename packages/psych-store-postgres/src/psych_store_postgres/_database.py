@@ -96,6 +96,16 @@ class PostgresDatabase:
                 raise unavailable(self._settings.address, exc, connecting=True) from exc
             raise
 
+    async def _pooled_connection(self) -> "asyncpg.Connection":
+        """A new connection for the pool, prepared by ``_init_connection``."""
+        conn = await self._connect()
+        try:
+            await self._init_connection(conn)
+        except BaseException:
+            conn.terminate()
+            raise
+        return conn
+
     async def _init_connection(self, conn: "asyncpg.Connection") -> None:
         """Prepare each new pool connection; a subclass may override (nothing here)."""
 
@@ -115,28 +125,21 @@ class PostgresDatabase:
             opened = self._current_pool()
             if opened is not None:
                 return opened
-            import asyncpg
-
+            pool = GuardedPool(
+                self._pooled_connection,
+                min_size=self._settings.min_size,
+                max_size=self._settings.max_size,
+            )
             try:
-                raw = await asyncpg.create_pool(
-                    self._settings.dsn,
-                    min_size=self._settings.min_size,
-                    max_size=self._settings.max_size,
-                    timeout=self._settings.connect_timeout,
-                    server_settings=self._server_settings,
-                    init=self._init_connection,
-                    reset=_reset_nothing,
-                )
-            except Exception as exc:
-                if is_connection_error(exc) or isinstance(
-                    exc, (asyncpg.PostgresError, asyncpg.InterfaceError)
-                ):
-                    raise unavailable(self._settings.address, exc, connecting=True) from exc
+                await pool.start()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await pool.close()
                 raise
             if self._is_closed():
-                await raw.close()
+                await pool.close()
                 raise self._closed_error()
-            self._pool = GuardedPool(raw)
+            self._pool = pool
             return self._pool
 
     async def _ready(self) -> GuardedPool:
@@ -261,15 +264,6 @@ class PostgresDatabase:
 
     async def _close_dedicated(self) -> None:
         """Close connections kept outside the pool; a subclass may override (none here)."""
-
-
-async def _reset_nothing(conn: "asyncpg.Connection") -> None:
-    """Skip asyncpg's per-release reset query.
-
-    The store never leaves session state on a pool connection (no LISTEN, no advisory
-    lock, no SET, no cursor, and asyncpg itself rolls back a dangling transaction), so
-    the default reset would only add a round trip to every call.
-    """
 
 
 __all__ = ["PostgresDatabase"]

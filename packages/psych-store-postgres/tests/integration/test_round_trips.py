@@ -10,7 +10,6 @@ write (a race, besides the latency).
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import asyncpg
 import pytest
 
 from psych_contract import _data as data
@@ -42,11 +41,9 @@ async def test_every_method_is_one_statement(
 
         return call
 
-    # The store's pool wraps asyncpg's; each of its calls borrows one connection from
-    # asyncpg's pool (which has __slots__, so its method is replaced on the class).
-    for name in ("fetch", "fetchrow", "fetchval", "execute"):
+    # Each of the pool's statement calls borrows one connection through ``acquire``.
+    for name in ("fetch", "fetchrow", "fetchval", "execute", "acquire"):
         monkeypatch.setattr(GuardedPool, name, counting(GuardedPool, name, pool))
-    monkeypatch.setattr(asyncpg.Pool, "acquire", counting(asyncpg.Pool, "acquire", pool._pool))
 
     async def count(operation: Awaitable[object]) -> int:
         calls.clear()
