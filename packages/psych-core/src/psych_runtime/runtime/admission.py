@@ -3,6 +3,8 @@
 import logging
 import math
 import re
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,6 +28,39 @@ from psych_runtime.store.port import RunHeader, RunState, Store
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
 
 _HASH = re.compile(HASH_PATTERN)
+
+_GRANTS_KEPT = 256
+"""Versions remembered per store as visible to a tenant (see ``_visible_version``)."""
+
+_granted: "weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], Version]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _visible_version(store: Store, version_hash: VersionHash, tenant: str) -> Version | None:
+    """The Version ``tenant`` may dispatch, looked up once per store, tenant and hash.
+
+    A Version never changes once published and a grant is never withdrawn, so a
+    Version found visible stays visible: repeated dispatches of the same Version skip
+    the round trip. Absence is never remembered (it may be published a moment later).
+    """
+    try:
+        known = _granted.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: no memory
+        return await store.get_version(version_hash, tenant=tenant)
+    key = (tenant, version_hash)
+    if known is not None and (found := known.get(key)) is not None:
+        known.move_to_end(key)
+        return found
+    found = await store.get_version(version_hash, tenant=tenant)
+    if found is not None:
+        if known is None:
+            known = _granted.setdefault(store, OrderedDict())
+        known[key] = found
+        if len(known) > _GRANTS_KEPT:
+            known.popitem(last=False)
+    return found
+
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +210,7 @@ async def dispatch(
     # A string that is not a hash names no Version; it never reaches the store.
     if not isinstance(version_hash, str) or _HASH.fullmatch(version_hash) is None:
         raise VersionNotFound(str(version_hash))
-    found = await store.get_version(version_hash, tenant=scope.tenant)
+    found = await _visible_version(store, version_hash, scope.tenant)
     if found is None:
         raise VersionNotFound(version_hash)
     pinned = found
