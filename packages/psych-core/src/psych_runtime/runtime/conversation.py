@@ -39,6 +39,29 @@ class _Turn:
     text: str
     call_ids: tuple[str, ...]
     calls: dict[str, ToolCallRequest] = field(default_factory=dict)
+    built: AssistantMessage | None = None
+    """The message last built for this turn, valid while ``built_calls`` is not -1."""
+    built_calls: int = -1
+
+    def message(self) -> AssistantMessage | None:
+        """The assistant message this turn shows (None when it has nothing to show).
+
+        Only calls that were started are shown: they alone have a name, arguments and
+        a result. A crash can land between the model's answer and the start of its
+        calls; a call it left unstarted was never run, so it is left out rather than
+        sent without a result (which providers refuse). The model sees what did happen
+        and can ask for the rest again. Built once per set of calls, not once per
+        request: the agent loop asks for the whole conversation every turn.
+        """
+        if self.built_calls < 0:
+            calls = tuple(self.calls[i] for i in self.call_ids if i in self.calls)
+            self.built = (
+                AssistantMessage(content=self.text, tool_calls=calls)
+                if self.text or calls
+                else None
+            )
+            self.built_calls = len(self.calls)  # anything but -1: built
+        return self.built
 
 
 @dataclass
@@ -75,16 +98,9 @@ class Conversation:
         for entry in self._entries:
             item = entry.message
             if isinstance(item, _Turn):
-                # Only calls that were started: they alone have a name, arguments and
-                # a result. A crash can land between the model's answer and the start
-                # of its calls; a call it left unstarted was never run, so it is left
-                # out rather than sent without a result (which providers refuse). The
-                # model sees what did happen and can ask for the rest again.
-                calls = tuple(
-                    item.calls[call_id] for call_id in item.call_ids if call_id in item.calls
-                )
-                if item.text or calls:
-                    out.append(AssistantMessage(content=item.text, tool_calls=calls))
+                shown = item.message()
+                if shown is not None:
+                    out.append(shown)
             else:
                 out.append(item)
         return out
@@ -116,6 +132,7 @@ class Conversation:
                     owner.calls[record.call_id] = ToolCallRequest(
                         id=record.call_id, name=record.tool, arguments=arguments
                     )
+                    owner.built_calls = -1
             case "tool_call_finished":
                 if record.call_id in self._program_calls:
                     return

@@ -101,3 +101,34 @@ def test_a_turn_with_no_text_and_no_started_call_is_left_out() -> None:
         .attempt(reclaimed=True)
     )
     assert _messages(log) == [UserMessage(content="go")]
+
+
+def test_asking_after_every_record_gives_what_one_look_at_the_end_gives() -> None:
+    # The messages are built once and reused; a call started after they were built
+    # must still show up (a reader asking between the answer and its calls).
+    records = (
+        LogBuilder()
+        .admitted(input={"message": "charge and email"})
+        .attempt()
+        .turn()
+        .model_started()
+        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
+        .tool_started("c1", tool="charge", arguments={"amount": 5})
+        .tool_finished("c1", result={"ok": True})
+        .tool_started("c2", tool="email", arguments={"to": "a@b.c"})
+        .tool_finished("c2", result={"sent": True})
+        .turn()
+        .model_started()
+        .model_finished(text="done")
+        .build()
+    )
+    whole = Conversation()
+    whole.update(records)
+    piecewise = Conversation()
+    for end in range(1, len(records) + 1):
+        piecewise.update(records[:end])
+        piecewise.messages()
+    assert piecewise.messages() == whole.messages()
+    asked = whole.messages()[1]
+    assert isinstance(asked, AssistantMessage)
+    assert [call.name for call in asked.tool_calls] == ["charge", "email"]
