@@ -5,9 +5,12 @@ hot path of every append. asyncpg's own pool costs about 60 microseconds a call 
 of the statement (its release goes through ``asyncio.shield``, a task of its own, and
 its acquire through a queue and a timeout wrapper), which is a sixth of a commit on a
 local server. This pool does the least that is needed instead: idle connections on a
-stack (the most recently used first, so the rest can age out), a connection opened
-only when none is idle and the pool is below its size, and a first-come queue of
-callers when it is full, each handed the next connection given back.
+stack (the most recently used first, so the rest can age out), and callers queued
+first come, first served. A caller who finds none idle waits for whichever comes
+first: a connection given back by another caller (statements are short, so usually
+within a millisecond) or, while the pool is below its size, one opened for it in the
+background (tens of milliseconds). A burst therefore never waits for a connection to
+be opened when one is about to come free, and the pool still grows to meet it.
 
 A connection is closed rather than given back when its call failed on the connection
 itself (the server ended the session, the socket broke) or was cancelled while the
@@ -63,7 +66,8 @@ class GuardedPool:
         self._idle: list[tuple[asyncpg.Connection, float]] = []
         self._open = 0
         """Connections open or being opened, idle or lent."""
-        self._waiters: deque[asyncio.Future[asyncpg.Connection | None]] = deque()
+        self._lent = 0
+        self._waiters: deque[asyncio.Future[asyncpg.Connection]] = deque()
         self._closed = False
         self._drained: asyncio.Event | None = None
 
@@ -93,8 +97,30 @@ class GuardedPool:
             return await self._connect()
         except BaseException:
             self._open -= 1
-            self._let_a_waiter_open()
             raise
+
+    def _open_in_background(self) -> None:
+        """Open one more connection for whoever is waiting first when it is ready."""
+        self._open += 1
+        opening = asyncio.ensure_future(self._connect())
+        opening.add_done_callback(self._opened)
+
+    def _opened(self, opening: "asyncio.Future[asyncpg.Connection]") -> None:
+        if opening.cancelled() or opening.exception() is not None:
+            self._open -= 1
+            error = PoolClosed("the pool is closed") if opening.cancelled() else opening.exception()
+            # The first waiter hears why (a server that is down must not leave callers
+            # waiting for ever); the others keep waiting for a connection coming back.
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                if not waiter.done():
+                    assert error is not None
+                    waiter.set_exception(error)
+                    break
+            if self._drained is not None and self._open == 0:
+                self._drained.set()
+            return
+        self._give_back(opening.result())
 
     async def _take(self) -> "asyncpg.Connection":
         if self._closed:
@@ -104,32 +130,27 @@ class GuardedPool:
             if not conn.is_closed():
                 return conn
             self._open -= 1
-        if self._open < self._max:
-            return await self._open_one()
-        waiter: asyncio.Future[asyncpg.Connection | None] = (
-            asyncio.get_running_loop().create_future()
-        )
+        # None idle. Wait for whichever comes first: a connection given back (calls
+        # are short, so usually within a millisecond) or, while the pool may grow, a
+        # new one opened for this caller (tens of milliseconds, more under load).
+        if self._open < self._max and len(self._waiters) >= self._opening():
+            self._open_in_background()
+        waiter: asyncio.Future[asyncpg.Connection] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
-            handed = await waiter
+            return await waiter
         except BaseException:
-            if waiter.done() and not waiter.cancelled():
-                # Cancelled just after being handed a connection (or a turn to open
-                # one): pass it on rather than lose it.
-                given = waiter.result()
-                if given is not None:
-                    self._give_back(given)
-                else:
-                    self._let_a_waiter_open()
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                # Cancelled just after being handed a connection: pass it on.
+                self._give_back(waiter.result())
             else:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
             raise
-        if handed is None:  # a slot came free: open a connection of our own
-            if self._closed:
-                raise PoolClosed("the pool is closed")
-            return await self._open_one()
-        return handed
+
+    def _opening(self) -> int:
+        """Connections being opened right now (counted in ``size``, neither idle nor lent)."""
+        return self._open - self._lent - len(self._idle)
 
     def _give_back(self, conn: "asyncpg.Connection") -> None:
         if conn.is_closed() or self._closed:
@@ -154,31 +175,27 @@ class GuardedPool:
         with contextlib.suppress(Exception):
             conn.terminate()
         self._open -= 1
-        self._let_a_waiter_open()
+        if self._waiters and not self._closed and self._open < self._max:
+            self._open_in_background()  # a slot came free while callers wait
         if self._drained is not None and self._open == 0:
             self._drained.set()
-
-    def _let_a_waiter_open(self) -> None:
-        """A slot came free: the first waiter may open a connection in it."""
-        while self._waiters and self._open < self._max:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
 
     @asynccontextmanager
     async def acquire(self) -> AsyncIterator["asyncpg.Connection"]:
         """Lend a connection; one that failed or was cancelled in use is closed, not kept."""
         conn = await self._take()
+        self._lent += 1
         try:
             yield conn
         except BaseException as exc:
+            self._lent -= 1
             if not isinstance(exc, Exception) or is_unavailable(exc):
                 # Cancelled mid-call or broken: it may still be mid-reply.
                 self._discard(conn)
             else:
                 self._give_back(conn)
             raise
+        self._lent -= 1
         self._give_back(conn)
 
     async def _use(self, work: Callable[["asyncpg.Connection"], Awaitable[_T]]) -> _T:

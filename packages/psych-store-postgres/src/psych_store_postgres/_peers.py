@@ -21,7 +21,6 @@ the claim loop's poll still finds the Runs.
 """
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -63,7 +62,8 @@ class PeerWatch:
     Args:
         connect: opens a new, dedicated connection to the store's database.
         notifier: the store's notifier, signalled with ``WORK`` when a peer dies.
-        announce: tells other processes (``pg_notify`` of ``WORK``); failures are ignored.
+        channel: the deployment's NOTIFY channel, where ``WORK`` is announced to other
+            processes when a peer dies.
         limit: how many peers to watch at once (0 watches none).
     """
 
@@ -71,12 +71,12 @@ class PeerWatch:
         self,
         connect: Callable[[], Awaitable["asyncpg.Connection"]],
         notifier: LocalNotifier,
-        announce: Callable[[], Awaitable[None]],
+        channel: str,
         limit: int,
     ) -> None:
         self._connect = connect
         self._notifier = notifier
-        self._announce = announce
+        self._channel = channel
         self._limit = limit
         self._watches: dict[int, _Watch] = {}
         self._retry_at = 0.0
@@ -121,7 +121,11 @@ class PeerWatch:
             # No server-side timeout may end the wait early: it is meant to last.
             await conn.execute("SET lock_timeout = 0; SET statement_timeout = 0")
             await conn.fetchval("SELECT pg_advisory_lock($1)", key)
-            await conn.fetchval("SELECT pg_advisory_unlock($1)", key)
+            # Let go, and tell every other listener, in one statement on this same
+            # connection: the pool's connections stay free for the claims it sets off.
+            await conn.fetchval(
+                "SELECT pg_advisory_unlock($1), pg_notify($2, $3)", key, self._channel, WORK
+            )
         except Exception as exc:  # the connection broke: the next refresh starts again
             _log.debug("psych: a watch on a peer's liveness lock ended: %s", exc)
             return
@@ -129,8 +133,6 @@ class PeerWatch:
             conn.terminate()
         _log.debug("psych: a peer holding liveness key %d has gone; waking claimers", key)
         self._notifier.signal(WORK)
-        with contextlib.suppress(Exception):
-            await self._announce()
 
     async def close(self) -> None:
         """Stop every watch (terminating its connection releases anything it held)."""

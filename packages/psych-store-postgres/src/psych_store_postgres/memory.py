@@ -35,7 +35,7 @@ class PostgresMemoryStore(PostgresDatabase):
         url: the same URL (and options) as the deployment's ``PostgresStore``, or
             ``PostgresSettings`` already resolved.
         schema: the schema holding the deployment's tables (default ``psych``).
-        min_size: connections the pool keeps open (default 1).
+        min_size: connections the pool keeps open (default 2).
         max_size: most connections the pool opens (default 10).
         connect_timeout: seconds to wait for a new connection (default 10).
         **options: ``listen`` and ``liveness_locks`` are accepted, so a store's URL

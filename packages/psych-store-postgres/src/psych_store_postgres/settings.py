@@ -21,7 +21,7 @@ SCHEMES = ("postgresql", "postgres")
 """URL schemes this store opens."""
 
 DEFAULT_SCHEMA = "psych"
-DEFAULT_MIN_SIZE = 1
+DEFAULT_MIN_SIZE = 2
 DEFAULT_MAX_SIZE = 10
 DEFAULT_PORT = 5432
 

@@ -119,7 +119,7 @@ class PostgresStore(PostgresDatabase):
         schema: the schema holding every table of this deployment (default
             ``psych``); overrides ``?schema=``. Two deployments can share a database
             by using two schemas.
-        min_size: connections the pool keeps open (default 1).
+        min_size: connections the pool keeps open (default 2).
         max_size: most connections the pool opens (default 10).
         listen: keep a LISTEN connection so commits made by other processes wake this
             process's waiters within milliseconds (default True).
@@ -151,7 +151,7 @@ class PostgresStore(PostgresDatabase):
         )
         self._liveness = LivenessLocks(self._connect)
         watching = self._settings.watch_peers if self._settings.liveness_locks else 0
-        self._peers = PeerWatch(self._connect, self._notifier, self._announce_work, watching)
+        self._peers = PeerWatch(self._connect, self._notifier, self._channel, watching)
         self._peers_checked_at = 0.0
 
     # --- configuration ------------------------------------------------------------------
@@ -410,11 +410,6 @@ class PostgresStore(PostgresDatabase):
             _log.debug("psych: could not list the peers to watch: %s", exc)
             return
         self._peers.update((row[0] for row in rows), self._liveness.held_keys())
-
-    async def _announce_work(self) -> None:
-        """Wake every other listening process's claimers (a peer died)."""
-        pool = await self._ready()
-        await pool.execute("SELECT pg_notify($1, $2)", self._channel, WORK)
 
     @property
     def watched_peers(self) -> frozenset[int]:

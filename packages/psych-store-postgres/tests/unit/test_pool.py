@@ -171,3 +171,26 @@ async def test_idle_connections_beyond_min_size_age_out(monkeypatch: pytest.Monk
     await pool.fetchval("q")  # giving a connection back prunes the stale ones
     assert pool.size == 1
     await pool.close()
+
+
+async def test_a_caller_takes_a_connection_coming_back_rather_than_wait_for_a_new_one() -> None:
+    opener = Opener()
+    pool = GuardedPool(opener, min_size=1, max_size=4)
+    await pool.start()
+
+    async def slow_open() -> Any:
+        await asyncio.sleep(0.5)
+        return await opener()
+
+    pool._connect = slow_open
+    loop = asyncio.get_running_loop()
+    short = asyncio.create_task(pool.fetchval("q", 0.01))
+    await asyncio.sleep(0)
+    started = loop.time()
+    assert await pool.fetchval("q") == 0  # the connection given back, not a new one
+    assert loop.time() - started < 0.3
+    await short
+    # The connection opened meanwhile is kept for the next burst.
+    await asyncio.sleep(0.6)
+    assert (pool.size, pool.idle) == (2, 2)
+    await pool.close()
