@@ -438,6 +438,10 @@ async def bench_drain(name: str, factory: StoreFactory, quick: bool) -> None:
         )
 
 
+NO_MARKERS = {"PSYCH_E2E_MARKERS": "0"}
+"""For throughput: the workload's tool does no IO (the kill benchmark needs the markers)."""
+
+
 def _spawn_worker(
     url: str, markers: Path, *, hang: bool, turns: int, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
@@ -492,7 +496,10 @@ async def bench_processes(name: str, factory: StoreFactory, quick: bool) -> None
         markers = Path(folder)
         async with factory() as store:
             version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
-            workers = [_spawn_worker(factory.url, markers, hang=False, turns=3) for _ in range(2)]
+            workers = [
+                _spawn_worker(factory.url, markers, hang=False, turns=3, env=NO_MARKERS)
+                for _ in range(2)
+            ]
             try:
                 # A first burst warms both Worker processes (connections, prepared
                 # statements) the way a long-lived fleet already is; it is not reported.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import psych_runtime
-from benchmarks.run import SCOPE, _all_settled, _pay_spec, _spawn_worker, _stop
+from benchmarks.run import NO_MARKERS, SCOPE, _all_settled, _pay_spec, _spawn_worker, _stop
 from benchmarks.stores import STORE_FACTORIES, StoreFactory
 from psych_runtime import RunId, Store, Version
 from tests.support.scratch_stores import POSTGRES_DSN
@@ -79,7 +79,7 @@ async def bench_scaling(factory: StoreFactory, runs: int, counts: Sequence[int])
             async with factory() as store:
                 version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
                 workers = [
-                    _spawn_worker(factory.url, Path(folder), hang=False, turns=3)
+                    _spawn_worker(factory.url, Path(folder), hang=False, turns=3, env=NO_MARKERS)
                     for _ in range(processes)
                 ]
                 try:
@@ -138,7 +138,8 @@ async def bench_soak(factory: StoreFactory, total: int) -> None:
         async with factory() as store:
             version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
             workers = [
-                _spawn_worker(factory.url, Path(folder), hang=False, turns=3) for _ in range(2)
+                _spawn_worker(factory.url, Path(folder), hang=False, turns=3, env=NO_MARKERS)
+                for _ in range(2)
             ]
             samples: list[dict[str, Any]] = []
             started = time.perf_counter()

@@ -11,6 +11,8 @@ then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
 delegates once to its roster subagent ``clerk`` and then answers. ``PSYCH_E2E_CONCURRENCY`` and
 ``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
 ``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval.
+``PSYCH_E2E_MARKERS=0`` leaves the marker files out (for benchmarks that only count
+settled Runs: the documented workload's tool does no IO).
 ``PSYCH_E2E_DEFAULT_TIMING=1`` keeps the Worker's own lease, heartbeat, poll and
 supervisor timings (otherwise they are shortened for quick tests, the lease to NUMBER
 seconds). MODE
@@ -64,12 +66,14 @@ class ConversationModel:
 
 async def work(url: str, markers: Path, lease: float) -> None:
     pause = float(os.environ.get("PSYCH_E2E_TOOL_SECONDS", "0"))
+    write_markers = os.environ.get("PSYCH_E2E_MARKERS") != "0"
 
     async def charge(order_id: str, context: psych_runtime.ToolContext) -> str:
         """Charge an order."""
-        pid = os.getpid()
-        (markers / f"started.{pid}").write_text(order_id)
-        (markers / f"call.{context.run_id}.{context.call_id}.{pid}").write_text(order_id)
+        if write_markers:
+            pid = os.getpid()
+            (markers / f"started.{pid}").write_text(order_id)
+            (markers / f"call.{context.run_id}.{context.call_id}.{pid}").write_text(order_id)
         hang_on = os.environ.get("PSYCH_E2E_HANG_ON")
         if os.environ.get("PSYCH_E2E_HANG") == "1" or order_id == hang_on:
             await asyncio.Event().wait()
@@ -83,25 +87,25 @@ async def work(url: str, markers: Path, lease: float) -> None:
     approvals = None
     if os.environ.get("PSYCH_E2E_APPROVE") == "1":
         approvals = psych_runtime.ApprovalRules(always=frozenset({"charge"}))
-    timing: dict[str, float] = {}
-    if os.environ.get("PSYCH_E2E_DEFAULT_TIMING") != "1":
-        timing = {
-            "lease_seconds": lease,
-            "heartbeat_seconds": lease / 4,
-            "poll_interval": 0.05,
-            "supervisor_interval": 0.1,
-        }
-    worker = psych_runtime.Worker(
+    runtime = psych_runtime.Runtime(
         store,
-        psych_runtime.Runtime(
-            store,
-            ConversationModel(int(os.environ.get("PSYCH_E2E_TURNS", "1"))),
-            registry,
-            approvals=approvals,
-        ),
-        concurrency=int(os.environ.get("PSYCH_E2E_CONCURRENCY", "4")),
-        **timing,
+        ConversationModel(int(os.environ.get("PSYCH_E2E_TURNS", "1"))),
+        registry,
+        approvals=approvals,
     )
+    concurrency = int(os.environ.get("PSYCH_E2E_CONCURRENCY", "4"))
+    if os.environ.get("PSYCH_E2E_DEFAULT_TIMING") == "1":
+        worker = psych_runtime.Worker(store, runtime, concurrency=concurrency)
+    else:
+        worker = psych_runtime.Worker(
+            store,
+            runtime,
+            lease_seconds=lease,
+            heartbeat_seconds=lease / 4,
+            poll_interval=0.05,
+            supervisor_interval=0.1,
+            concurrency=concurrency,
+        )
     if "PSYCH_E2E_MAX_ATTEMPTS" in os.environ:
         worker.max_attempts = int(os.environ["PSYCH_E2E_MAX_ATTEMPTS"])
     print("ready", flush=True)
