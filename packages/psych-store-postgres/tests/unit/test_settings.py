@@ -5,6 +5,7 @@ from psych_store_postgres.settings import (
     DEFAULT_MAX_SIZE,
     DEFAULT_MIN_SIZE,
     DEFAULT_SCHEMA,
+    DEFAULT_WATCH_PEERS,
     PostgresSettings,
 )
 
@@ -83,3 +84,17 @@ def test_a_bad_keyword_value_is_refused_too() -> None:
         PostgresSettings.from_url("postgresql://h/db", max_size=True)  # a bool is not a size
     with pytest.raises(TypeError, match="unknown option"):
         PostgresSettings.from_url("postgresql://h/db", pool=3)
+
+
+def test_watch_peers_comes_from_the_url_or_a_keyword_and_is_never_negative() -> None:
+    assert PostgresSettings.from_url("postgresql://h/db").watch_peers == DEFAULT_WATCH_PEERS
+    from_url = PostgresSettings.from_url("postgresql://h/db?watch_peers=0&sslmode=disable")
+    assert from_url.watch_peers == 0
+    assert from_url.dsn == "postgresql://h/db?sslmode=disable"
+    assert (
+        PostgresSettings.from_url("postgresql://h/db?watch_peers=0", watch_peers=5).watch_peers == 5
+    )
+    with pytest.raises(InvalidStoreUrl, match="watch_peers"):
+        PostgresSettings.from_url("postgresql://h/db?watch_peers=-1")
+    with pytest.raises(TypeError, match="watch_peers"):
+        PostgresSettings.from_url("postgresql://h/db", watch_peers="2")
