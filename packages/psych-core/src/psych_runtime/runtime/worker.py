@@ -87,6 +87,25 @@ class ActiveAttempt:
     tracer: RunTracer | None = None
 
 
+_collected_once = False
+
+
+def _collect_while_idle() -> None:
+    """Run one full garbage collection, the first time any Worker of the process idles.
+
+    A process that has just imported its libraries holds a large heap of long-lived
+    objects, and the first full collection of it (tens of milliseconds on a small
+    machine) comes due at the first burst of allocation: in practice, in the middle of
+    the first Run, or of taking over a dead Worker's Run. Collecting once while idle
+    pays that pause when nobody waits; later full collections come due only as the
+    heap grows by a quarter. Once per process, not per Worker: a process that starts
+    many Workers (a test suite) pays it once.
+    """
+    global _collected_once
+    _collected_once = True
+    gc.collect()
+
+
 class Worker:
     """Claims runnable Runs from a store and executes them until told to stop.
 
@@ -155,7 +174,6 @@ class Worker:
         self._wake = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._stopped = asyncio.Event()
-        self._collected = False
         self.running = False
 
     # --- the claim loop -------------------------------------------------------------
@@ -183,8 +201,8 @@ class Worker:
                     continue
                 backoff = self.poll_interval
                 if header is None:
-                    if not self.active and not self._collected:
-                        self._collect_while_idle()
+                    if not self.active and not _collected_once:
+                        _collect_while_idle()
                     await self._idle(notifier, generation, self.poll_interval)
                     continue
                 if self._stop_requested():
@@ -200,19 +218,6 @@ class Worker:
 
     def _stop_requested(self) -> bool:
         return self._stopping
-
-    def _collect_while_idle(self) -> None:
-        """Run one full garbage collection, the first time the Worker has nothing to do.
-
-        A process that has just imported its libraries holds a large heap of long-lived
-        objects, and the first full collection of it (tens of milliseconds on a small
-        machine) comes due at the first burst of allocation: in practice, in the middle
-        of the first Run, or of taking over a dead Worker's Run. Collecting once while
-        idle pays that pause when nobody waits; later full collections come due only as
-        the heap grows by a quarter.
-        """
-        self._collected = True
-        gc.collect()
 
     async def _hand_back(self, header: RunHeader) -> None:
         try:

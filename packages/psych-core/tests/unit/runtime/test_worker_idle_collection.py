@@ -1,10 +1,13 @@
-"""A Worker pays the start-up heap's first full garbage collection while it is idle."""
+"""A process pays its start-up heap's first full garbage collection while a Worker idles."""
 
 import asyncio
 import gc
 from typing import Any
 
+import pytest
+
 import psych_runtime
+from psych_runtime.runtime import worker as worker_module
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.memory import InMemoryStore
@@ -12,7 +15,11 @@ from psych_runtime.testing import FakeModel
 from psych_runtime.tools.registry import ToolRegistry
 
 
-async def test_the_first_idle_moment_runs_one_full_collection_and_later_ones_do_not() -> None:
+async def test_the_first_idle_moment_runs_one_full_collection_and_later_ones_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As in a fresh process: no Worker has idled yet.
+    monkeypatch.setattr(worker_module, "_collected_once", False)
     full: list[int] = []
 
     def seen(phase: str, info: dict[str, Any]) -> None:
@@ -42,6 +49,13 @@ async def test_the_first_idle_moment_runs_one_full_collection_and_later_ones_do_
         await asyncio.sleep(0.05)  # idle again, several polls
         # Idle again after work: no further forced collection (a spontaneous one is
         # possible but not from a handful of Runs).
+        assert len(full) == collected_at_start
+        # Another Worker of the same process does not collect again either.
+        second = Worker(store, Runtime(store, model, ToolRegistry()), poll_interval=0.01)
+        other = asyncio.create_task(second.run())
+        await asyncio.sleep(0.05)
+        second.request_stop()
+        await other
         assert len(full) == collected_at_start
     finally:
         gc.callbacks.remove(seen)
