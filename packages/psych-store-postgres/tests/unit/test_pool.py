@@ -37,6 +37,10 @@ class Conn:
         return self.number
 
 
+class Refused(Exception):
+    """An opening that failed (not an ``OSError``: a timeout is one of those)."""
+
+
 class Opener:
     def __init__(self) -> None:
         self.made: list[Conn] = []
@@ -46,7 +50,7 @@ class Opener:
         await asyncio.sleep(0)
         if self.fail_next:
             self.fail_next = False
-            raise OSError("connection refused")
+            raise Refused("connection refused")
         conn = Conn(len(self.made))
         self.made.append(conn)
         return conn
@@ -73,7 +77,8 @@ async def test_never_more_than_max_size_and_waiters_are_served_in_order() -> Non
         await pool.fetchval("q", 0.01)
         order.append(i)
 
-    await asyncio.gather(*(call(i) for i in range(7)))
+    async with asyncio.timeout(5):  # a lost wake-up would hang here
+        await asyncio.gather(*(call(i) for i in range(7)))
     assert len(opener.made) == 2
     assert pool.size == 2
     assert sorted(order) == list(range(7))
@@ -138,8 +143,10 @@ async def test_a_failed_open_frees_its_slot_for_the_next_caller() -> None:
     opener = Opener()
     pool = GuardedPool(opener, min_size=0, max_size=1)
     opener.fail_next = True
-    with pytest.raises(OSError):
-        await pool.fetchval("q")
+    # The failure reaches the caller; it must not be left waiting for ever.
+    with pytest.raises(Refused):
+        async with asyncio.timeout(5):
+            await pool.fetchval("q")
     assert pool.size == 0
     assert await pool.fetchval("q") == 0
     await pool.close()
@@ -193,4 +200,44 @@ async def test_a_caller_takes_a_connection_coming_back_rather_than_wait_for_a_ne
     # The connection opened meanwhile is kept for the next burst.
     await asyncio.sleep(0.6)
     assert (pool.size, pool.idle) == (2, 2)
+    await pool.close()
+
+
+async def test_a_waiter_cancelled_just_as_it_is_handed_a_connection_passes_it_on() -> None:
+    opener = Opener()
+    pool = GuardedPool(opener, min_size=1, max_size=1)
+    await pool.start()
+    async with pool.acquire():
+        queued = asyncio.create_task(pool.fetchval("q"))
+        await asyncio.sleep(0.01)  # queued behind the lent connection
+    # Given back to the waiter, which is cancelled before it could run.
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    assert (pool.size, pool.idle) == (1, 1)
+    assert await pool.fetchval("q") == 0
+    await pool.close()
+
+
+async def test_no_second_connection_is_opened_while_one_is_already_on_its_way() -> None:
+    opener = Opener()
+    pool = GuardedPool(opener, min_size=1, max_size=4)
+    await pool.start()
+
+    async def slow_open() -> Any:
+        await asyncio.sleep(0.3)
+        return await opener()
+
+    pool._connect = slow_open
+    short = asyncio.create_task(pool.fetchval("q", 0.01))
+    await asyncio.sleep(0)
+    await pool.fetchval("q", 0.05)  # served by the connection given back; one opening
+    await short
+    held = asyncio.create_task(pool.fetchval("q", 0.05))
+    await asyncio.sleep(0)
+    # None idle, but the opening started for the first waiter is still on its way.
+    await pool.fetchval("q")
+    await held
+    await asyncio.sleep(0.4)
+    assert pool.size == 2
     await pool.close()
