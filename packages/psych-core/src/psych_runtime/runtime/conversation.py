@@ -40,8 +40,8 @@ class _Turn:
     call_ids: tuple[str, ...]
     calls: dict[str, ToolCallRequest] = field(default_factory=dict)
     built: AssistantMessage | None = None
-    """The message last built for this turn, valid while ``built_calls`` is not -1."""
-    built_calls: int = -1
+    """The message last built for this turn (None: nothing to show), valid while fresh."""
+    fresh: bool = False
 
     def message(self) -> AssistantMessage | None:
         """The assistant message this turn shows (None when it has nothing to show).
@@ -53,14 +53,14 @@ class _Turn:
         and can ask for the rest again. Built once per set of calls, not once per
         request: the agent loop asks for the whole conversation every turn.
         """
-        if self.built_calls < 0:
+        if not self.fresh:
             calls = tuple(self.calls[i] for i in self.call_ids if i in self.calls)
             self.built = (
                 AssistantMessage(content=self.text, tool_calls=calls)
                 if self.text or calls
                 else None
             )
-            self.built_calls = len(self.calls)  # anything but -1: built
+            self.fresh = True
         return self.built
 
 
@@ -132,7 +132,7 @@ class Conversation:
                     owner.calls[record.call_id] = ToolCallRequest(
                         id=record.call_id, name=record.tool, arguments=arguments
                     )
-                    owner.built_calls = -1
+                    owner.fresh = False
             case "tool_call_finished":
                 if record.call_id in self._program_calls:
                     return
