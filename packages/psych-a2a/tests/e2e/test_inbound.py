@@ -294,16 +294,27 @@ def _context(text: str, task: Any = None) -> RequestContext:
     )
 
 
+@asynccontextmanager
+async def executing(
+    spec: AgentSpec, model: FakeModel, registry: ToolRegistry | None = None
+) -> AsyncIterator[tuple[InMemoryStore, RunExecutor]]:
+    """A ``RunExecutor`` for ``spec`` called directly, with a Worker running its Runs."""
+    store = InMemoryStore()
+    version = await publish(store, spec, scope=ACME)
+    worker = Worker(store, Runtime(store, model, registry or ToolRegistry()), poll_interval=0.05)
+    running = asyncio.create_task(worker.run())
+    try:
+        yield store, RunExecutor(store, version, scope=ACME)
+    finally:
+        worker.request_stop()
+        await asyncio.gather(running, return_exceptions=True)
+
+
 async def test_a_message_for_a_task_whose_run_has_settled_is_answered_by_a_continuing_run() -> None:
     # The SDK hands the executor one message of a task at a time; one that arrived
     # while the task was working reaches it after the Run has settled.
-    store = InMemoryStore()
     model = FakeModel().turn(text="One.").turn(text="Two.")
-    version = await publish(store, AgentSpec(name="a", model="fake-standard"), scope=ACME)
-    worker = Worker(store, Runtime(store, model, ToolRegistry()), poll_interval=0.05)
-    running = asyncio.create_task(worker.run())
-    try:
-        executor = RunExecutor(store, version, scope=ACME)
+    async with executing(AgentSpec(name="a", model="fake-standard"), model) as (_, executor):
         first = Collected()
         await executor.execute(_context("First"), first)  # type: ignore[arg-type]
         task = first.events[0]
@@ -311,9 +322,6 @@ async def test_a_message_for_a_task_whose_run_has_settled_is_answered_by_a_conti
         second = Collected()
         async with asyncio.timeout(20):
             await executor.execute(_context("Second", task), second)  # type: ignore[arg-type]
-    finally:
-        worker.request_stop()
-        await asyncio.gather(running, return_exceptions=True)
     artifacts = [e.artifact.parts[0].text for e in second.events if hasattr(e, "artifact")]
     assert artifacts == ["Two."]
     assert second.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
@@ -333,7 +341,6 @@ async def _kept_by_the_sdk(tasks: InMemoryTaskStore, events: list[Any]) -> Any:
 
 async def test_a_question_from_a_run_continuing_on_the_same_task_resumes_that_run() -> None:
     asks = {"questions": [{"question": "Which order?", "header": "Order"}]}
-    store = InMemoryStore()
     model = (
         FakeModel()
         .turn(text="One.")
@@ -343,11 +350,7 @@ async def test_a_question_from_a_run_continuing_on_the_same_task_resumes_that_ru
     asking = AgentSpec(
         name="a", model="fake-standard", suspension=SuspensionPolicy(may_ask_questions=True)
     )
-    version = await publish(store, asking, scope=ACME)
-    worker = Worker(store, Runtime(store, model, ToolRegistry()), poll_interval=0.05)
-    running = asyncio.create_task(worker.run())
-    try:
-        executor = RunExecutor(store, version, scope=ACME)
+    async with executing(asking, model) as (store, executor):
         first = Collected()
         await executor.execute(_context("First"), first)  # type: ignore[arg-type]
         tasks = InMemoryTaskStore()
@@ -363,9 +366,6 @@ async def test_a_question_from_a_run_continuing_on_the_same_task_resumes_that_ru
         third = Collected()
         async with asyncio.timeout(20):
             await executor.execute(_context("The blue one", task), third)  # type: ignore[arg-type]
-    finally:
-        worker.request_stop()
-        await asyncio.gather(running, return_exceptions=True)
     assert third.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
     artifacts = [e.artifact.parts[0].text for e in third.events if hasattr(e, "artifact")]
     assert artifacts == ["A-7 ships on Monday."]
@@ -386,14 +386,9 @@ async def test_a_message_for_a_run_still_going_joins_its_next_turn() -> None:
         await gate.wait()
         return "held"
 
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("hold", {})]).turn(text="Both seen.")
     spec = AgentSpec(name="a", model="fake-standard", tools=("hold",))
-    version = await publish(store, spec, scope=ACME)
-    worker = Worker(store, Runtime(store, model, registry), poll_interval=0.05)
-    running = asyncio.create_task(worker.run())
-    try:
-        executor = RunExecutor(store, version, scope=ACME)
+    async with executing(spec, model, registry) as (store, executor):
         first = Collected()
         async with asyncio.timeout(20):
             starting = asyncio.create_task(executor.execute(_context("Start"), first))  # type: ignore[arg-type]
@@ -411,9 +406,6 @@ async def test_a_message_for_a_run_still_going_joins_its_next_turn() -> None:
                 await asyncio.sleep(0.01)
             gate.set()
             await asyncio.gather(starting, joining)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(running, return_exceptions=True)
     assert second.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
     assert "Also this" in str(model.last_request.messages)
     assert len(await store.read(run_id)) > 0 and len(model.requests) == 2  # one Run, two turns
