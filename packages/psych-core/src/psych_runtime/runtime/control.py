@@ -11,6 +11,7 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
+from psych_runtime.runtime.abort import LIVE_ATTEMPTS
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_entry_id
@@ -36,10 +37,12 @@ async def interrupt(
 ) -> bool:
     """Ask a Run to stop; returns False when it had already settled or been asked.
 
-    The Worker sees the request at its next check (after the tool call in progress,
-    or before the next turn) and settles the Run ``aborted``. A suspended Run is woken
-    for that, and a call that waited for a decision is closed without running. The
-    request is passed on to every subagent of the Run still working, down the tree.
+    Once the request is durable, the Attempt holding the Run (in this process or any
+    other) cancels its model call and every interruptible tool call in flight, lets
+    uninterruptible calls run to their end, records the cancelled calls ``aborted``
+    and settles the Run ``aborted``. A suspended Run is woken for that, and a call
+    that waited for a decision is closed without running. The request is passed on to
+    every subagent of the Run still working, down the tree.
     """
     header = await checked_header(store, run_id, scope)
     waiting = False
@@ -54,6 +57,10 @@ async def interrupt(
         )
 
     asked = await append_external(store, run_id, header, build) is not None
+    if asked:
+        # An Attempt of this Run held in this process stops at once; one held
+        # elsewhere notices the record in its store (``interrupt_watch.py``).
+        LIVE_ATTEMPTS.interrupt(run_id)
     if asked and waiting:
         # Nobody holds a suspended Run: wake it so a Worker settles it now.
         await store.set_runnable_at(run_id, None)

@@ -122,6 +122,27 @@ class Journal:
         return self.state.head_seq
 
     @property
+    def committed_seq(self) -> int:
+        """The seq of the last record this Journal knows to be durable."""
+        return self._committed
+
+    async def settled_view(self) -> tuple[int, bool]:
+        """Once no write of ours is in flight: the durable head, and whether it is current.
+
+        The second value is True only with a notifier that hears every writer and has
+        announced nothing this Journal has not accounted for (its own appends), so no
+        foreign record can be waiting past the head. A watcher uses it to skip a read
+        when all that woke it was this Journal's own append.
+        """
+        async with self._io:
+            notifier = self._trusted_notifier()
+            current = (
+                notifier is not None
+                and notifier.generation(self.run_id) == self._seen_generation
+            )
+            return self._committed, current
+
+    @property
     def has_pending(self) -> bool:
         """Whether staged records are waiting for the next flush."""
         return bool(self._pending)

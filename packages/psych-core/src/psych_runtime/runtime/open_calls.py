@@ -15,7 +15,14 @@ importing the loop.
 from collections.abc import Iterable
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import Record, ToolCallFinished, ToolFailure, ToolOutcome
+from psych_runtime.core.records import (
+    ModelCallFailed,
+    ModelCallStarted,
+    Record,
+    ToolCallFinished,
+    ToolFailure,
+    ToolOutcome,
+)
 from psych_runtime.runtime.journal import Journal
 
 ORPHANED_MESSAGE = (
@@ -26,6 +33,9 @@ ORPHANED_MESSAGE = (
 
 DEADLINE_MESSAGE = "cancelled at the run's deadline"
 """What a call cut short by the Run's deadline is closed with (kind ``deadline``)."""
+
+INTERRUPTED_MESSAGE = "cancelled because the run was interrupted"
+"""What a call cut short by an interrupt is closed with (kind ``interrupted``)."""
 
 _ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
 """The fields the Journal fills in itself when it stages a record."""
@@ -47,6 +57,25 @@ def close_open_calls(journal: Journal, outcome: ToolOutcome, kind: str, message:
     """Stage a finish for every call the log still shows open."""
     for call in list(journal.state.open_tool_calls.values()):
         close_call(journal, call.call_id, outcome, kind, message)
+
+
+def close_open_model_call(journal: Journal, kind: str, message: str) -> None:
+    """Stage the failure of the model call the log still shows open, if there is one.
+
+    A model call cut short (its stream cancelled by an interrupt or the deadline) has
+    no answer to record; saying so keeps the log's account of each call complete.
+    """
+    if not journal.state.model_call_open:
+        return
+    started = next(
+        record for record in reversed(journal.records) if isinstance(record, ModelCallStarted)
+    )
+    journal.stage(
+        ModelCallFailed,
+        turn=started.turn,
+        model=started.model,
+        failure=ToolFailure(kind=kind, message=message),
+    )
 
 
 def carry_over_finishes(journal: Journal, staged: Iterable[Record]) -> None:

@@ -8,28 +8,18 @@ from collections.abc import Mapping, Sequence
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import VersionNotFound
 from psych_runtime.core.ids import StepId, VersionHash
-from psych_runtime.core.records import (
-    JsonObject,
-    RunSettled,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
 from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.plugins.urls import installed_telemetry, tool_source_factories
-from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.history import continuation_history
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.open_calls import (
-    DEADLINE_MESSAGE,
-    carry_over_finishes,
-    close_open_calls,
-)
+from psych_runtime.runtime.settlement import settle_cut_short
 from psych_runtime.runtime.workflow.agent_step import replay_source, run_agent_step
 from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
@@ -271,19 +261,20 @@ class Runtime:
             stopper.cancel()
         if work.done():
             work.result()
-            return
-        # The abort fired while the loop was still working: cancel it and let it unwind
-        # (an uninterruptible tool call finishes first; the supervisor's grace period
-        # bounds how long that may take).
-        work.cancel()
-        try:
-            await work
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            log.exception("run %s: the loop failed while unwinding", journal.run_id)
-        if abort.reason is AbortReason.DEADLINE:
-            await self._settle_after_deadline(journal)
+        else:
+            # The abort fired while the loop was still working: cancel it and let it
+            # unwind (an uninterruptible tool call finishes first; the supervisor's grace
+            # period bounds how long that may take).
+            work.cancel()
+            try:
+                await work
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                log.exception("run %s: the loop failed while unwinding", journal.run_id)
+        reason = abort.reason
+        if reason is not None and reason.ends_run and not journal.state.settled:
+            await settle_cut_short(journal, reason)
 
     async def _workflow(
         self, journal: Journal, spec: WorkflowSpec, abort: AbortSignal
@@ -298,19 +289,3 @@ class Runtime:
 
         replay = await replay_source(self.store, journal.state, spec)
         return WorkflowEngine(WorkflowContext(deps, journal, spec, abort, run_agent, replay=replay))
-
-    async def _settle_after_deadline(self, journal: Journal) -> None:
-        fresh = await journal.reopen()
-        if fresh.state.settled:
-            return
-        # A call that finished before the cancellation reached it keeps its real
-        # outcome, even when its record was still staged and never written.
-        carry_over_finishes(fresh, journal.pending_records)
-        close_open_calls(fresh, ToolOutcome.ABORTED, "deadline", DEADLINE_MESSAGE)
-        fresh.stage(
-            RunSettled,
-            state=TerminalState.ABORTED,
-            failure=ToolFailure(kind="deadline", message="the run passed its deadline"),
-        )
-        await fresh.flush()
-        journal.adopt(fresh)

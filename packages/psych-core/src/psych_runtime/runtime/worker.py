@@ -33,11 +33,12 @@ from psych_runtime.core.records import (
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.plugins.urls import installed_telemetry
-from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.abort import LIVE_ATTEMPTS, AbortReason, AbortSignal
 from psych_runtime.runtime.children import report_to_parent
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.control import interrupt
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
+from psych_runtime.runtime.interrupt_watch import watch_for_interrupt
 from psych_runtime.runtime.journal import Journal, JournalClosed
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
 from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
@@ -346,7 +347,21 @@ class Worker:
                 )
                 await journal.flush()
                 return
-            await self.runner(journal, header, attempt.abort)
+            watch = asyncio.create_task(
+                watch_for_interrupt(
+                    self.store,
+                    journal,
+                    attempt.abort,
+                    poll_seconds=self.poll_interval,
+                    quiet_seconds=self.heartbeat_seconds,
+                )
+            )
+            LIVE_ATTEMPTS.add(attempt.run_id, attempt.abort)
+            try:
+                await self.runner(journal, header, attempt.abort)
+            finally:
+                LIVE_ATTEMPTS.remove(attempt.run_id, attempt.abort)
+                watch.cancel()
             if attempt.abort.writes_allowed:
                 await journal.flush()
         except (AttemptKilled, JournalClosed) as error:
@@ -584,9 +599,10 @@ class Worker:
                 continue
             if mono - attempt.abort_fired_at < self.grace_seconds:
                 continue
-            if attempt.abort.reason is AbortReason.DEADLINE:
+            reason = attempt.abort.reason
+            if reason is not None and reason.ends_run:
                 try:
-                    await self._force_settle(attempt)
+                    await self._force_settle(attempt, reason)
                 except StoreUnavailable as error:
                     # The Attempt stays listed, so the next pass tries again from a
                     # fresh read of the log (which shows whether this settle landed).
@@ -606,7 +622,7 @@ class Worker:
             attempt.task.cancel()
         self._forget(attempt)
 
-    async def _force_settle(self, attempt: ActiveAttempt) -> None:
+    async def _force_settle(self, attempt: ActiveAttempt, reason: AbortReason) -> None:
         # Stop the stuck Attempt writing first, so the two cannot interleave records.
         if attempt.journal is not None:
             attempt.journal.close()
@@ -622,7 +638,7 @@ class Worker:
                 failure=ToolFailure(
                     kind="force_settled",
                     message=f"the attempt did not unwind within {self.grace_seconds:g}s "
-                    "of its deadline",
+                    + ("of its deadline" if reason is AbortReason.DEADLINE else "of an interrupt"),
                 ),
             )
             await journal.flush()
