@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from psych_runtime.core.errors import (
         AccessDenied as AccessDenied,
+        InvalidArgument as InvalidArgument,
         PsychError as PsychError,
         RunNotFound as RunNotFound,
         UnstorableValue as UnstorableValue,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         ThreadView as ThreadView,
     )
     from psych_runtime.core.records import (
+        QueueKind as QueueKind,
         TerminalState as TerminalState,
         ToolOutcome as ToolOutcome,
     )
@@ -142,6 +144,7 @@ if TYPE_CHECKING:
     )
     from psych_runtime.runtime.control import (
         RunAlreadySettled as RunAlreadySettled,
+        RunStopping as RunStopping,
         interrupt as interrupt,
         send as send,
     )
@@ -239,7 +242,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.runtime.session": ("RuntimeSettings", "Session", "session", "WorkerSettings"),
     "psych_runtime.runtime.publish": ("publish", "SharedVersionScope"),
     "psych_runtime.runtime.admission": ("dispatch", "Dispatched", "InvalidDispatch"),
-    "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "send"),
+    "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "RunStopping", "send"),
     "psych_runtime.runtime.resume": (
         "InvalidResume",
         "resume",
@@ -296,7 +299,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.projections.thread": ("ThreadView",),
     "psych_runtime.core.projections.report": ("LatencyReport", "RunReport", "TotalsReport"),
     "psych_runtime.core.state": ("RunStateView",),
-    "psych_runtime.core.records": ("TerminalState", "ToolOutcome"),
+    "psych_runtime.core.records": ("QueueKind", "TerminalState", "ToolOutcome"),
     "psych_runtime.core.ids": ("RunId", "VersionHash"),
     # durable memory
     "psych_runtime.memory.port": ("EndUserRequired", "Memory", "MemoryKey", "MemoryStore"),
@@ -311,6 +314,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.scope": ("Scope",),
     "psych_runtime.core.errors": (
         "AccessDenied",
+        "InvalidArgument",
         "PsychError",
         "RunNotFound",
         "UnstorableValue",

@@ -106,6 +106,7 @@ from psych_runtime.store.checks import (
     no_run_can_match,
 )
 from psych_runtime.store.errors import (
+    BatchTooLarge,
     InvalidStoreUrl,
     LeaseLost,
     RecordTooLarge,
@@ -194,6 +195,7 @@ __all__ = [
     "Admission",
     "Artifact",
     "AttributeRule",
+    "BatchTooLarge",
     "Binding",
     "BindingRefused",
     "BlobInfo",

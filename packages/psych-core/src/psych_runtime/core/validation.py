@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from psych_runtime.core.errors import PsychError
+from psych_runtime.core.json_schema import schema_problems
 from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.spec import (
     SPEC_ADAPTER,
@@ -314,8 +315,15 @@ class _Collector:
                 if tool.name not in offered:
                     self.add(where, f"code tool {tool.name!r} is not registered")
             else:
-                for message in schema_issues(tool.input_schema):
+                for message in schema_issues(tool.input_schema) or schema_problems(
+                    tool.input_schema
+                ):
                     self.add(_at(where, "input_schema"), f"tool {tool.name!r}: {message}")
+
+    def schema(self, schema: Mapping[str, JsonValue] | None, where: str) -> None:
+        """Refuse a JSON Schema the runtime could not check values against."""
+        for message in schema_problems(schema):
+            self.add(where, f"not a usable JSON Schema (2020-12): {message}")
 
     def servers(self, servers: tuple[McpServer, ...], path: str) -> None:
         reachable = self.context.reachable_mcp_servers
@@ -346,7 +354,10 @@ class _Collector:
         self.tools(spec.tools, path)
         self.servers(spec.mcp_servers, path)
         granted = {tool.name for tool in spec.tools}
+        self.schema(spec.input_schema, _at(path, "input_schema"))
         for where, step in walk_steps(spec.steps, _at(path, "steps")):
+            self.schema(getattr(step, "output_schema", None), _at(where, "output_schema"))
+            self.schema(getattr(step, "payload_schema", None), _at(where, "payload_schema"))
             if isinstance(step, ToolStep):
                 if not self.tool_reachable(step.tool, granted, spec.mcp_servers):
                     self.add(

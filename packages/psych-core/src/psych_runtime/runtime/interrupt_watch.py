@@ -26,7 +26,7 @@ from psych_runtime.store.port import Store
 
 log = logging.getLogger(__name__)
 
-ARM_AFTER_SECONDS = 0.05
+ARM_AFTER_SECONDS = 0.01
 """How long an Attempt runs before its watcher starts looking at the store."""
 
 
@@ -49,7 +49,7 @@ async def watch_for_interrupt(
         quiet_seconds: how long to wait for a signal, with a notifier that hears every
             writer, before looking anyway (a lost notification costs only this).
     """
-    if journal.state.aborted:
+    if _aborted(journal):
         # Asked before this Attempt began: the loop's first check settles the Run
         # without starting anything, and closes a call that waited for a decision as
         # never executed rather than cut short.
@@ -62,7 +62,7 @@ async def watch_for_interrupt(
     checked = 0
     while not abort.fired:
         committed, current = await journal.settled_view()
-        if journal.state.aborted:
+        if _aborted(journal):
             abort.fire(AbortReason.INTERRUPT)
             return
         after = max(committed, checked)
@@ -84,6 +84,11 @@ async def watch_for_interrupt(
             seen = notifier.generation(run_id)
         else:
             await asyncio.sleep(poll_seconds)
+
+
+def _aborted(journal: Journal) -> bool:
+    """Whether the Journal's folded log holds an abort (a call, so no stale narrowing)."""
+    return journal.state.aborted
 
 
 __all__ = ["ARM_AFTER_SECONDS", "watch_for_interrupt"]

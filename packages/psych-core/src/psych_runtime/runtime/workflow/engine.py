@@ -22,6 +22,7 @@ from datetime import timedelta
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import RunId, StepId
+from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.records import (
     JsonObject,
     RunSettled,
@@ -58,7 +59,6 @@ from psych_runtime.runtime.workflow.context import (
 )
 from psych_runtime.runtime.workflow.ids import step_id
 from psych_runtime.runtime.workflow.retry import backoff, will_retry
-from psych_runtime.runtime.workflow.schemas import schema_problems
 from psych_runtime.runtime.workflow.values import Frame, StepView, holds, render
 
 Path = composites.Path
@@ -122,7 +122,7 @@ class WorkflowEngine:
 
     async def run_workflow(self, spec: WorkflowSpec, data: JsonObject, prefix: Path) -> JsonObject:
         """Check the input, run the steps in order, and build the output."""
-        problems = schema_problems(data, spec.input_schema)
+        problems = value_problems(data, spec.input_schema)
         if problems:
             # Checked before any step: a bad input never starts the workflow.
             raise StepFailed(failure("input_invalid", "; ".join(problems)))
@@ -217,7 +217,7 @@ class WorkflowEngine:
             return failed.failure
         except TimeoutError:
             return failure("step_timeout", f"the step took longer than {step.timeout_seconds}s")
-        problems = schema_problems(output, step.output_schema)
+        problems = value_problems(output, step.output_schema)
         if problems:
             return failure("schema_violation", "; ".join(problems))
         self.wctx.journal.stage(StepCompleted, step_id=sid, output=output, child_run_id=child_run)
