@@ -179,10 +179,12 @@ if TYPE_CHECKING:
 
     # running
     from psych_runtime.runtime.session import (
-        RuntimeSettings as RuntimeSettings,
         Session as Session,
-        WorkerSettings as WorkerSettings,
         session as session,
+    )
+    from psych_runtime.runtime.settings import (
+        RuntimeSettings as RuntimeSettings,
+        WorkerSettings as WorkerSettings,
     )
     from psych_runtime.runtime.worker import (
         Worker as Worker,
@@ -239,7 +241,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.version": ("Version",),
     "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
     # running
-    "psych_runtime.runtime.session": ("RuntimeSettings", "Session", "session", "WorkerSettings"),
+    "psych_runtime.runtime.session": ("Session", "session"),
+    "psych_runtime.runtime.settings": ("RuntimeSettings", "WorkerSettings"),
     "psych_runtime.runtime.publish": ("publish", "SharedVersionScope"),
     "psych_runtime.runtime.admission": ("dispatch", "Dispatched", "InvalidDispatch"),
     "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "RunStopping", "send"),

@@ -41,6 +41,7 @@ from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.interrupt_watch import watch_for_interrupt
 from psych_runtime.runtime.journal import Journal, JournalClosed
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
+from psych_runtime.runtime.settings import WorkerSettings
 from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
@@ -107,62 +108,43 @@ def _collect_while_idle() -> None:
     gc.collect()
 
 
-class Worker:
+@dataclass(eq=False)
+class _Core:
+    """The two things a Worker cannot do without; they come first."""
+
+    store: Store
+    runner: AttemptRunner
+
+
+@dataclass(eq=False, repr=False)
+class Worker(WorkerSettings, _Core):
     """Claims runnable Runs from a store and executes them until told to stop.
 
     Args:
         store: where Runs are claimed from.
         runner: executes one Attempt (a ``Runtime``).
-        worker_id: this Worker's identity in leases and records; minted if omitted.
-        lease_seconds: how long a claim is honoured without a heartbeat.
-        heartbeat_seconds: how often the lease is renewed.
-        grace_seconds: how long an aborted Attempt may take to unwind before the
-            supervisor settles it by force.
-        supervisor_interval: how often deadlines are checked.
-        poll_interval: how long an idle Worker waits between claims when no notifier
-            wakes it sooner.
-        concurrency: Attempts executed at once.
-        max_attempts: claims after which a Run is failed instead of retried, so a Run
-            that kills every Worker that touches it eventually stops.
-        telemetry: where each Attempt's spans and metrics go. None takes the runner's
-            (``Runtime(telemetry=...)``), else the installed adapter's (``psych-otel``),
-            else nothing is recorded.
+
+    Every other argument is a setting, documented once on ``WorkerSettings``.
+
+    Raises:
+        ValueError: ``concurrency`` or ``max_attempts`` below 1, or a heartbeat not
+            shorter than the lease.
     """
 
-    def __init__(
-        self,
-        store: Store,
-        runner: AttemptRunner,
-        *,
-        worker_id: WorkerId | None = None,
-        lease_seconds: float = 30.0,
-        heartbeat_seconds: float = 10.0,
-        grace_seconds: float = 60.0,
-        supervisor_interval: float = 5.0,
-        poll_interval: float = 0.5,
-        concurrency: int = 4,
-        max_attempts: int = 10,
-        telemetry: Telemetry | None = None,
-    ) -> None:
-        if concurrency < 1:
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        if max_attempts < 1:
+        if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
-        if heartbeat_seconds >= lease_seconds:
+        if self.heartbeat_seconds >= self.lease_seconds:
             raise ValueError("heartbeat_seconds must be shorter than lease_seconds")
-        self.store = store
-        self.runner = runner
-        self.worker_id: WorkerId = worker_id or new_worker_id()
-        self.lease_seconds = lease_seconds
-        self.heartbeat_seconds = heartbeat_seconds
-        self.grace_seconds = grace_seconds
-        self.supervisor_interval = supervisor_interval
-        self.poll_interval = poll_interval
-        self.concurrency = concurrency
-        self.max_attempts = max_attempts
+        self._id: WorkerId = self.worker_id or new_worker_id()
+        self.worker_id = self._id
+        telemetry = self.telemetry
         if telemetry is None:
-            telemetry = getattr(runner, "telemetry", None)
-        self.telemetry: Telemetry = telemetry if telemetry is not None else installed_telemetry()
+            telemetry = getattr(self.runner, "telemetry", None)
+        self._telemetry: Telemetry = telemetry if telemetry is not None else installed_telemetry()
+        self.telemetry = self._telemetry
         self.active: dict[RunId, ActiveAttempt] = {}
         self.attempts_ended = LocalNotifier()
         """Signalled with a run id each time this Worker finishes an Attempt of it.
@@ -176,6 +158,9 @@ class Worker:
         self._supervisor: asyncio.Task[None] | None = None
         self._stopped = asyncio.Event()
         self.running = False
+
+    def __repr__(self) -> str:
+        return f"Worker(worker_id={self._id!r}, concurrency={self.concurrency})"
 
     # --- the claim loop -------------------------------------------------------------
 
@@ -194,7 +179,7 @@ class Worker:
                     continue
                 generation = notifier.generation(WORK) if notifier is not None else 0
                 try:
-                    header = await self.store.claim(self.worker_id, utcnow(), self.lease_seconds)
+                    header = await self.store.claim(self._id, utcnow(), self.lease_seconds)
                 except Exception:
                     log.exception("claim failed; backing off %.1fs", backoff)
                     await self._idle(None, 0, backoff)
@@ -224,7 +209,7 @@ class Worker:
         try:
             await self.store.release(
                 header.run_id,
-                self.worker_id,
+                self._id,
                 RunState.RUNNABLE,
                 attempt_count=header.attempt_count,
             )
@@ -256,7 +241,7 @@ class Worker:
             stale.abort.fire(AbortReason.LEASE_LOST)
             if stale.journal is not None:
                 stale.journal.close()
-        fence = Fence(self.worker_id, header.attempt_count)
+        fence = Fence(self._id, header.attempt_count)
         attempt = ActiveAttempt(
             run_id=header.run_id,
             attempt_id=new_attempt_id(),
@@ -331,7 +316,7 @@ class Worker:
             attempt.deadline_at = state.effective_deadline_at or header.deadline_at
             journal.stage(
                 AttemptStarted,
-                worker_id=self.worker_id,
+                worker_id=self._id,
                 attempt_number=state.attempt_count + 1,
                 reclaimed_expired_lease=header.attempt_count > 1
                 and not state.resumed_since_attempt,
@@ -412,10 +397,10 @@ class Worker:
     def _trace(self, attempt: ActiveAttempt, journal: Journal) -> None:
         """Open the Run's spans for this Attempt, unless no telemetry is installed."""
         try:
-            if not self.telemetry.enabled:
+            if not self._telemetry.enabled:
                 return
             state = journal.state
-            tracer = RunTracer(self.telemetry, state, carrier=state.trace_context or None)
+            tracer = RunTracer(self._telemetry, state, carrier=state.trace_context or None)
         except Exception:
             log.warning(
                 "run %s: telemetry unavailable for this attempt", attempt.run_id, exc_info=True
@@ -535,7 +520,7 @@ class Worker:
         try:
             await self.store.release(
                 attempt.run_id,
-                self.worker_id,
+                self._id,
                 target,
                 runnable_at=runnable_at,
                 deadline_at=state_deadline,
@@ -558,7 +543,7 @@ class Worker:
             try:
                 held = await self.store.renew(
                     attempt.run_id,
-                    self.worker_id,
+                    self._id,
                     utcnow(),
                     self.lease_seconds,
                     attempt_count=attempt.fence.attempt_count,

@@ -53,6 +53,13 @@ FORGET_DEFINITION = ToolDefinition(
 )
 
 
+def shared_section(facts: Sequence[str]) -> str:
+    """The system prompt's list of what every Run of the process knows ("" for none)."""
+    if not facts:
+        return ""
+    return "\n".join(["What you know in every conversation:", *(f"- {fact}" for fact in facts)])
+
+
 def memory_section(facts: Sequence[Memory]) -> str:
     """The system prompt's list of what is remembered about the user."""
     if not facts:
