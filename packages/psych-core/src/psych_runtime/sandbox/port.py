@@ -43,6 +43,10 @@ class Guarantee(StrEnum):
     NO_HOST_FILES = "no_host_files"
     NO_HOST_PROCESSES = "no_host_processes"
     DISK_QUOTA = "disk_quota"
+    PRIVATE_SCRATCH = "private_scratch"
+    """Every place outside its workspace where the program can store anything (``/tmp``,
+    ``/var/tmp``, ``/dev/shm``, System V IPC, message queues) is its own, capped by the
+    kernel and gone when it ends; the rest of the filesystem is not writable to it."""
 
 
 @dataclass(frozen=True, slots=True)
