@@ -81,6 +81,8 @@ class Launch:
     scratch_paths: tuple[str, ...] = ()
     """Scratch mounts inside the program's mount namespace, measured against ``disk_bytes``."""
     sigkill_limit: str = "cpu"
+    renumber_fds: bool = False
+    """Hand the protocol pipes over as descriptors 3 and 4 (podman passes 3 .. 3+N-1 only)."""
     """The limit a SIGKILL the host did not send means (the hard CPU limit; a cgroup's OOM)."""
 
 
@@ -281,8 +283,16 @@ def child_setup(
     uid = identity.uid if launch.switch_user else None
     gid = identity.gid if launch.switch_user else None
     cwd = launch.cwd
+    renumber = launch.pass_fds if launch.renumber_fds else ()
 
     def apply() -> None:
+        if renumber:
+            # Out of the way first, so neither lands on the other; dup2 clears CLOEXEC,
+            # the originals (non-inheritable) close at exec.
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in renumber]
+            for target, fd in enumerate(high, start=3):
+                os.dup2(fd, target)
+                os.close(fd)
         if rlimits is not None:
             rlimits()
         if scratch is not None:
@@ -753,7 +763,8 @@ class ProcessSandbox:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=err_w,
-                pass_fds=launch.pass_fds,
+                pass_fds=() if launch.renumber_fds else launch.pass_fds,
+                close_fds=not launch.renumber_fds,
                 cwd="/",  # the child changes to launch.cwd itself, after its mounts
                 env=launch.env,
                 start_new_session=True,
