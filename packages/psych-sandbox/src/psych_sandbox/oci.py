@@ -230,7 +230,7 @@ class OciSandbox(ProcessSandbox):
                 "docker cannot hand the protocol pipes to a container (no --preserve-fds); "
                 "use podman"
             )
-        if rootfs is not None and not os.path.isdir(rootfs):
+        if rootfs is not None and not await asyncio.to_thread(os.path.isdir, rootfs):
             raise SandboxUnavailable(f"the root filesystem {rootfs} is not a directory")
         problem = await engine_reachable(found)
         if problem is not None:
