@@ -33,9 +33,11 @@ from psych_runtime.adapters import (
     BindingRefused,
     Execution,
     ExecutionStatus,
+    Guarantee,
     Program,
     SandboxCapabilities,
 )
+from psych_runtime.spec import NetworkAccess
 from psych_sandbox._mounts import INODE_CHARGE, Scratch, private_ipc, private_scratch
 
 RUNNER_SOURCE = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8")
@@ -743,6 +745,8 @@ class ProcessSandbox:
             binding_calls=result.binding_calls,
             stdout_full=result.stdout_full,
             stderr_full=result.stderr_full,
+            network_denied=program.network is NetworkAccess.DENIED
+            and Guarantee.NO_NETWORK in self._capabilities.enforced,
         )
 
     async def _run(
