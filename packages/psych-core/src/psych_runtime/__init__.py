@@ -36,6 +36,13 @@ if TYPE_CHECKING:
         spec as spec,
         testing as testing,
     )
+    from psych_runtime.blob.memory import (
+        InMemoryBlobStore as InMemoryBlobStore,
+    )
+    from psych_runtime.blob.port import (
+        BlobKey as BlobKey,
+        BlobStore as BlobStore,
+    )
     from psych_runtime.core.corruption import (
         CorruptLog as CorruptLog,
     )
@@ -49,7 +56,12 @@ if TYPE_CHECKING:
     )
     from psych_runtime.core.ids import (
         RunId as RunId,
+        ToolCallId as ToolCallId,
         VersionHash as VersionHash,
+        WorkerId as WorkerId,
+    )
+    from psych_runtime.core.messages import (
+        ToolDefinition as ToolDefinition,
     )
     from psych_runtime.core.projections.answer import (
         AnswerView as AnswerView,
@@ -66,24 +78,28 @@ if TYPE_CHECKING:
         ThreadView as ThreadView,
     )
     from psych_runtime.core.records import (
+        ModelTimings as ModelTimings,
         QueueKind as QueueKind,
+        RunAdmitted as RunAdmitted,
         TerminalState as TerminalState,
+        ToolFailure as ToolFailure,
         ToolOutcome as ToolOutcome,
     )
-
-    # tenancy and errors
     from psych_runtime.core.scope import (
         Scope as Scope,
     )
     from psych_runtime.core.spec import (
+        A2APeer as A2APeer,
         AgentSpec as AgentSpec,
         CodeTool as CodeTool,
         HttpTool as HttpTool,
         Limits as Limits,
+        McpServer as McpServer,
         ModelRef as ModelRef,
+        SpawnEnvelope as SpawnEnvelope,
+        SubagentRef as SubagentRef,
+        WorkflowSpec as WorkflowSpec,
     )
-
-    # describing and publishing agents
     from psych_runtime.core.spec.builders import (
         AgentBuilder as AgentBuilder,
         WorkflowBuilder as WorkflowBuilder,
@@ -108,8 +124,6 @@ if TYPE_CHECKING:
     from psych_runtime.egress.transport import (
         HttpTransport as HttpTransport,
     )
-
-    # durable memory
     from psych_runtime.memory.local import (
         InMemoryMemoryStore as InMemoryMemoryStore,
     )
@@ -117,6 +131,7 @@ if TYPE_CHECKING:
         EndUserRequired as EndUserRequired,
         Memory as Memory,
         MemoryKey as MemoryKey,
+        MemoryPort as MemoryPort,
         MemoryStore as MemoryStore,
     )
     from psych_runtime.model.anthropic import (
@@ -125,11 +140,17 @@ if TYPE_CHECKING:
     from psych_runtime.model.openai_compat import (
         OpenAICompatibleClient as OpenAICompatibleClient,
     )
-    from psych_runtime.model.pricing import (
-        CostPolicy as CostPolicy,
+    from psych_runtime.model.port import (
+        ModelClient as ModelClient,
+        ModelRequest as ModelRequest,
     )
-
-    # stores
+    from psych_runtime.model.pricing import (
+        DEFAULT_PRICES as DEFAULT_PRICES,
+        CostPolicy as CostPolicy,
+        ModelPrice as ModelPrice,
+        PriceResolver as PriceResolver,
+        StaticPriceTable as StaticPriceTable,
+    )
     from psych_runtime.plugins import (
         open_store as open_store,
     )
@@ -152,8 +173,6 @@ if TYPE_CHECKING:
         SharedVersionScope as SharedVersionScope,
         publish as publish,
     )
-
-    # reading a Run
     from psych_runtime.runtime.reads import (
         RunAborted as RunAborted,
         RunEndedWithoutAnswer as RunEndedWithoutAnswer,
@@ -176,8 +195,6 @@ if TYPE_CHECKING:
     from psych_runtime.runtime.runtime import (
         Runtime as Runtime,
     )
-
-    # running
     from psych_runtime.runtime.session import (
         Session as Session,
         session as session,
@@ -187,7 +204,16 @@ if TYPE_CHECKING:
         WorkerSettings as WorkerSettings,
     )
     from psych_runtime.runtime.worker import (
+        AttemptRunner as AttemptRunner,
         Worker as Worker,
+    )
+    from psych_runtime.sandbox.port import (
+        HostBinding as HostBinding,
+        Sandbox as Sandbox,
+        SandboxFailure as SandboxFailure,
+        SandboxLimit as SandboxLimit,
+        SandboxLimits as SandboxLimits,
+        SandboxResult as SandboxResult,
     )
     from psych_runtime.store.errors import (
         StoreError as StoreError,
@@ -197,10 +223,19 @@ if TYPE_CHECKING:
         InMemoryStore as InMemoryStore,
     )
     from psych_runtime.store.port import (
+        RunHeader as RunHeader,
+        RunState as RunState,
         Store as Store,
     )
-
-    # tools, HTTP egress and secrets
+    from psych_runtime.telemetry.port import (
+        Telemetry as Telemetry,
+    )
+    from psych_runtime.testing.fake_model import (
+        FakeModel as FakeModel,
+    )
+    from psych_runtime.testing.log_builder import (
+        LogBuilder as LogBuilder,
+    )
     from psych_runtime.tools.access import (
         PermitAll as PermitAll,
         TenantAccess as TenantAccess,
@@ -236,7 +271,18 @@ if TYPE_CHECKING:
 # Where each name lives; the same names, grouped the same way, as above.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     # describing and publishing agents
-    "psych_runtime.core.spec": ("AgentSpec", "CodeTool", "HttpTool", "Limits", "ModelRef"),
+    "psych_runtime.core.spec": (
+        "A2APeer",
+        "AgentSpec",
+        "CodeTool",
+        "HttpTool",
+        "Limits",
+        "McpServer",
+        "ModelRef",
+        "SpawnEnvelope",
+        "SubagentRef",
+        "WorkflowSpec",
+    ),
     "psych_runtime.core.spec.builders": ("AgentBuilder", "WorkflowBuilder"),
     "psych_runtime.core.version": ("Version",),
     "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
@@ -253,10 +299,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SuspensionExpired",
     ),
     "psych_runtime.runtime.runtime": ("Runtime",),
-    "psych_runtime.runtime.worker": ("Worker",),
+    "psych_runtime.runtime.worker": ("AttemptRunner", "Worker"),
     "psych_runtime.model.anthropic": ("AnthropicClient",),
     "psych_runtime.model.openai_compat": ("OpenAICompatibleClient",),
-    "psych_runtime.model.pricing": ("CostPolicy",),
+    "psych_runtime.model.pricing": (
+        "CostPolicy",
+        "DEFAULT_PRICES",
+        "ModelPrice",
+        "PriceResolver",
+        "StaticPriceTable",
+    ),
+    "psych_runtime.model.port": ("ModelClient", "ModelRequest"),
+    "psych_runtime.core.messages": ("ToolDefinition",),
     # tools, HTTP egress and secrets
     "psych_runtime.tools.registry": ("ToolRegistry",),
     "psych_runtime.tools.access": ("PermitAll", "TenantAccess"),
@@ -302,15 +356,40 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.projections.thread": ("ThreadView",),
     "psych_runtime.core.projections.report": ("LatencyReport", "RunReport", "TotalsReport"),
     "psych_runtime.core.state": ("RunStateView",),
-    "psych_runtime.core.records": ("QueueKind", "TerminalState", "ToolOutcome"),
-    "psych_runtime.core.ids": ("RunId", "VersionHash"),
+    "psych_runtime.core.records": (
+        "ModelTimings",
+        "QueueKind",
+        "RunAdmitted",
+        "TerminalState",
+        "ToolFailure",
+        "ToolOutcome",
+    ),
+    "psych_runtime.core.ids": ("RunId", "ToolCallId", "VersionHash", "WorkerId"),
     # durable memory
-    "psych_runtime.memory.port": ("EndUserRequired", "Memory", "MemoryKey", "MemoryStore"),
+    "psych_runtime.memory.port": (
+        "EndUserRequired",
+        "Memory",
+        "MemoryKey",
+        "MemoryPort",
+        "MemoryStore",
+    ),
     "psych_runtime.memory.local": ("InMemoryMemoryStore",),
     # stores
     "psych_runtime.plugins": ("open_store",),
     "psych_runtime.plugins.urls": ("open_blob_store", "open_memory_store"),
-    "psych_runtime.store.port": ("Store",),
+    "psych_runtime.store.port": ("RunHeader", "RunState", "Store"),
+    "psych_runtime.blob.port": ("BlobKey", "BlobStore"),
+    "psych_runtime.blob.memory": ("InMemoryBlobStore",),
+    # running model-written code
+    "psych_runtime.sandbox.port": (
+        "HostBinding",
+        "Sandbox",
+        "SandboxFailure",
+        "SandboxLimit",
+        "SandboxLimits",
+        "SandboxResult",
+    ),
+    "psych_runtime.telemetry.port": ("Telemetry",),
     "psych_runtime.store.memory": ("InMemoryStore",),
     "psych_runtime.store.errors": ("StoreError", "StoreUnavailable"),
     # tenancy and errors
@@ -324,6 +403,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "VersionNotFound",
     ),
     "psych_runtime.core.corruption": ("CorruptLog",),
+    # test helpers (also in psych_runtime.testing)
+    "psych_runtime.testing.fake_model": ("FakeModel",),
+    "psych_runtime.testing.log_builder": ("LogBuilder",),
+}
+
+# Names that live in separately installed adapter packages: (module, distribution).
+_ADAPTER_EXPORTS: dict[str, tuple[str, str]] = {
+    "McpPool": ("psych_mcp", "psych-mcp"),
+    "McpPoolKey": ("psych_mcp", "psych-mcp"),
+    "McpStubServer": ("psych_mcp", "psych-mcp"),
+    "McpTools": ("psych_mcp", "psych-mcp"),
+    "A2APool": ("psych_a2a", "psych-a2a"),
+    "A2APoolKey": ("psych_a2a", "psych-a2a"),
+    "A2ATools": ("psych_a2a", "psych-a2a"),
 }
 _NAMESPACES = frozenset({"adapters", "models", "records", "spec", "testing"})
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -334,8 +427,28 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"psych_runtime.{name}")
     module = _HOME.get(name)
     if module is None:
+        if name in _ADAPTER_EXPORTS:
+            return _from_adapter(name)
         raise AttributeError(_missing(name), name=name, obj=__name__)
     value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _from_adapter(name: str) -> Any:
+    """A name an adapter package provides, or an ImportError saying which to install."""
+    module, distribution = _ADAPTER_EXPORTS[name]
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        if missing.name != module:
+            raise
+        raise ImportError(
+            f"psych_runtime.{name} comes with the separately installed {distribution} "
+            f"package; install it (pip install {distribution}) to use it",
+            name=module,
+        ) from None
+    value = getattr(loaded, name)
     globals()[name] = value
     return value
 
@@ -353,7 +466,7 @@ def _missing(name: str) -> str:
 
 def __dir__() -> list[str]:
     # A set: a namespace already imported is in globals() as well.
-    return sorted({*globals(), *_HOME, *_NAMESPACES})
+    return sorted({*globals(), *_HOME, *_ADAPTER_EXPORTS, *_NAMESPACES})
 
 
 __all__ = ["__version__", *sorted(_HOME)]

@@ -22,74 +22,104 @@ NAMESPACES = ("spec", "records", "models", "adapters", "testing")
 
 PINNED: dict[str, tuple[str, ...]] = {
     "psych_runtime": (
+        "A2APeer",
         "AccessDenied",
         "AgentBuilder",
         "AgentSpec",
         "AllowAll",
-        "AnthropicClient",
         "AnswerView",
+        "AnthropicClient",
         "ApprovalRules",
+        "AttemptRunner",
+        "BlobKey",
+        "BlobStore",
         "CodeTool",
         "CorruptLog",
         "CostPolicy",
+        "DEFAULT_PRICES",
         "Decision",
         "Dispatched",
         "EgressDecision",
         "EgressDenied",
         "EgressPolicy",
         "EgressRule",
+        "EndUserRequired",
         "EnvSecretResolver",
+        "FakeModel",
+        "HostBinding",
         "HttpTool",
         "HttpTransport",
-        "InMemoryStore",
-        "EndUserRequired",
+        "InMemoryBlobStore",
         "InMemoryMemoryStore",
-        "Memory",
-        "MemoryKey",
-        "MemoryStore",
-        "open_memory_store",
+        "InMemoryStore",
         "InvalidApprovalRule",
         "InvalidArgument",
         "InvalidDispatch",
         "InvalidResume",
         "LatencyReport",
         "Limits",
+        "LogBuilder",
+        "McpServer",
+        "Memory",
+        "MemoryKey",
+        "MemoryPort",
+        "MemoryStore",
+        "ModelClient",
+        "ModelPrice",
         "ModelRef",
+        "ModelRequest",
+        "ModelTimings",
         "OpenAICompatibleClient",
         "PermitAll",
         "Policy",
+        "PriceResolver",
         "PsychError",
         "QueueKind",
         "ResolvedCredential",
         "RunAborted",
+        "RunAdmitted",
         "RunAlreadySettled",
-        "RunStopping",
         "RunEndedWithoutAnswer",
         "RunFailed",
+        "RunHeader",
         "RunId",
         "RunNotFound",
         "RunNotSuspended",
         "RunReport",
+        "RunState",
         "RunStateView",
         "RunStatus",
+        "RunStopping",
         "Runtime",
         "RuntimeSettings",
+        "Sandbox",
+        "SandboxFailure",
+        "SandboxLimit",
+        "SandboxLimits",
+        "SandboxResult",
         "Scope",
         "SecretResolver",
         "Session",
         "SharedVersionScope",
+        "SpawnEnvelope",
         "SpecValidationError",
+        "StaticPriceTable",
         "StaticSecretResolver",
         "Store",
         "StoreError",
         "StoreUnavailable",
+        "SubagentRef",
         "SuspensionExpired",
+        "Telemetry",
         "TenantAccess",
         "TerminalState",
         "ThreadView",
         "ToolArgumentsInvalid",
+        "ToolCallId",
         "ToolClass",
         "ToolContext",
+        "ToolDefinition",
+        "ToolFailure",
         "ToolOutcome",
         "ToolRegistry",
         "ToolResultInvalid",
@@ -102,14 +132,17 @@ PINNED: dict[str, tuple[str, ...]] = {
         "VersionHash",
         "VersionNotFound",
         "Worker",
+        "WorkerId",
         "WorkerSettings",
         "WorkflowBuilder",
+        "WorkflowSpec",
         "__version__",
         "answer",
         "dispatch",
         "idempotency_key_for",
         "interrupt",
         "open_blob_store",
+        "open_memory_store",
         "open_store",
         "publish",
         "read_log",
@@ -475,8 +508,8 @@ def test_the_namespaces_are_attributes_of_the_package() -> None:
 
 
 def test_a_moved_name_says_where_it_lives() -> None:
-    with pytest.raises(AttributeError, match=r"psych_runtime\.records\.RunAdmitted"):
-        _ = psych_runtime.RunAdmitted  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match=r"psych_runtime\.records\.RunSettled"):
+        _ = psych_runtime.RunSettled  # type: ignore[attr-defined]
     with pytest.raises(AttributeError, match=r"no attribute 'NoSuchName'$"):
         _ = psych_runtime.NoSuchName  # type: ignore[attr-defined]
 
@@ -575,3 +608,42 @@ def test_dir_lists_every_public_name_once(namespace: str) -> None:
     listed = dir(_module(namespace))
     assert len(listed) == len(set(listed))
     assert set(_module(namespace).__all__) <= set(listed)
+
+
+def test_the_type_checking_imports_mirror_the_table_of_exports() -> None:
+    """Editors and mypy see exactly the names ``__getattr__`` resolves, from the same homes."""
+    import ast
+
+    source = Path(psych_runtime.__file__).read_text()
+    tree = ast.parse(source)
+    table = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_EXPORTS"
+    )
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    imported: dict[str, set[str]] = {}
+    for node in guarded.body:
+        assert isinstance(node, ast.ImportFrom)
+        if node.module == "psych_runtime":
+            continue
+        assert node.module is not None
+        imported.setdefault(node.module, set()).update(a.name for a in node.names)
+    assert imported == {module: set(names) for module, names in table.items()}
+
+
+def test_a_name_from_an_adapter_says_which_package_to_install() -> None:
+    """``psych_runtime.McpPool`` and friends live in adapter wheels; a missing one is named."""
+    code = (
+        "import sys; sys.modules['psych_mcp'] = None\n"
+        "import psych_runtime\n"
+        "try:\n"
+        "    from psych_runtime import McpPool\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install psych-mcp" in out.stdout, out

@@ -123,10 +123,14 @@ class MemoryStore(Protocol):
         ...
 
 
+MemoryPort = MemoryStore
+"""The reference API's name for the ``MemoryStore`` port (the same protocol)."""
+
 __all__ = [
     "MAX_MEMORY_CHARS",
     "EndUserRequired",
     "Memory",
     "MemoryKey",
+    "MemoryPort",
     "MemoryStore",
 ]
