@@ -230,12 +230,6 @@ if TYPE_CHECKING:
     from psych_runtime.telemetry.port import (
         Telemetry as Telemetry,
     )
-    from psych_runtime.testing.fake_model import (
-        FakeModel as FakeModel,
-    )
-    from psych_runtime.testing.log_builder import (
-        LogBuilder as LogBuilder,
-    )
     from psych_runtime.tools.access import (
         PermitAll as PermitAll,
         TenantAccess as TenantAccess,
@@ -403,9 +397,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "VersionNotFound",
     ),
     "psych_runtime.core.corruption": ("CorruptLog",),
-    # test helpers (also in psych_runtime.testing)
-    "psych_runtime.testing.fake_model": ("FakeModel",),
-    "psych_runtime.testing.log_builder": ("LogBuilder",),
 }
 
 # Names that live in separately installed adapter packages: (module, distribution).

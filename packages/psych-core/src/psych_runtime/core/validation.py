@@ -98,7 +98,8 @@ class ValidationContext:
         sandbox_profiles: sandbox profiles the host provides.
         registry_is_complete: treat ``registered_tools`` as the whole registry even
             when it is empty, so a code tool is refused when nothing is registered.
-            The process that will run the Spec (``Session.publish``) knows this.
+            By default, True when ``registered_tools`` is given (a registry's
+            ``names``), False when it is not (nothing is known about code tools then).
         capabilities: Spec fields beyond the core that installed plugins run
             (``"mcp_servers"`` with psych-mcp, say); ``publish`` adds the installed
             ones. A field in ``NOT_RUN_YET`` named here is accepted.
@@ -114,14 +115,18 @@ class ValidationContext:
     def __init__(
         self,
         *,
-        registered_tools: Iterable[str] = (),
+        registered_tools: Iterable[str] | None = None,
         known_models: Iterable[str] = (),
         reachable_mcp_servers: Iterable[str] = (),
         sandbox_profiles: Iterable[str] = (),
-        registry_is_complete: bool = False,
+        registry_is_complete: bool | None = None,
         capabilities: Iterable[str] = (),
     ) -> None:
-        object.__setattr__(self, "registered_tools", _names(registered_tools, "registered_tools"))
+        if registry_is_complete is None:
+            registry_is_complete = registered_tools is not None
+        object.__setattr__(
+            self, "registered_tools", _names(registered_tools or (), "registered_tools")
+        )
         object.__setattr__(self, "known_models", _names(known_models, "known_models"))
         object.__setattr__(
             self,
