@@ -91,7 +91,7 @@ def test_every_parameter_matches_its_kind_and_default(sig: Signature) -> None:
     ours = _parameters(_object(sig.name))
     wrong: list[str] = []
     for p in sig.parameters:
-        if (sig.name, p.name) in INTENDED or (sig.name, "*") in INTENDED and p.name not in ours:
+        if (sig.name, p.name) in INTENDED or ((sig.name, "*") in INTENDED and p.name not in ours):
             continue
         q = ours.get(p.name)
         if q is None:
@@ -103,9 +103,12 @@ def test_every_parameter_matches_its_kind_and_default(sig: Signature) -> None:
         has_default = q.default is not inspect.Parameter.empty
         if has_default != p.has_default:
             wrong.append(f"{p.name}: has a default {has_default}, the reference {p.has_default}")
-        elif has_default and p.default not in (FACTORY, UNPARSED):
-            if q.default != p.default or type(q.default) is not type(p.default):
-                wrong.append(f"{p.name}: default {q.default!r}, the reference {p.default!r}")
+        elif (
+            has_default
+            and p.default not in (FACTORY, UNPARSED)
+            and (q.default != p.default or type(q.default) is not type(p.default))
+        ):
+            wrong.append(f"{p.name}: default {q.default!r}, the reference {p.default!r}")
     named = {p.name for p in sig.parameters}
     for extra, q in ours.items():
         if extra in named or q.kind in (q.VAR_POSITIONAL, q.VAR_KEYWORD):
