@@ -140,12 +140,10 @@ async def _drive(ctx: AttemptContext, nested: Journal, spec: AgentSpec) -> None:
     A child that suspends (a question, an approval) would wait for ever, since no
     Worker claims a nested Run: it is ended ``failed`` instead, its open calls closed.
     """
-    from psych_runtime.runtime.agent.loop import AgentLoop  # the loop runs this module
-
     nested.stage(
         AttemptStarted, worker_id=INLINE_WORKER, attempt_number=nested.state.attempt_count + 1
     )
-    await AgentLoop(ctx.deps, nested, spec, ctx.abort).run()
+    await ctx.run_nested(ctx, nested, spec)
     await nested.flush()
     if not nested.state.settled:
         close_open_calls(nested, ToolOutcome.ERROR, "not_executed", SUSPENDED_CHILD_MESSAGE)
