@@ -13,6 +13,8 @@ importing the loop.
 """
 
 from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.records import (
@@ -23,7 +25,29 @@ from psych_runtime.core.records import (
     ToolFailure,
     ToolOutcome,
 )
+from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.journal import Journal
+
+R = TypeVar("R", bound=Record)
+
+
+class Stager(Protocol):
+    """Where closing records are staged: a ``Journal``, or a batch appended from outside."""
+
+    @property
+    def state(self) -> RunStateView:
+        """The folded state, including what is staged."""
+        ...
+
+    @property
+    def records(self) -> list[Record]:
+        """Every record known, staged ones included."""
+        ...
+
+    def stage(self, record_type: type[R], *, at: datetime | None = None, **fields: Any) -> R:
+        """Build, fold and queue the next record (``at`` defaults to now)."""
+        ...
+
 
 ORPHANED_MESSAGE = (
     "The worker running this call stopped before it reported back. The call may or may "
@@ -42,7 +66,7 @@ _ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
 
 
 def close_call(
-    journal: Journal, call_id: ToolCallId, outcome: ToolOutcome, kind: str, message: str
+    journal: Stager, call_id: ToolCallId, outcome: ToolOutcome, kind: str, message: str
 ) -> None:
     """Stage the finish of one open call, with ``outcome`` and a failure saying why."""
     journal.stage(
@@ -53,13 +77,13 @@ def close_call(
     )
 
 
-def close_open_calls(journal: Journal, outcome: ToolOutcome, kind: str, message: str) -> None:
+def close_open_calls(journal: Stager, outcome: ToolOutcome, kind: str, message: str) -> None:
     """Stage a finish for every call the log still shows open."""
     for call in list(journal.state.open_tool_calls.values()):
         close_call(journal, call.call_id, outcome, kind, message)
 
 
-def close_open_model_call(journal: Journal, kind: str, message: str) -> None:
+def close_open_model_call(journal: Stager, kind: str, message: str) -> None:
     """Stage the failure of the model call the log still shows open, if there is one.
 
     A model call cut short (its stream cancelled by an interrupt or the deadline) has

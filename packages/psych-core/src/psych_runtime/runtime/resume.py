@@ -13,19 +13,15 @@ from psych_runtime.core.records import (
     JsonObject,
     Record,
     Resumed,
-    RunSettled,
-    SuspendReason,
-    TerminalState,
-    ToolCallFinished,
-    ToolFailure,
-    ToolOutcome,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
+from psych_runtime.core.suspend_reasons import rules
 from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text, refuser
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.external import append_external
+from psych_runtime.runtime.external import ExternalBatch, append_external
 from psych_runtime.runtime.reads import checked_header
+from psych_runtime.runtime.settlement import abandoned, settle
 from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
 from psych_runtime.store.port import Store
 
@@ -105,32 +101,15 @@ async def resume(
         now = utcnow()
         if expired(state, now):
             too_late = True
-            closes: list[Record] = [
-                ToolCallFinished(
-                    run_id=run_id,
-                    at=now,
-                    scope=run_scope,
-                    seq=seq + n,
-                    call_id=call_id,
-                    outcome=ToolOutcome.ERROR,
-                    failure=ToolFailure(kind="not_executed", message=EXPIRED_CALL_MESSAGE),
-                )
-                for n, call_id in enumerate(state.open_tool_calls)
-            ]
-            settled = RunSettled(
-                run_id=run_id,
-                at=now,
-                scope=run_scope,
-                seq=seq + len(closes),
-                state=TerminalState.ABANDONED,
-                failure=ToolFailure(kind="suspension_expired", message=EXPIRED_MESSAGE),
-            )
-            return [*closes, settled]
-        if state.suspend_reason is SuspendReason.APPROVAL and approved is None:
+            batch = ExternalBatch(state, seq, run_scope, at=now)
+            settle(batch, abandoned(EXPIRED_MESSAGE, EXPIRED_CALL_MESSAGE))
+            return batch.records
+        waiting_for = rules(state.suspend_reason) if state.suspend_reason else None
+        if waiting_for is not None and waiting_for.needs_decision and approved is None:
             raise InvalidResume(
                 f"run {run_id} waits for an approval: pass approved=True or approved=False"
             )
-        if state.suspend_reason is SuspendReason.EXTERNAL:
+        if waiting_for is not None and waiting_for.checks_payload:
             problems = value_problems(body, state.suspend_payload_schema)
             if problems:
                 # The event is refused; the Run keeps waiting for a valid one.

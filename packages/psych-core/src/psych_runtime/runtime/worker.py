@@ -25,10 +25,6 @@ from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.ids import AttemptId, RunId, WorkerId
 from psych_runtime.core.records import (
     AttemptStarted,
-    RunSettled,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
@@ -40,8 +36,13 @@ from psych_runtime.runtime.control import interrupt
 from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
 from psych_runtime.runtime.interrupt_watch import watch_for_interrupt
 from psych_runtime.runtime.journal import Journal, JournalClosed
-from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_open_calls
 from psych_runtime.runtime.settings import WorkerSettings
+from psych_runtime.runtime.settlement import (
+    failed,
+    forced,
+    past_deadline_when_claimed,
+    settle,
+)
 from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
@@ -302,12 +303,11 @@ class Worker(WorkerSettings, _Core):
                     return
             self._trace(attempt, journal)
             if header.attempt_count > self.max_attempts:
-                journal.stage(
-                    RunSettled,
-                    state=TerminalState.FAILED,
-                    failure=ToolFailure(
-                        kind="attempts_exhausted",
-                        message=f"the run was claimed {header.attempt_count} times without "
+                settle(
+                    journal,
+                    failed(
+                        "attempts_exhausted",
+                        f"the run was claimed {header.attempt_count} times without "
                         f"settling (max_attempts={self.max_attempts})",
                     ),
                 )
@@ -324,12 +324,7 @@ class Worker(WorkerSettings, _Core):
             if utcnow() >= attempt.deadline_at:
                 # Claimed after its deadline (no live process was there to enforce it):
                 # settle it aborted without running anything.
-                close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
-                journal.stage(
-                    RunSettled,
-                    state=TerminalState.ABORTED,
-                    failure=ToolFailure(kind="deadline", message="the run passed its deadline"),
-                )
+                settle(journal, past_deadline_when_claimed())
                 await journal.flush()
                 return
             watch = asyncio.create_task(
@@ -415,12 +410,11 @@ class Worker(WorkerSettings, _Core):
                 self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
             )
             if not journal.state.settled:
-                journal.stage(
-                    RunSettled,
-                    state=TerminalState.FAILED,
-                    failure=ToolFailure(
-                        kind=kind,
-                        message=f"{type(error).__name__}: {error}",
+                settle(
+                    journal,
+                    failed(
+                        kind,
+                        f"{type(error).__name__}: {error}",
                         traceback="".join(traceback.format_exception(error)),
                     ),
                 )
@@ -615,16 +609,10 @@ class Worker(WorkerSettings, _Core):
             self.store, attempt.run_id, attempt_id=attempt.attempt_id, fence=attempt.fence
         )
         if not journal.state.settled:
-            close_open_calls(journal, ToolOutcome.UNKNOWN, "orphaned", ORPHANED_MESSAGE)
-            journal.stage(
-                RunSettled,
-                state=TerminalState.FORCE_SETTLED,
+            settle(
+                journal,
+                forced(self.grace_seconds, reason),
                 orphaned_attempt_id=attempt.attempt_id,
-                failure=ToolFailure(
-                    kind="force_settled",
-                    message=f"the attempt did not unwind within {self.grace_seconds:g}s "
-                    + ("of its deadline" if reason is AbortReason.DEADLINE else "of an interrupt"),
-                ),
             )
             await journal.flush()
         if attempt.tracer is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import Message
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import JsonObject, RunSettled, TerminalState, ToolFailure
+from psych_runtime.core.records import JsonObject, TerminalState, ToolFailure
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.memory.port import MemoryKey
 from psych_runtime.runtime.abort import AbortSignal
@@ -24,6 +24,7 @@ from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import replace_lone_surrogates
+from psych_runtime.runtime.settlement import Ending, settle as settle_run
 from psych_runtime.tools.large_results.reader import OutputReader
 from psych_runtime.tools.memory import end_user_of
 
@@ -126,9 +127,7 @@ class AttemptContext:
             journal=journal,
             spec=spec,
             abort=abort,
-            tools=ToolCatalog(
-                spec, deps.registry, remembers=key is not None, built_ins=built_ins
-            ),
+            tools=ToolCatalog(spec, deps.registry, remembers=key is not None, built_ins=built_ins),
             reader=OutputReader(blob=deps.blob, tenant=journal.scope.tenant, run_id=journal.run_id),
             memory_key=key,
             missing_end_user=missing,
@@ -162,5 +161,5 @@ def settle(
     failure: ToolFailure | None = None,
 ) -> Next:
     """Stage the Run's settlement; the loop stops once it is written."""
-    ctx.journal.stage(RunSettled, state=state, output=output, failure=failure)
+    settle_run(ctx.journal, Ending(state, failure, output=output))
     return Next.STOP

@@ -25,7 +25,6 @@ from psych_runtime.core.ids import RunId, StepId
 from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.records import (
     JsonObject,
-    RunSettled,
     StepCompleted,
     StepStarted,
     SuspendReason,
@@ -50,6 +49,7 @@ from psych_runtime.core.spec.workflow import (
 )
 from psych_runtime.core.state import RunStateView, StepRecord
 from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.settlement import Ending, aborted_by_request, completed, settle
 from psych_runtime.runtime.workflow import composites, leaves
 from psych_runtime.runtime.workflow.context import (
     StepFailed,
@@ -110,14 +110,14 @@ class WorkflowEngine:
             await journal.flush()
             return
         except _Aborted:
-            journal.stage(RunSettled, state=TerminalState.ABORTED)
+            settle(journal, aborted_by_request())
             await journal.flush()
             return
         except StepFailed as failed:
-            journal.stage(RunSettled, state=TerminalState.FAILED, failure=failed.failure)
+            settle(journal, Ending(TerminalState.FAILED, failed.failure))
             await journal.flush()
             return
-        journal.stage(RunSettled, state=TerminalState.COMPLETED, output=output)
+        settle(journal, completed(output))
         await journal.flush()
 
     async def run_workflow(self, spec: WorkflowSpec, data: JsonObject, prefix: Path) -> JsonObject:
