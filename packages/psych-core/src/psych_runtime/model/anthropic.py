@@ -91,7 +91,8 @@ class AnthropicClient:
     Raises:
         InvalidClientSetting: a negative retry count or wait, or an output limit
             below one.
-        InvalidProviderName: ``provider_name`` is empty, not text, or too long.
+        InvalidProviderName: ``provider_name`` is not a printable text of 1 to 64
+            characters without a space at either end.
     """
 
     def __init__(

@@ -101,7 +101,8 @@ class OpenAICompatibleClient:
 
     Raises:
         UnknownLimitField: ``max_tokens_field`` is none of the choices above.
-        InvalidProviderName: ``provider_name`` is empty, not text, or too long.
+        InvalidProviderName: ``provider_name`` is not a printable text of 1 to 64
+            characters without a space at either end.
     """
 
     def __init__(
