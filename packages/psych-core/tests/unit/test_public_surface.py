@@ -458,6 +458,10 @@ PINNED: dict[str, tuple[str, ...]] = {
         "offer_telemetry",
         "installed_telemetry",
         "telemetry_backends",
+        "OTHER_PROVIDER",
+        "SpanKind",
+        "is_runtime_span",
+        "provider_for_url",
     ),
     "psych_runtime.testing": (
         "CrashRecovery",

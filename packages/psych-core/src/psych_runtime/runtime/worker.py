@@ -394,8 +394,8 @@ class Worker(WorkerSettings, _Core):
         try:
             if not self._telemetry.enabled:
                 return
-            state = journal.state
-            tracer = RunTracer(self._telemetry, state, carrier=state.trace_context or None)
+            model = getattr(self.runner, "model", None)
+            tracer = RunTracer.for_attempt(self._telemetry, journal.records, journal.state, model)
         except Exception:
             log.warning(
                 "run %s: telemetry unavailable for this attempt", attempt.run_id, exc_info=True
