@@ -163,6 +163,9 @@ if TYPE_CHECKING:
         InvalidDispatch as InvalidDispatch,
         dispatch as dispatch,
     )
+    from psych_runtime.runtime.attempt import (
+        AttemptRunner as AttemptRunner,
+    )
     from psych_runtime.runtime.control import (
         RunAlreadySettled as RunAlreadySettled,
         RunStopping as RunStopping,
@@ -204,7 +207,6 @@ if TYPE_CHECKING:
         WorkerSettings as WorkerSettings,
     )
     from psych_runtime.runtime.worker import (
-        AttemptRunner as AttemptRunner,
         Worker as Worker,
     )
     from psych_runtime.sandbox.port import (
@@ -293,7 +295,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SuspensionExpired",
     ),
     "psych_runtime.runtime.runtime": ("Runtime",),
-    "psych_runtime.runtime.worker": ("AttemptRunner", "Worker"),
+    "psych_runtime.runtime.attempt": ("AttemptRunner",),
+    "psych_runtime.runtime.worker": ("Worker",),
     "psych_runtime.model.anthropic": ("AnthropicClient",),
     "psych_runtime.model.openai_compat": ("OpenAICompatibleClient",),
     "psych_runtime.model.pricing": (

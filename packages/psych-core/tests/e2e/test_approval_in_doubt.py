@@ -16,7 +16,7 @@ import pytest
 import psych_runtime
 from psych_runtime import AgentSpec, InMemoryStore, ModelRef, ToolOutcome
 from psych_runtime.records import Record
-from psych_runtime.runtime.worker import AttemptKilled
+from psych_runtime.runtime.attempt import AttemptKilled
 from psych_runtime.store.port import Fence
 from psych_runtime.testing import FakeModel
 from psych_runtime.testing.forwarding import ForwardingStore
