@@ -123,6 +123,21 @@ async def test_show_checks_the_tenant_and_the_run_id(store_url_for, capsys):
     assert "settled completed" in capsys.readouterr().out
 
 
+async def test_show_latest_is_the_newest_run_of_the_store_or_the_tenant(store_url_for, capsys):
+    url = await store_url_for("sqlite")
+    assert await cli("show", "latest", "--store", url) == 1
+    assert "there is no Run in this store yet" in capsys.readouterr().err
+    first = await finished_run(url, tenant="shop-a")
+    second = await finished_run(url, tenant="shop-b")
+
+    assert await cli("show", "latest", "--store", url) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"Run {second}"
+    assert await cli("show", "latest", "--store", url, "--tenant", "shop-a") == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"Run {first}"
+    assert await cli("show", "latest", "--store", url, "--tenant", "shop-c") == 1
+    assert "no Run of tenant 'shop-c' in this store yet" in capsys.readouterr().err
+
+
 async def test_show_and_runs_refuse_a_missing_sqlite_file_without_creating_it(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'typo.db'}"
 
