@@ -177,6 +177,7 @@ def build(package: Package, out: Path, *, sdist: bool = True) -> list[Path]:
     Hatchling is the build backend ``hatch build`` drives; calling it in this
     interpreter builds the same files without depending on which ``hatch`` is on PATH.
     """
+    out = out.resolve()  # hatchling runs in the package folder, where a relative path points
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.iterdir())
     targets = ["-t", "wheel", *(["-t", "sdist"] if sdist else [])]

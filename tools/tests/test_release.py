@@ -150,6 +150,16 @@ def test_an_unknown_package_is_refused(workspace: Path) -> None:
         release.release("demo-nothing", "1.0", out=workspace / "d", date=DATE, root=workspace)
 
 
+def test_a_relative_out_folder_is_the_callers_not_the_packages(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    package = release.workspace_packages(workspace)["demo-core"]
+    [wheel] = release.build(package, Path("dist"), sdist=False)
+    assert wheel == workspace / "dist" / "demo_core-0.1.0-py3-none-any.whl"
+    assert wheel.exists() and not (package.directory / "dist").exists()
+
+
 def test_built_metadata_is_checked(workspace: Path) -> None:
     package = release.workspace_packages(workspace)["demo-plugin"]
     (package.directory / "src/demo_plugin/py.typed").unlink()
