@@ -115,7 +115,7 @@ def test_the_entry_skill_names_every_topic_and_each_topic_points_back() -> None:
         assert f"`{ENTRY}`" in skill_text(topic), f"{topic} does not point to the entry skill"
 
 
-@pytest.mark.parametrize("name", (ENTRY, *TOPICS))
+@pytest.mark.parametrize("name", [ENTRY, *TOPICS])
 def test_the_front_matter_says_what_and_when(name: str) -> None:
     skill = parse_skill(skill_text(name), name)
     assert skill.name == name
@@ -182,7 +182,7 @@ def results(store_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     return found
 
 
-@pytest.mark.parametrize("name", (ENTRY, *TOPICS))
+@pytest.mark.parametrize("name", [ENTRY, *TOPICS])
 def test_the_skill_code_runs(name: str, results: dict[str, Any]) -> None:
     assert name in results, f"{name} never finished: an earlier skill ended the process"
     assert results[name]["failure"] is None, results[name]["failure"]
