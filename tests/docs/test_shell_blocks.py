@@ -253,6 +253,7 @@ class Reader:
     def __init__(self, copy: Path) -> None:
         self.copy = copy
         self.terminal: Terminal | None = None
+        self.shown: list[tuple[str, str, str]] = []  # (document, command, what it printed)
 
     def open(self) -> Terminal:
         self.close()
@@ -270,7 +271,7 @@ class Reader:
         assert self.terminal is not None
         for command in commands(block):
             try:
-                self.terminal.run(command)
+                self.shown.append((where.split(":")[0], command, self.terminal.run(command)))
             except CommandFailed as failed:
                 raise CommandFailed(f"{where}: {failed}") from None
 
@@ -286,6 +287,16 @@ class Reader:
                 (self.copy / step.name).write_text(step.text)
             else:
                 self.type(step.text, where)
+
+
+# What a newcomer must see on the front page's path: a finished Run, a generated
+# project's tests passing, and a Run in psych show (an exit status alone would not say).
+README_SHOWS = {
+    "python -m pip install hatch && hatch run example": "Parcel P-100 is out for delivery.",
+    "psych new demo && cd demo && python main.py": "Yes: 42 units of LAMP-7 are in stock.",
+    "pytest": " passed",
+    "psych show latest --store sqlite:///storefront.db": "settled completed",
+}
 
 
 @pytest.mark.parametrize(
@@ -304,3 +315,9 @@ def test_the_shell_blocks_run(copy: Copy, setup: str, names: list[str]) -> None:
             reader.follow(PARSED[name])
     finally:
         reader.close()
+    if names == ["README.md"]:
+        shown = {command: output for _, command, output in reader.shown}
+        assert set(README_SHOWS) <= set(shown), sorted(shown)
+        for command, expected in README_SHOWS.items():
+            assert expected in shown[command], f"{command}:\n{shown[command][-3000:]}"
+        assert " failed" not in shown["pytest"] and "warning" not in shown["pytest"].lower()
