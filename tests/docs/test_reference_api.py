@@ -39,6 +39,7 @@ INTENDED: dict[tuple[str, str], str] = {
     ("Worker", "telemetry"): "ours: a Worker may trace with its own telemetry",
     ("OpenAICompatibleClient", "organization"): "ours: the OpenAI-Organization header",
     ("OpenAICompatibleClient", "max_tokens_field"): "ours: servers disagree on the field name",
+    ("OpenAICompatibleClient", "provider_name"): "ours: gen_ai.provider.name for telemetry",
     ("ModelRequest", "tool_choice"): "ours: the Spec's tool_choice reaches the request",
     ("McpPool", "max_connections"): "ours: the pool is bounded (LRU with idle expiry)",
     ("McpPool", "idle_seconds"): "ours: idle connections are closed",

@@ -68,8 +68,10 @@ async def watch_for_interrupt(
         after = max(committed, checked)
         if not current:
             try:
-                if follows_signals or await store.head(run_id) > after:
-                    records = await store.read(run_id, after=after)
+                # Shielded: the watch is cancelled when its Attempt ends, and a store
+                # call cut off half way can leave its driver's connection behind.
+                if follows_signals or await asyncio.shield(store.head(run_id)) > after:
+                    records = await asyncio.shield(store.read(run_id, after=after))
                     if any(record.type == "abort_requested" for record in records):
                         abort.fire(AbortReason.INTERRUPT)
                         return
