@@ -53,10 +53,8 @@ from a2a.types import (
     TaskStatus,
 )
 
-from psych_a2a._egress import AnyPolicy, egress_client, judge
 from psych_a2a.cards import KeyMaterial, sign_card
 from psych_runtime import (
-    EgressDenied,
     EgressPolicy,
     RunId,
     Scope,
@@ -72,6 +70,7 @@ from psych_runtime import (
     state,
     stream,
 )
+from psych_runtime.adapters import AnyPolicy, egress_allows, egress_client
 from psych_runtime.records import Record
 
 if TYPE_CHECKING:
@@ -357,13 +356,7 @@ def push_url_check(policy: AnyPolicy, scope: Scope) -> Callable[[str], Awaitable
     """A check for push notification URLs: True when the egress policy allows the URL."""
 
     async def allowed(url: str) -> bool:
-        try:
-            await judge(policy, scope, url)
-        except EgressDenied:
-            return False
-        except Exception:  # a malformed URL, or a policy that fails: refuse
-            return False
-        return True
+        return await egress_allows(policy, scope, url)
 
     return allowed
 

@@ -21,11 +21,10 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from psych_mcp._classify import failure_of
-from psych_mcp._egress import EgressTransport
-from psych_mcp._errors import Failure, McpFailure
-from psych_mcp._policy import AnyPolicy
+from psych_mcp._egress import EgressTransport, gated_client
 from psych_mcp._version import __version__
 from psych_runtime import Scope
+from psych_runtime.adapters import AnyPolicy, Catalogue, RemoteError, RemoteFailure
 from psych_runtime.spec import McpServer
 
 log = logging.getLogger(__name__)
@@ -55,15 +54,14 @@ class McpConnection:
         server: the server's name in the Spec.
         transport: the egress-checking transport every request goes through.
         served: how many requests were made through this connection.
-        catalogue: the server's tools as last listed, with when they were listed
-            (monotonic seconds), or None before the first listing.
+        catalogue: the server's tools as last listed, and when.
     """
 
     def __init__(self, server: str, transport: EgressTransport, timeout: float) -> None:
         self.server = server
         self.transport = transport
         self.served = 0
-        self.catalogue: tuple[float, tuple[types.Tool, ...]] | None = None
+        self.catalogue: Catalogue[tuple[types.Tool, ...]] = Catalogue()
         self._timeout = timeout
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -93,7 +91,7 @@ class McpConnection:
                 ``Bearer ...``); sent instead of ``bearer`` when given.
 
         Raises:
-            McpFailure: the server could not be reached or refused the handshake.
+            RemoteError: the server could not be reached or refused the handshake.
         """
         transport = EgressTransport(policy, scope)
         connection = cls(server.name, transport, timeout)
@@ -112,7 +110,7 @@ class McpConnection:
             await connection.close()
             if isinstance(error, Exception):
                 failure = failure_of(error, server.name, transport)
-                raise McpFailure(failure, challenge=_challenge(failure, transport)) from error
+                raise RemoteError(failure, challenge=_challenge(failure, transport)) from error
             raise
         return connection
 
@@ -125,12 +123,7 @@ class McpConnection:
             timeout: httpx2.Timeout | None = None,
             auth: httpx2.Auth | None = None,
         ) -> httpx2.AsyncClient:
-            return httpx2.AsyncClient(
-                transport=self.transport,
-                headers=headers,
-                timeout=timeout,
-                follow_redirects=False,
-            )
+            return gated_client(self.transport, headers=headers, timeout=timeout)
 
         options: dict[str, Any] = {
             "cache": None,
@@ -168,17 +161,11 @@ class McpConnection:
         """Whether the connection is gone or failed, so it must not be used again."""
         return self._failed or self._task is None or self._task.done()
 
-    def catalogue_since(self, since: float) -> tuple[types.Tool, ...] | None:
-        """The tools as listed at or after ``since``, or None when that listing is older."""
-        if self.catalogue is None or self.catalogue[0] < since:
-            return None
-        return self.catalogue[1]
-
     async def list_tools(self) -> tuple[types.Tool, ...]:
         """Every tool the server offers now, reading all pages.
 
         Raises:
-            McpFailure: the request failed.
+            RemoteError: the request failed.
         """
         client = self._require()
         tools: list[types.Tool] = []
@@ -200,7 +187,7 @@ class McpConnection:
         """Call the server's tool ``name`` once.
 
         Raises:
-            McpFailure: the call failed before the tool could answer.
+            RemoteError: the call failed before the tool could answer.
         """
         client = self._require()
         self.served += 1
@@ -212,16 +199,16 @@ class McpConnection:
 
     def _require(self) -> Client:
         if self._client is None or self.broken:
-            failure = Failure("unreachable", f"the connection to {self.server} is closed", True)
-            raise McpFailure(failure)
+            message = f"the connection to MCP server {self.server} is closed"
+            raise RemoteError(RemoteFailure("unreachable", message, transient=True))
         return self._client
 
-    def _failure(self, error: Exception, *, refused_kind: str) -> McpFailure:
+    def _failure(self, error: Exception, *, refused_kind: str) -> RemoteError:
         failure = failure_of(error, self.server, self.transport, refused_kind=refused_kind)
         if failure.kind != refused_kind:
             # Not the server refusing one request: the connection itself is in doubt.
             self._failed = True
-        return McpFailure(failure, challenge=_challenge(failure, self.transport))
+        return RemoteError(failure, challenge=_challenge(failure, self.transport))
 
     async def close(self) -> None:
         """Leave the session and close its HTTP client; never raises, never hangs."""
@@ -242,7 +229,7 @@ class McpConnection:
             log.warning("the MCP connection to %s did not close; abandoning it", self.server)
 
 
-def _challenge(failure: Failure, transport: EgressTransport) -> tuple[int, str | None] | None:
+def _challenge(failure: RemoteFailure, transport: EgressTransport) -> tuple[int, str | None] | None:
     """The 401/403 challenge behind an ``unauthorized`` failure, if the transport saw one."""
     return transport.challenge if failure.kind == "unauthorized" else None
 

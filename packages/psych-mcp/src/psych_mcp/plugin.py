@@ -37,9 +37,10 @@ def build_mcp_tools(
         http: the Runtime's transport; its policy judges every MCP request.
         secrets: where servers' credentials are looked up per tenant.
     """
-    from psych_mcp.tools import McpTools  # deferred: keep loading the plugin cheap
+    from psych_mcp.pool import McpPool  # deferred: keep loading the plugin cheap
+    from psych_mcp.tools import McpTools
 
-    return McpTools(http=http, secrets=secrets)
+    return McpTools(McpPool(transport=http, secrets=secrets))
 
 
 psych_register_tool_sources = offer_tool_sources(
