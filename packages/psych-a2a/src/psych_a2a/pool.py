@@ -183,8 +183,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         """
 
         async def exchanging(conn: _Connection) -> JsonValue:
-            client = await self._client(peer, conn)
-            follow = self._follow(peer, client, text, task_id, context_id, message_id)
+            follow = self._follow(peer, conn, text, task_id, context_id, message_id)
             return await self._http(peer, conn, follow)
 
         return await self._leased(peer, scope, exchanging)
@@ -258,7 +257,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
     async def _follow(
         self,
         peer: A2APeer,
-        client: "Client",
+        conn: _Connection,
         text: str,
         task_id: str | None,
         context_id: str | None,
@@ -268,6 +267,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
 
         from psych_a2a._mapping import PAUSED, SETTLED, message_result
 
+        client = await self._client(peer, conn)
         message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)])
         if task_id:
             message.task_id = task_id
@@ -277,18 +277,31 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         request = SendMessageRequest(message=message, tenant=peer.tenant or "")
         async with asyncio.timeout(self.timeout_seconds):
             task = None
-            async for event in client.send_message(request):
-                if event.WhichOneof("payload") == "message":
-                    return message_result(event.message)
-                task = _fold(task, event)
+            try:
+                async for event in client.send_message(request):
+                    if event.WhichOneof("payload") == "message":
+                        return message_result(event.message)
+                    task = _fold(task, event)
+            except Exception as error:
+                # A stream cut after the peer took the task on (it named it) is not
+                # the task failing: the task goes on at the peer, so it is followed
+                # by polling below. Anything else is the exchange failing.
+                if task is None or not task.id or not self._cut(peer, conn, error):
+                    raise
             if task is None:
                 said = f"agent {peer.name} answered with neither a task nor a message"
                 raise RemoteError(RemoteFailure("protocol_error", said, transient=False))
             # A stream that ended early, or a send answered at once: poll until done.
             while task.status.state not in SETTLED | PAUSED:
                 await asyncio.sleep(self._poll)
+                conn.transport.forget()
                 task = await client.get_task(GetTaskRequest(id=task.id, tenant=peer.tenant or ""))
         return _settled_result(peer, task)
+
+    def _cut(self, peer: A2APeer, conn: _Connection, error: Exception) -> bool:
+        """Whether ``error`` is the connection failing (worth following up), not the peer."""
+        failure = failure_of(error, self.label(peer), conn.transport, explain=_sdk_timeout)
+        return failure.kind == "unreachable"
 
     # --- plumbing -------------------------------------------------------------------
 
