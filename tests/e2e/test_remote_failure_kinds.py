@@ -19,6 +19,7 @@ ONLY_THEIRS = {
     "psych-mcp": {
         # A person must approve OAuth access first; a call reports it as unauthorized.
         "authorization_required",
+        "launch_failed",  # a stdio server's program cannot be found or started
     },
     "psych-a2a": {
         "card_unverified",  # an Agent Card whose signature does not hold

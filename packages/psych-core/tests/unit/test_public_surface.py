@@ -144,6 +144,7 @@ PINNED: dict[str, tuple[str, ...]] = {
         "LiveObjectInSpec",
         "LoopStep",
         "MapStep",
+        "McpEnv",
         "McpOAuth",
         "McpServer",
         "ModelRef",

@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from psych_mcp._classify import failure_of
 from psych_mcp._egress import EgressTransport, gated_client
+from psych_mcp._stdio import ServerProcess
 from psych_mcp._version import __version__
 from psych_runtime import Scope
 from psych_runtime.adapters import AnyPolicy, Catalogue, RemoteError, RemoteFailure
@@ -41,6 +42,12 @@ cannot hang a turn."""
 
 CLIENT_INFO = types.Implementation(name="psych-mcp", version=__version__)
 
+EXIT_WAIT_SECONDS: Final = 2.0
+"""How long a failure waits for a stdio server's exit status before it is reported."""
+
+STDERR_IN_MESSAGE: Final = 1000
+"""How much of a stdio server's stderr a failure's message quotes (the end of it)."""
+
 
 type _Session = AbstractAsyncContextManager[Client]
 
@@ -57,9 +64,16 @@ class McpConnection:
         catalogue: the server's tools as last listed, and when.
     """
 
-    def __init__(self, server: str, transport: EgressTransport, timeout: float) -> None:
+    def __init__(
+        self,
+        server: str,
+        transport: EgressTransport | None,
+        timeout: float,
+        process: ServerProcess | None = None,
+    ) -> None:
         self.server = server
         self.transport = transport
+        self.process = process
         self.served = 0
         self.catalogue: Catalogue[tuple[types.Tool, ...]] = Catalogue()
         self._timeout = timeout
@@ -98,21 +112,56 @@ class McpConnection:
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
         if authorization:
             headers = {"Authorization": authorization}
-        session = connection._session(server, headers)
-        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
-        connection._task = asyncio.create_task(
-            connection._hold(session, ready), name=f"psych-mcp connection to {server.name}"
-        )
+        await connection._enter(connection._session(server, headers))
+        return connection
+
+    @classmethod
+    async def open_stdio(
+        cls, server: McpServer, process: ServerProcess, *, timeout: float
+    ) -> "McpConnection":
+        """Complete the MCP handshake with a stdio server whose process is running.
+
+        The connection owns ``process`` from here on: closing it stops the process.
+
+        Raises:
+            RemoteError: the server did not complete the handshake (its stderr is in
+                the message).
+        """
+        from psych_mcp._stdio import stdio_streams  # deferred: only stdio servers need it
+
+        connection = cls(server.name, None, timeout, process=process)
         try:
-            async with asyncio.timeout(timeout):
-                connection._client = await asyncio.shield(ready)
-        except BaseException as error:
-            await connection.close()
-            if isinstance(error, Exception):
-                failure = failure_of(error, server.name, transport)
-                raise RemoteError(failure, challenge=_challenge(failure, transport)) from error
+            await connection._enter(Client(stdio_streams(process), **connection._options()))
+        except BaseException:
+            await process.stop()
             raise
         return connection
+
+    async def _enter(self, session: _Session) -> None:
+        """Enter ``session`` in a task of its own and wait for the handshake.
+
+        Raises:
+            RemoteError: the handshake failed or took longer than the timeout.
+        """
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(
+            self._hold(session, ready), name=f"psych-mcp connection to {self.server}"
+        )
+        try:
+            async with asyncio.timeout(self._timeout):
+                self._client = await asyncio.shield(ready)
+        except BaseException as error:
+            await self.close()
+            if isinstance(error, Exception):
+                raise await self._failure(error, refused_kind="tool_error") from error
+            raise
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "cache": None,
+            "read_timeout_seconds": self._timeout,
+            "client_info": CLIENT_INFO,
+        }
 
     def _session(self, server: McpServer, headers: dict[str, str]) -> _Session:
         """The SDK client for ``server``'s transport, sending through ``self.transport``."""
@@ -123,13 +172,11 @@ class McpConnection:
             timeout: httpx2.Timeout | None = None,
             auth: httpx2.Auth | None = None,
         ) -> httpx2.AsyncClient:
+            assert self.transport is not None
             return gated_client(self.transport, headers=headers, timeout=timeout)
 
-        options: dict[str, Any] = {
-            "cache": None,
-            "read_timeout_seconds": self._timeout,
-            "client_info": CLIENT_INFO,
-        }
+        options = self._options()
+        assert self.transport is not None and server.url is not None  # an HTTP server
         if server.transport == "sse":
             streams = sse_client(
                 server.url,
@@ -159,7 +206,8 @@ class McpConnection:
     @property
     def broken(self) -> bool:
         """Whether the connection is gone or failed, so it must not be used again."""
-        return self._failed or self._task is None or self._task.done()
+        exited = self.process is not None and self.process.returncode is not None
+        return exited or self._failed or self._task is None or self._task.done()
 
     async def list_tools(self) -> tuple[types.Tool, ...]:
         """Every tool the server offers now, reading all pages.
@@ -180,7 +228,7 @@ class McpConnection:
                     if cursor is None:
                         break
         except Exception as error:
-            raise self._failure(error, refused_kind="protocol_error") from error
+            raise await self._failure(error, refused_kind="protocol_error") from error
         return tuple(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -195,7 +243,7 @@ class McpConnection:
             async with asyncio.timeout(self._timeout):
                 return await client.call_tool(name, arguments)
         except Exception as error:
-            raise self._failure(error, refused_kind="tool_error") from error
+            raise await self._failure(error, refused_kind="tool_error") from error
 
     def _require(self) -> Client:
         if self._client is None or self.broken:
@@ -203,11 +251,18 @@ class McpConnection:
             raise RemoteError(RemoteFailure("unreachable", message, transient=True))
         return self._client
 
-    def _failure(self, error: Exception, *, refused_kind: str) -> RemoteError:
+    async def _failure(self, error: Exception, *, refused_kind: str) -> RemoteError:
+        if isinstance(error, RemoteError):
+            return error
         failure = failure_of(error, self.server, self.transport, refused_kind=refused_kind)
         if failure.kind != refused_kind:
             # Not the server refusing one request: the connection itself is in doubt.
             self._failed = True
+        if self.process is not None and (failure.kind != refused_kind or self.broken):
+            # A server that closed its stdout is usually exiting: wait (briefly) for its
+            # exit status, which says more than "connection closed" does.
+            await self.process.exited(EXIT_WAIT_SECONDS)
+            failure = _with_stderr(failure, self.process)
         return RemoteError(failure, challenge=_challenge(failure, self.transport))
 
     async def close(self) -> None:
@@ -229,9 +284,34 @@ class McpConnection:
             log.warning("the MCP connection to %s did not close; abandoning it", self.server)
 
 
-def _challenge(failure: RemoteFailure, transport: EgressTransport) -> tuple[int, str | None] | None:
+def _with_stderr(failure: RemoteFailure, process: ServerProcess) -> RemoteFailure:
+    """``failure`` of a stdio server, with its exit status and the end of its stderr.
+
+    A server whose process has exited is ``unreachable`` (transient): the pool starts
+    a new process on next use.
+    """
+    said = process.stderr_tail.strip()[-STDERR_IN_MESSAGE:]
+    exited = process.returncode
+    notes = []
+    if exited is not None:
+        notes.append(f"the process exited with status {exited}")
+    if said:
+        notes.append(f"its stderr ends: {said}")
+    if not notes:
+        return failure
+    message = f"{failure.message} ({'; '.join(notes)})"
+    if exited is not None:  # gone: a new process is started on next use
+        return RemoteFailure("unreachable", message, transient=True)
+    return RemoteFailure(failure.kind, message, transient=failure.transient)
+
+
+def _challenge(
+    failure: RemoteFailure, transport: EgressTransport | None
+) -> tuple[int, str | None] | None:
     """The 401/403 challenge behind an ``unauthorized`` failure, if the transport saw one."""
-    return transport.challenge if failure.kind == "unauthorized" else None
+    if transport is None or failure.kind != "unauthorized":
+        return None
+    return transport.challenge
 
 
 class _OwnedHttpClient:

@@ -27,6 +27,7 @@ the failure says the server wants OAuth.
 
 import functools
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -37,6 +38,7 @@ from psych_runtime.adapters import (
     RemoteError,
     RemoteFailure,
     RemotePool,
+    Sandbox,
     credential_digest,
 )
 from psych_runtime.spec import McpOAuth, McpServer
@@ -46,10 +48,14 @@ if TYPE_CHECKING:
     import mcp_types
 
     from psych_mcp._connection import McpConnection
+    from psych_mcp._stdio import ServerProcess
     from psych_mcp.oauth import AuthorizationRequired, McpOAuthClient, OAuthError, TokenStore
 
 type OAuthGrant = Literal["authorization_code", "client_credentials"]
 """The OAuth grants a server's token may be obtained with."""
+
+KEPT_STDERR_OF = 256
+"""How many stdio servers' stderr (per tenant, principal and server) the pool remembers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,16 +105,20 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         token_store: where the default OAuth client keeps tokens, registered clients
             and pending authorizations; ``InMemoryTokenStore()`` when not given.
             Ignored when ``oauth`` is given.
-        max_connections: how many server connections stay open at once; past it the
-            least recently used is closed.
+        max_connections: how many server connections stay open at once (a stdio
+            server's connection is its process); past it the least recently used is
+            closed.
         idle_seconds: how long an unused connection stays open.
-        timeout_seconds: how long connecting, listing tools and each call may take.
+        timeout_seconds: how long connecting (starting a stdio server included),
+            listing tools and each call may take.
+        sandbox: where stdio servers' processes start, contained like model-written
+            code (see ``psych_mcp`` README); on this host, as child processes, when None.
 
     Raises:
         ValueError: a limit is out of range, both ``transport`` and ``egress`` are
             given, or ``oauth_grant`` is not a grant.
-        TypeError: ``transport`` is not an ``HttpTransport`` or ``oauth_identity`` not
-            an ``McpOAuth``.
+        TypeError: ``transport`` is not an ``HttpTransport``, ``oauth_identity`` not
+            an ``McpOAuth`` or ``sandbox`` not a ``Sandbox``.
     """
 
     noun: ClassVar[str] = "MCP server"
@@ -128,6 +138,7 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         max_connections: int = 64,
         idle_seconds: float = 300.0,
         timeout_seconds: float = 30.0,
+        sandbox: "Sandbox | None" = None,
     ) -> None:
         super().__init__(
             transport=transport,
@@ -153,15 +164,29 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         if oauth_identity is not None or oauth is not None:
             identity = oauth_identity if oauth_identity is not None else McpOAuth()
             self._default_identity = identity.model_copy(update={"grant": oauth_grant})
-        self._wants_oauth: set[tuple[str, str]] = set()
+        self._wants_oauth: set[tuple[str, str | None]] = set()
+        if sandbox is not None and not isinstance(sandbox, Sandbox):
+            raise TypeError(f"sandbox must be a Sandbox, not {type(sandbox).__name__}")
+        self._sandbox = sandbox
+        self._processes: OrderedDict[tuple[str, str | None, str], ServerProcess] = OrderedDict()
+
+    def stderr(self, scope: Scope, server: str) -> str | None:
+        """The end of what the stdio server ``server`` wrote to stderr, for ``scope``.
+
+        From its running process, or from the last one when it has exited; None when
+        no process of it was started for this tenant and principal (of the most recent
+        ``KEPT_STDERR_OF`` servers).
+        """
+        process = self._processes.get((scope.tenant, scope.principal, server))
+        return None if process is None else process.stderr_tail
 
     def key(self, server: McpServer, scope: Scope, credential: str | None) -> McpPoolKey:
         """The key of ``server`` for ``scope``; ``credential`` is the header sent, if any."""
         digest = credential_digest(credential)
         if digest is not None and server.oauth is not None:
             digest = f"oauth:{digest}"
-        where = (server.name, server.url, server.transport)
-        return McpPoolKey(scope.tenant, scope.principal, *where, digest)
+        url = server.url if server.url is not None else f"stdio:{server.command}"
+        return McpPoolKey(scope.tenant, scope.principal, server.name, url, server.transport, digest)
 
     async def list_tools(self, server: McpServer, scope: Scope) -> "tuple[mcp_types.Tool, ...]":
         """The server's tools, from the connection's cache while it is fresh.
@@ -261,6 +286,11 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         Raises:
             RemoteError: what failed, after the one retry.
         """
+        if server.transport == "stdio":  # no OAuth, no egress check: a process of ours
+            key, starting = await self._stdio(server, scope)
+            return await self.on_connection(
+                key, starting, work, discard=lambda _, conn: discard or conn.broken
+            )
         retried = False
         while True:
             effective = self._effective(server)
@@ -283,6 +313,48 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
                 retried = True
                 if not await self._reauthorize(effective, scope, error):
                     raise
+
+    async def _stdio(
+        self, server: McpServer, scope: Scope
+    ) -> "tuple[McpPoolKey, Callable[[], Awaitable[McpConnection]]]":
+        """The key of the stdio server's process for ``scope``, and how to start it.
+
+        Raises:
+            RemoteError: a secret is missing or the program cannot be found.
+        """
+        from psych_mcp._stdio import launch  # deferred: the SDK's transport types
+
+        launched = await launch(self, server, scope)
+        key = McpPoolKey(
+            scope.tenant,
+            scope.principal,
+            server.name,
+            f"stdio:{launched.command_line}",
+            "stdio",
+            credential_digest(launched.fingerprint),
+        )
+
+        async def opening() -> "McpConnection":
+            from psych_mcp._connection import McpConnection
+            from psych_mcp._stdio import LocalProcess
+
+            if self._sandbox is not None:
+                from psych_mcp._sandboxed import SandboxedProcess
+
+                process: ServerProcess = await SandboxedProcess.start(self._sandbox, launched)
+            else:
+                process = await LocalProcess.start(launched)
+            self._keep_stderr_of(scope, server.name, process)
+            return await McpConnection.open_stdio(server, process, timeout=self.timeout_seconds)
+
+        return key, opening
+
+    def _keep_stderr_of(self, scope: Scope, server: str, process: "ServerProcess") -> None:
+        where = (scope.tenant, scope.principal, server)
+        self._processes[where] = process
+        self._processes.move_to_end(where)
+        while len(self._processes) > KEPT_STDERR_OF:
+            self._processes.popitem(last=False)
 
     def _effective(self, server: McpServer) -> McpServer:
         """``server``, with the default OAuth identity once it has asked for OAuth."""
@@ -317,6 +389,7 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         """
         if server.oauth is None:
             bearer = await self.credential(server, scope)
+        assert server.url is not None  # an HTTP or SSE server
         await self.judge(server, scope, server.url)
         if server.oauth is not None:  # no OAuth traffic for a server we may not reach
             oauth = self._oauth_for(server)

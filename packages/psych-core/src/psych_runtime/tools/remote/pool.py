@@ -188,19 +188,24 @@ class RemotePool[E: Endpoint, K: Hashable, C: Poolable](ClosedOnExit):
         """
         if endpoint.credential is None:
             return None
+        return await self.secret(endpoint, scope, endpoint.credential)
+
+    async def secret(self, endpoint: E, scope: Scope, name: str) -> str:
+        """The secret called ``name`` for ``scope``'s tenant, needed to reach ``endpoint``.
+
+        Raises:
+            RemoteError: ``missing_credential``; transient when the resolver failed.
+        """
         label = self.label(endpoint)
         resolved = None
         if self._secrets is not None:
             try:
-                resolved = await self._secrets.resolve(scope, endpoint.credential)
+                resolved = await self._secrets.resolve(scope, name)
             except Exception as error:  # the application's resolver: report, never crash
-                message = (
-                    f"{label}: looking up the secret {endpoint.credential!r} failed "
-                    f"({type(error).__name__})"
-                )
+                message = f"{label}: looking up the secret {name!r} failed ({type(error).__name__})"
                 raise RemoteError(RemoteFailure("missing_credential", message, True)) from None
         if resolved is None:
-            message = f"{label}: no secret {endpoint.credential!r} for tenant {scope.tenant!r}"
+            message = f"{label}: no secret {name!r} for tenant {scope.tenant!r}"
             raise RemoteError(RemoteFailure("missing_credential", message, transient=False))
         return resolved.secret.get_secret_value()
 

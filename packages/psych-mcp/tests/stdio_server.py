@@ -1,0 +1,60 @@
+"""A small MCP server over stdio, built with the MCP SDK's own server, for tests.
+
+Run as ``python stdio_server.py``. Its tools tell the test what the process is:
+``environment`` (exactly the environment it was started with, read from
+``/proc/self/environ``, so nothing the interpreter adds later shows), ``pid``,
+``whisper`` (writes a line to stderr), ``crash`` (writes to stderr and exits 3),
+``grow`` (adds a tool ``grown`` and announces the change) and ``parent`` (the pid of
+the process that started it).
+"""
+
+import os
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("stdio-test", log_level="WARNING")
+
+
+@server.tool(description="The environment this process was started with.")
+def environment() -> dict[str, str]:
+    with open("/proc/self/environ", "rb") as raw:
+        entries = [entry for entry in raw.read().split(b"\0") if entry]
+    return dict(entry.decode().split("=", 1) for entry in entries)
+
+
+@server.tool(description="This process's id.")
+def pid() -> int:
+    return os.getpid()
+
+
+@server.tool(description="The id of the process that started this one.")
+def parent() -> int:
+    return os.getppid()
+
+
+@server.tool(description="Write a line to stderr.")
+def whisper(text: str) -> str:
+    print(text, file=sys.stderr, flush=True)
+    return "whispered"
+
+
+@server.tool(description="Write to stderr, then exit with status 3.")
+def crash() -> str:
+    print("about to fall over: out of disk", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool(description="Add the tool 'grown' and announce the change.")
+async def grow(ctx: Context) -> str:
+    def grown() -> str:
+        """A tool added while the server runs."""
+        return "I was added later"
+
+    server.add_tool(grown, name="grown", description="A tool added while the server runs.")
+    await ctx.notify_tools_changed()
+    return "grew"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
