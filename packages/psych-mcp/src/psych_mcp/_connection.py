@@ -10,7 +10,9 @@ still does not finish is abandoned, so closing never hangs.
 """
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
@@ -19,6 +21,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from psych_mcp._classify import failure_of
 from psych_mcp._egress import EgressTransport, gated_client
@@ -61,7 +64,9 @@ class McpConnection:
         server: the server's name in the Spec.
         transport: the egress-checking transport every request goes through.
         served: how many requests were made through this connection.
-        catalogue: the server's tools as last listed, and when.
+        catalogue: the server's tools as last listed, and when; a change the server
+            announces makes it stale.
+        changes: how many tool changes the server has announced.
     """
 
     def __init__(
@@ -76,6 +81,8 @@ class McpConnection:
         self.process = process
         self.served = 0
         self.catalogue: Catalogue[tuple[types.Tool, ...]] = Catalogue()
+        self.changes = 0
+        self._exits = contextlib.AsyncExitStack()
         self._timeout = timeout
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -131,7 +138,8 @@ class McpConnection:
 
         connection = cls(server.name, None, timeout, process=process)
         try:
-            await connection._enter(Client(stdio_streams(process), **connection._options()))
+            transport = stdio_streams(process, on_tools_changed=connection.tools_changed)
+            await connection._enter(Client(transport, **connection._options()))
         except BaseException:
             await process.stop()
             raise
@@ -161,6 +169,7 @@ class McpConnection:
             "cache": None,
             "read_timeout_seconds": self._timeout,
             "client_info": CLIENT_INFO,
+            "message_handler": self._on_message,
         }
 
     def _session(self, server: McpServer, headers: dict[str, str]) -> _Session:
@@ -191,7 +200,7 @@ class McpConnection:
     async def _hold(self, session: _Session, ready: asyncio.Future[Client]) -> None:
         """Enter the session, hand it over, and stay inside until told to stop."""
         try:
-            async with session as client:
+            async with session as client, self._listening(client):
                 if ready.cancelled():
                     return
                 ready.set_result(client)
@@ -202,6 +211,60 @@ class McpConnection:
                 ready.exception()  # retrieved, whether or not anyone still waits
             elif not isinstance(error, asyncio.CancelledError):
                 log.debug("MCP connection to %s ended: %r", self.server, error)
+
+    @contextlib.asynccontextmanager
+    async def _listening(self, client: Client) -> AsyncIterator[None]:
+        """Follow the server's announcements that its tools changed, while inside.
+
+        A server on the 2026-07-28 protocol announces changes only on a
+        ``subscriptions/listen`` stream, so one is opened (and acknowledged) before the
+        connection is handed over, when the server says it announces tool changes. An
+        earlier server sends ``notifications/tools/list_changed`` unasked (see
+        ``_on_message``). A stream that cannot be opened, or that is lost, leaves the
+        catalogue to its TTL.
+        """
+        capabilities = client.session.server_capabilities
+        announces = capabilities is not None and bool(
+            capabilities.tools is not None and capabilities.tools.list_changed
+        )
+        if not announces or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            yield
+            return
+        try:
+            subscription = await self._exits.enter_async_context(
+                client.listen(tools_list_changed=True)
+            )
+        except Exception as error:  # not offered after all: the TTL does the work
+            log.debug("MCP server %s: no change stream (%r)", self.server, error)
+            yield
+            return
+        follower = asyncio.create_task(self._follow_changes(subscription))
+        try:
+            yield
+        finally:
+            follower.cancel()
+            with contextlib.suppress(BaseException):
+                await follower
+            with contextlib.suppress(BaseException):
+                await self._exits.aclose()
+
+    async def _follow_changes(self, subscription: AsyncIterator[object]) -> None:
+        try:
+            async for _ in subscription:
+                self.tools_changed()
+        except Exception as error:  # lost: changes in between may have been missed
+            log.debug("MCP server %s: change stream lost (%r)", self.server, error)
+        self.tools_changed()
+
+    def tools_changed(self) -> None:
+        """The server said its tools changed: the next listing asks it again."""
+        self.catalogue.invalidate()
+        self.changes += 1
+
+    async def _on_message(self, message: object) -> None:
+        """The session's message handler: a tools change announcement stales the catalogue."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed()
 
     @property
     def broken(self) -> bool:

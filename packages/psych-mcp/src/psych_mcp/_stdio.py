@@ -21,7 +21,7 @@ import os
 import shlex
 import shutil
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -260,9 +260,19 @@ class LocalProcess:
                 await self._pump
 
 
+TOOLS_CHANGED: Final = "notifications/tools/list_changed"
+
+
 @contextlib.asynccontextmanager
-async def stdio_streams(process: ServerProcess) -> AsyncIterator[TransportStreams]:
+async def stdio_streams(
+    process: ServerProcess, *, on_tools_changed: Callable[[], None] = lambda: None
+) -> AsyncIterator[TransportStreams]:
     """The MCP SDK's transport streams over ``process``'s stdout and stdin.
+
+    ``on_tools_changed`` runs as the server's announcement that its tools changed is
+    read, before anything the server wrote after it is passed on: a tool the server
+    added before answering a call is known to have been added by the time the answer
+    arrives.
 
     Leaving stops the process, shielded from cancellation so it never outlives the
     connection.
@@ -280,6 +290,11 @@ async def stdio_streams(process: ServerProcess) -> AsyncIterator[TransportStream
                 except ValueError as error:
                     await incoming_writer.send(error)
                     continue
+                if (
+                    isinstance(message, types.JSONRPCNotification)
+                    and message.method == TOOLS_CHANGED
+                ):
+                    on_tools_changed()
                 await incoming_writer.send(SessionMessage(message))
 
     async def writing() -> None:

@@ -264,3 +264,57 @@ async def test_with_a_sandbox_the_server_starts_inside_it(
     assert relay != os.getpid()  # started by the relay inside the sandbox, not by us
     assert json.loads(env["text"]) == {"MODE": "contained"}
     assert "called parent" in said and "called environment" in said
+
+
+# --- catalogues that change ------------------------------------------------------------
+
+
+async def test_a_tool_the_server_adds_mid_run_is_offered_on_the_next_turn() -> None:
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("local__grow", {})])
+        .turn(tool_calls=[("local__grown", {})])
+        .turn(text="Done.")
+    )
+    # The catalogue is kept five minutes: only the server's announcement can explain
+    # the new tool showing up on the next turn.
+    pool = McpPool(catalogue_ttl_seconds=300)
+    log = await run_once(_spec(_server()), model, McpTools(pool))
+    assert log[-1].state is TerminalState.COMPLETED
+    first, second = ({t.name for t in request.tools} for request in model.requests[:2])
+    assert "local__grown" not in first and "local__grown" in second
+    grew, grown = finishes(log)
+    assert grew.result["structured"] == {"result": "grew"}
+    assert grown.result["structured"] == {"result": "I was added later"}
+
+
+async def test_an_http_server_announcing_a_change_is_listed_again() -> None:
+    from mcp.server.mcpserver import Context, MCPServer
+
+    from .conftest import LOOPBACK, served
+
+    app = MCPServer("growing", log_level="WARNING")
+
+    @app.tool(description="Add the tool 'grown' and announce the change.")
+    async def grow(ctx: Context) -> str:
+        def grown() -> str:
+            """Added later."""
+            return "later"
+
+        app.add_tool(grown, name="grown", description="Added later.")
+        await ctx.notify_tools_changed()
+        return "grew"
+
+    async with served(app.streamable_http_app()) as port, McpPool(egress=LOOPBACK) as pool:
+        spec = _spec(McpServer(name="local", url=f"http://127.0.0.1:{port}/mcp"))
+        tools = McpTools(pool)
+        offered = await tools.resolve(spec, ACME, permitted=None)
+        assert [tool.name for tool in offered.tools] == ["local__grow"]
+        await tools.call(spec, offered.tools[0], {}, _context(), permitted=None)
+        # Over HTTP the announcement travels on its own stream, beside the call's
+        # answer: wait (bounded) for it to have been taken into account.
+        async with asyncio.timeout(10):
+            while "local__grown" not in {
+                t.name for t in (await tools.resolve(spec, ACME, permitted=None)).tools
+            }:
+                await asyncio.sleep(0.02)
