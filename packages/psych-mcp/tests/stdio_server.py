@@ -13,48 +13,54 @@ import sys
 
 from mcp.server.mcpserver import Context, MCPServer
 
-server = MCPServer("stdio-test", log_level="WARNING")
+
+def build() -> MCPServer:
+    """A fresh server with every tool below (tests over HTTP serve one in-process)."""
+    built = MCPServer("stdio-test", log_level="WARNING")
+    for tool in (environment, pid, parent, whisper, crash):
+        built.add_tool(tool, description=tool.__doc__)
+
+    @built.tool(description="Add the tool 'grown' and announce the change.")
+    async def grow(ctx: Context) -> str:
+        def grown() -> str:
+            """A tool added while the server runs."""
+            return "I was added later"
+
+        built.add_tool(grown, name="grown", description="A tool added while the server runs.")
+        await ctx.notify_tools_changed()
+        return "grew"
+
+    return built
 
 
-@server.tool(description="The environment this process was started with.")
 def environment() -> dict[str, str]:
+    """The environment this process was started with."""
     with open("/proc/self/environ", "rb") as raw:
         entries = [entry for entry in raw.read().split(b"\0") if entry]
     return dict(entry.decode().split("=", 1) for entry in entries)
 
 
-@server.tool(description="This process's id.")
 def pid() -> int:
+    """This process's id."""
     return os.getpid()
 
 
-@server.tool(description="The id of the process that started this one.")
 def parent() -> int:
+    """The id of the process that started this one."""
     return os.getppid()
 
 
-@server.tool(description="Write a line to stderr.")
 def whisper(text: str) -> str:
+    """Write a line to stderr."""
     print(text, file=sys.stderr, flush=True)
     return "whispered"
 
 
-@server.tool(description="Write to stderr, then exit with status 3.")
 def crash() -> str:
+    """Write to stderr, then exit with status 3."""
     print("about to fall over: out of disk", file=sys.stderr, flush=True)
     os._exit(3)
 
 
-@server.tool(description="Add the tool 'grown' and announce the change.")
-async def grow(ctx: Context) -> str:
-    def grown() -> str:
-        """A tool added while the server runs."""
-        return "I was added later"
-
-    server.add_tool(grown, name="grown", description="A tool added while the server runs.")
-    await ctx.notify_tools_changed()
-    return "grew"
-
-
 if __name__ == "__main__":
-    server.run("stdio")
+    build().run("stdio")

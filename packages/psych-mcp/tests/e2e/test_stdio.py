@@ -289,28 +289,17 @@ async def test_a_tool_the_server_adds_mid_run_is_offered_on_the_next_turn() -> N
 
 
 async def test_an_http_server_announcing_a_change_is_listed_again() -> None:
-    from mcp.server.mcpserver import Context, MCPServer
-
+    from ..stdio_server import build
     from .conftest import LOOPBACK, served
 
-    app = MCPServer("growing", log_level="WARNING")
-
-    @app.tool(description="Add the tool 'grown' and announce the change.")
-    async def grow(ctx: Context) -> str:
-        def grown() -> str:
-            """Added later."""
-            return "later"
-
-        app.add_tool(grown, name="grown", description="Added later.")
-        await ctx.notify_tools_changed()
-        return "grew"
-
+    app = build()
     async with served(app.streamable_http_app()) as port, McpPool(egress=LOOPBACK) as pool:
         spec = _spec(McpServer(name="local", url=f"http://127.0.0.1:{port}/mcp"))
         tools = McpTools(pool)
         offered = await tools.resolve(spec, ACME, permitted=None)
-        assert [tool.name for tool in offered.tools] == ["local__grow"]
-        await tools.call(spec, offered.tools[0], {}, _context(), permitted=None)
+        grow = next(tool for tool in offered.tools if tool.name == "local__grow")
+        assert "local__grown" not in {tool.name for tool in offered.tools}
+        await tools.call(spec, grow, {}, _context(), permitted=None)
         # Over HTTP the announcement travels on its own stream, beside the call's
         # answer: wait (bounded) for it to have been taken into account.
         async with asyncio.timeout(10):
