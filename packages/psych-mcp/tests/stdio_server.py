@@ -4,8 +4,8 @@ Run as ``python stdio_server.py``. Its tools tell the test what the process is:
 ``environment`` (exactly the environment it was started with, read from
 ``/proc/self/environ``, so nothing the interpreter adds later shows), ``pid``,
 ``whisper`` (writes a line to stderr), ``crash`` (writes to stderr and exits 3),
-``grow`` (adds a tool ``grown`` and announces the change) and ``parent`` (the pid of
-the process that started it).
+``grow`` (adds a tool ``grown`` and announces the change), ``parent`` (the pid of
+the process that started it) and ``ping`` (answers at once).
 """
 
 import os
@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 def build() -> MCPServer:
     """A fresh server with every tool below (tests over HTTP serve one in-process)."""
     built = MCPServer("stdio-test", log_level="WARNING")
-    for tool in (environment, pid, parent, whisper, crash):
+    for tool in (environment, pid, parent, whisper, crash, ping):
         built.add_tool(tool, description=tool.__doc__)
 
     @built.tool(description="Add the tool 'grown' and announce the change.")
@@ -54,6 +54,11 @@ def whisper(text: str) -> str:
     """Write a line to stderr."""
     print(text, file=sys.stderr, flush=True)
     return "whispered"
+
+
+def ping() -> str:
+    """Answer at once (for benchmarks)."""
+    return "pong"
 
 
 def crash() -> str:
