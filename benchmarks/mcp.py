@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import psych_runtime
+from benchmarks.run import median_ms, timed
 from psych_mcp import McpPool, McpStubServer, McpTools
 from psych_runtime import RunId, Scope, ToolContext
 from psych_runtime.models import ModelRequest
@@ -45,19 +44,6 @@ def _emit(metric: str, transport: str, **values: Any) -> None:
     print(
         json.dumps({"metric": metric, "store": "-", "transport": transport, **values}), flush=True
     )
-
-
-def _ms(samples: list[float]) -> float:
-    return round(statistics.median(samples) * 1000, 3)
-
-
-async def _timed(fn: Callable[[], Awaitable[Any]], n: int) -> list[float]:
-    samples = []
-    for _ in range(n):
-        started = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - started)
-    return samples
 
 
 class _Calling:
@@ -88,7 +74,7 @@ async def _per_turn(spec: AgentSpec, model: _Calling, tools: list[Any], n: int, 
             await s.wait(run.run_id)
 
         await one()
-        return _ms(await _timed(one, n)) / K
+        return median_ms(await timed(one, n)) / K
 
 
 async def _one_transport(transport: str, server: McpServer, pool: McpPool, n: int) -> None:
@@ -111,8 +97,8 @@ async def _one_transport(transport: str, server: McpServer, pool: McpPool, n: in
         await client.call_tool("ping", {})
 
     await through_the_source()
-    source = _ms(await _timed(through_the_source, n))
-    sdk = _ms(await _timed(through_the_sdk, n))
+    source = median_ms(await timed(through_the_source, n))
+    sdk = median_ms(await timed(through_the_sdk, n))
     _emit(
         "mcp_call",
         transport,
@@ -154,7 +140,7 @@ async def bench_mcp(quick: bool) -> None:
             started = time.perf_counter()
             await McpTools(fresh).resolve(spec, SCOPE, permitted=None)
             starts.append(time.perf_counter() - started)
-    _emit("mcp_stdio_start", "stdio", median_ms=_ms(starts), samples=len(starts))
+    _emit("mcp_stdio_start", "stdio", median_ms=median_ms(starts), samples=len(starts))
     async with McpPool() as pool:
         await _one_transport("stdio", stdio.model_copy(update={"allow": ("ping",)}), pool, n)
 
