@@ -11,10 +11,8 @@ import json
 import os
 import shutil
 import signal
-import stat
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -213,20 +211,6 @@ for line in sys.stdin:
 
 
 @pytest.fixture
-def minimal_server() -> Iterator[Path]:
-    """A dependency-free stdio MCP server any user can read (the sandbox runs as another)."""
-    folder = Path(tempfile.mkdtemp(prefix="psych-mcp-sandboxed-"))
-    folder.chmod(0o755)
-    script = folder / "server.py"
-    script.write_text(MINIMAL_SERVER)
-    script.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | stat.S_IWUSR)
-    try:
-        yield script
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
 async def sandbox() -> AsyncIterator[Any]:
     from psych_sandbox import SubprocessSandbox
 
@@ -237,16 +221,14 @@ async def sandbox() -> AsyncIterator[Any]:
         await opened.close()
 
 
-async def test_with_a_sandbox_the_server_starts_inside_it(
-    minimal_server: Path, sandbox: Any
-) -> None:
+async def test_with_a_sandbox_the_server_starts_inside_it(sandbox: Any) -> None:
     python = shutil.which("python3", path="/usr/bin:/bin")
     if python is None:
         pytest.skip("no system python3 for the sandboxed server")
     server = McpServer(
         name="local",
         command=python,
-        args=(str(minimal_server),),
+        args=("-c", MINIMAL_SERVER),  # no file: the sandbox sees little of the host
         env=(McpEnv(name="MODE", value="contained"),),
     )
     spec = _spec(server)
