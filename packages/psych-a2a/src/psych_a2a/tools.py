@@ -64,9 +64,9 @@ class A2ATools(RemoteTools[A2APeer, A2APool, "AgentSkill"]):
         poll_seconds: with no ``pool``: see ``A2APool``.
 
     Raises:
-        TypeError: ``pool`` is not an ``A2APool``, a pool setting is given beside a
-            ``pool``, or ``tenant_policy`` is not a ``TenantAccess``.
-        ValueError: a pool setting is out of range.
+        TypeError: a pool that is no ``A2APool``, pool settings beside one, or a
+            ``tenant_policy`` without a ``permitted(scope)`` method.
+        ValueError: a pool setting out of range.
     """
 
     item_noun: ClassVar[str] = "a skill with id"
