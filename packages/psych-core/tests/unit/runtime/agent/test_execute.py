@@ -142,6 +142,34 @@ async def test_an_interruptible_call_is_abandoned_when_the_attempt_is_cancelled(
     assert attempt.new() == [] and await attempt.durable() == []
 
 
+async def test_a_call_that_ends_as_the_attempt_is_cancelled_is_recorded_and_cancels() -> None:
+    # The tool keeps running through the cancellation and returns (as a tool that
+    # catches CancelledError does): the call did run, so its end is written, and the
+    # Attempt is cancelled all the same rather than going on to its next call.
+    entered = asyncio.Event()
+    registry = ToolRegistry()
+
+    async def stubborn(order_id: str) -> str:
+        """Look an order up, whatever happens."""
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return f"{order_id}: shipped"
+        return "never"
+
+    registry.register(stubborn)
+    attempt = await _running("stubborn", registry, tools=("stubborn",))
+    running = asyncio.create_task(execute(attempt.ctx, C1, "stubborn", A1))
+    async with asyncio.timeout(10):
+        await entered.wait()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+    (finished,) = [r for r in await attempt.durable() if isinstance(r, ToolCallFinished)]
+    assert (finished.outcome, finished.result) == (ToolOutcome.OK, "A1: shipped")
+
+
 async def test_a_built_in_is_run_as_its_entry_says() -> None:
     log = tool_turn(started(), "c1").tool_started("c1", tool="update_tasks")
     attempt = await open_attempt(log, spec=agent(tasks_enabled=True))
