@@ -78,6 +78,14 @@ async def execute(
             raise
     except Exception:
         pass
+    current = asyncio.current_task()
+    if current is not None and current.cancelling():
+        # The call ended although the Attempt was being cancelled (it finished at that
+        # very moment, or the tool caught the cancellation): it did run, so its end is
+        # written, and the cancellation carries on instead of being lost.
+        await finish(ctx, call_id, name, _outcome_of(invocation, started))
+        await journal.flush()
+        raise asyncio.CancelledError
     return _outcome_of(invocation, started)
 
 
