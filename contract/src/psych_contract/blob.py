@@ -12,6 +12,7 @@ bucket, does not have to be emptied first.
 
 import asyncio
 import random
+import uuid
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
@@ -22,7 +23,14 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
-from psych_runtime.adapters import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime.adapters import (
+    BlobInfo,
+    BlobKey,
+    BlobNotFound,
+    BlobStore,
+    RawStorage,
+    mentions,
+)
 from psych_runtime.records import ToolCallId
 
 JSON = "application/json"
@@ -306,6 +314,34 @@ class BlobStoreContract:
         await blob_store.put(key, b"short", content_type=JSON)
         assert await blob_store.get(key) == b"short"
         assert await blob_store.stat(key) == BlobInfo(key=key, size=5, content_type=JSON)
+
+    # --- below the port ----------------------------------------------------------------
+
+    async def test_raw_storage_shows_a_blob_and_loses_it_on_delete(
+        self, blob_store: BlobStore
+    ) -> None:
+        """``raw_storage()`` holds a written blob's bytes, and none of them after ``delete``.
+
+        Every BlobStore implements ``psych_runtime.adapters.RawStorage``. A delete that
+        only hides the blob (a marker, a kept older version, a renamed file) fails
+        here; so does a raw view that shows nothing at all.
+        """
+        assert isinstance(blob_store, RawStorage), (
+            f"{type(blob_store).__name__} has no raw_storage(): every BlobStore must show "
+            "what its backend holds, so deletion can be checked below the port"
+        )
+        key = _key("tenant-a", "raw")
+        marker = f"raw-blob-{uuid.uuid4().hex}"
+        kept = f"kept-blob-{uuid.uuid4().hex}"
+        other = _key("tenant-a", "raw-kept")
+        await blob_store.put(key, f"first {marker}".encode(), content_type=TEXT)
+        await blob_store.put(key, f"second {marker}".encode(), content_type=TEXT)
+        await blob_store.put(other, kept.encode(), content_type=TEXT)
+        assert mentions(await blob_store.raw_storage(), [marker]), "a stored blob is not raw"
+        assert await blob_store.delete(key) is True
+        items = await blob_store.raw_storage()
+        assert mentions(items, [marker]) == [], "a deleted blob's bytes are still stored"
+        assert mentions(items, [kept]), "deleting one blob took another's bytes too"
 
     # --- isolation ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ before its generous timeout".
 
 import asyncio
 import math
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar
@@ -31,12 +32,15 @@ from psych_runtime.adapters import (
     LeaseLost,
     Migratable,
     Notifier,
+    RawStorage,
+    RunDeletion,
     RunHeader,
     RunListing,
     RunState,
     SchemaNotMigrated,
     SeqConflict,
     StoreError,
+    mentions,
 )
 from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record, WorkerId
 
@@ -103,6 +107,71 @@ async def _wakes(notifier: Notifier, key: str, action: Callable[[], Awaitable[ob
     return await waiter
 
 
+LOOK_ALIKES: tuple[str, ...] = (
+    "TENANT-A",
+    "Tenant-A",
+    "tenant-a ",
+    " tenant-a",
+    "tenant-",
+    "tenant",
+    "tenant-a-",
+    "tenant-%",
+    "tenant-_",
+    "%",
+    "_",
+    "*",
+    "?",
+    "tenant-*",
+    "tenant-?",
+    "tenant-a/",
+    "tenant-a#",
+    "tenant-a:",
+    "tenant-\u0430",
+    "tenant-a\u200b",
+    "tenant-\uff41",
+    "tenant-a\t",
+)
+"""Tenants a careless store mistakes for ``tenant-a``: case, padding, prefixes, the
+wildcards of SQL ``LIKE`` and of globs, separators, and Unicode look-alikes (a Cyrillic
+``\\u0430``, a zero-width space, a full-width ``\\uff41``)."""
+
+
+def _deleter(store: Store) -> RunDeletion:
+    assert isinstance(store, RunDeletion), (
+        f"{type(store).__name__} does not implement RunDeletion (settled_runs and "
+        "delete_runs): every store must, so a deployment can delete Runs for retention"
+    )
+    return store
+
+
+def _raw(store: Store) -> RawStorage:
+    assert isinstance(store, RawStorage), (
+        f"{type(store).__name__} has no raw_storage(): every store must show what its "
+        "backend holds, so that deletion is checked below the port"
+    )
+    return store
+
+
+async def _settled(
+    store: Store,
+    *,
+    tenant: str = "tenant-a",
+    key: str | None = None,
+    created_s: float = 0,
+    notes: tuple[str, ...] = (),
+) -> RunHeader:
+    """Admit a Run, append ``notes`` as records, claim it and release it settled."""
+    run = await _admit(store, tenant=tenant, idempotency_key=key, created_at=data.at(created_s))
+    for offset, note in enumerate(notes):
+        await store.append(run.run_id, 2 + offset, [data.consumer_record(run, 2 + offset, note)])
+    claimed = await store.claim(W1, data.at(10_000), LEASE)
+    assert claimed is not None and claimed.run_id == run.run_id, "the Run to settle was not claimed"
+    await store.release(run.run_id, W1, RunState.SETTLED)
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.state is RunState.SETTLED
+    return header
+
+
 def _must_override(message: str) -> Store:
     """Stand-in body of a fixture the adapter's subclass has to provide; never returns."""
     pytest.fail(message)
@@ -123,6 +192,11 @@ class StoreContract:
             (it implements ``psych_runtime.store.port.Migratable``). When True, also
             override the ``unmigrated_store`` fixture to yield a store on an empty
             database that nobody has migrated.
+        deleted_runs_leave_no_bytes: ``delete_runs`` removes the Runs' bytes from the
+            backend's storage too (``raw_storage``), not only from every read. Set it
+            False only for a backend that keeps deleted rows' bytes in free space
+            until it reuses it, and say so in your documentation; the raw check is then
+            skipped with that reason shown.
         shares_backend: a second store instance can work on the same backend (a
             database or a file). When True, override ``peer_store``; the contention
             cases then also race the two instances, and a notifier that reports itself
@@ -140,6 +214,7 @@ class StoreContract:
     cross_process_notifier: ClassVar[bool] = False
     has_schema: ClassVar[bool] = False
     shares_backend: ClassVar[bool] = False
+    deleted_runs_leave_no_bytes: ClassVar[bool] = True
     concurrency: ClassVar[int] = 12
     rounds: ClassVar[int] = 5
     model_examples: ClassVar[int] = 60
@@ -216,6 +291,132 @@ class StoreContract:
         ``notifier`` property or ``close`` method is the usual culprit).
         """
         assert isinstance(store, Store)
+
+    # --- raw storage and deletion -----------------------------------------------------
+
+    async def test_raw_storage_shows_the_log(self, store: Store) -> None:
+        """``raw_storage()`` returns the backend's bytes, and an appended record is in them.
+
+        Every Store implements ``psych_runtime.adapters.RawStorage``: the bytes its
+        backend keeps (files with their write-ahead logs, every page or row version of
+        its tables, every item), with the adapter's own compression undone. A view that
+        shows nothing would make every deletion check pass, so the record must show.
+        """
+        run = await _admit(store)
+        marker = f"raw-record-{uuid.uuid4().hex}"
+        await store.append(run.run_id, 2, [data.consumer_record(run, 2, marker)])
+        items = await _raw(store).raw_storage()
+        assert mentions(items, [marker]), (
+            f"an appended record is not in raw_storage(): {items!r:.300}"
+        )
+
+    async def test_delete_runs_deletes_the_tenants_settled_runs_only(self, store: Store) -> None:
+        """``delete_runs`` removes settled Runs of the tenant: header, log and key.
+
+        A running Run, another tenant's settled Run and an unknown id are left alone
+        and not returned. A deleted Run reads as unknown everywhere, and its
+        idempotency key admits a new Run. Check the tenant and state conditions of the
+        delete and that the log rows and the key go in the same operation.
+        """
+        deleter = _deleter(store)
+        key = data.new_key("retained")
+        gone = await _settled(store, key=key, notes=("first", "second"))
+        other = await _settled(store, tenant="tenant-b", created_s=1)
+        running = await _admit(store, created_at=data.at(2))
+        ghost = data.new_run_id("ghost")
+        deleted = await deleter.delete_runs(
+            [gone.run_id, other.run_id, running.run_id, ghost], tenant="tenant-a"
+        )
+        assert sorted(deleted) == [gone.run_id]
+        assert await store.get_run(gone.run_id) is None
+        assert await store.read(gone.run_id) == []
+        assert await store.head(gone.run_id) == 0
+        assert await store.get_run(other.run_id) == other
+        assert await store.head(other.run_id) == 1
+        assert await store.get_run(running.run_id) == running
+        assert await deleter.delete_runs([gone.run_id], tenant="tenant-a") == []
+        again = await store.create_run(*data.admission(idempotency_key=key))
+        assert again.created, "the deleted Run's idempotency key still blocks admission"
+
+    async def test_deleted_runs_leave_no_bytes(self, store: Store) -> None:
+        """After ``delete_runs`` no byte the backend holds spells the deleted Run's data.
+
+        Checked in ``raw_storage()``: a delete that only hides rows fails, and so does
+        one whose bytes stay in free pages, write-ahead logs or dead row versions
+        (turn on secure deletion, cut the log, vacuum). Another Run's data must stay.
+        """
+        if not self.deleted_runs_leave_no_bytes:
+            pytest.skip(
+                "the adapter declares deleted_runs_leave_no_bytes = False: its backend keeps "
+                "deleted rows' bytes in free space until reused (see its documentation)"
+            )
+        deleter = _deleter(store)
+        secret = f"deleted-{uuid.uuid4().hex}"
+        kept = f"kept-{uuid.uuid4().hex}"
+        gone = await _settled(store, key=f"key-{secret}", notes=(secret, secret + "-2"))
+        await _settled(store, created_s=1, notes=(kept,))
+        assert mentions(await _raw(store).raw_storage(), [secret]), "raw_storage() misses a Run"
+        assert await deleter.delete_runs([gone.run_id], tenant="tenant-a") == [gone.run_id]
+        items = await _raw(store).raw_storage()
+        left = mentions(items, [secret])
+        assert left == [], f"a deleted Run's bytes are still stored: {left}"
+        assert mentions(items, [kept]), "deleting one Run took another's bytes too"
+
+    async def test_settled_runs_lists_oldest_first_page_by_page(self, store: Store) -> None:
+        """``settled_runs``: the tenant's settled Runs admitted before a time, oldest first.
+
+        Ties on ``created_at`` go by run id; ``after`` continues past the last header
+        of a page. Unsettled Runs, other tenants' Runs and Runs admitted at or after
+        ``created_before`` are never listed. A limit below 1 is a ValueError.
+        """
+        deleter = _deleter(store)
+        same = [await _settled(store, created_s=5) for _ in range(3)]
+        first = await _settled(store, created_s=1)
+        await _settled(store, tenant="tenant-b", created_s=2)
+        await _settled(store, created_s=50)
+        await _admit(store, created_at=data.at(3))
+        expected = [first.run_id, *sorted(run.run_id for run in same)]
+        listed = await deleter.settled_runs(tenant="tenant-a", created_before=data.at(50))
+        assert [h.run_id for h in listed] == expected
+        assert listed[0] == first
+        paged: list[RunId] = []
+        after: tuple[datetime, RunId] | None = None
+        while True:
+            page = await deleter.settled_runs(
+                tenant="tenant-a", created_before=data.at(50), after=after, limit=2
+            )
+            paged.extend(h.run_id for h in page)
+            if len(page) < 2:
+                break
+            after = (page[-1].created_at, page[-1].run_id)
+        assert paged == expected
+        for bad in (0, -1):
+            with pytest.raises(ValueError):
+                await deleter.settled_runs(tenant="tenant-a", created_before=data.at(50), limit=bad)
+
+    async def test_scoped_calls_refuse_look_alike_tenants(self, store: Store) -> None:
+        """Every call that takes a tenant compares it exactly, never loosely.
+
+        Tried with case and padding variants, prefixes, ``%`` ``_`` ``*`` ``?``,
+        separators and Unicode look-alikes of ``tenant-a``: none may read, list or
+        delete ``tenant-a``'s Run or Version. Look for ``LIKE``, ``ILIKE``, a
+        case-insensitive or padded collation, or a normalisation of the tenant.
+        """
+        run = await _settled(store, notes=("look-alike",))
+        version = data.version("look-alike")
+        await store.put_version(version, tenant="tenant-a")
+        for other in LOOK_ALIKES:
+            assert await store.get_run(run.run_id, tenant=other) is None, other
+            assert await store.read(run.run_id, tenant=other) == [], other
+            assert await store.get_version(version.hash, tenant=other) is None, other
+            if isinstance(store, RunListing):
+                assert await store.recent_runs(tenant=other) == [], other
+            deleter = _deleter(store)
+            listed = await deleter.settled_runs(tenant=other, created_before=data.at(10**6))
+            assert listed == [], other
+            assert await deleter.delete_runs([run.run_id], tenant=other) == [], other
+        assert await store.get_run(run.run_id, tenant="tenant-a") == run
+        assert await store.head(run.run_id) == 2
 
     # --- against the reference model ---------------------------------------------------
 
@@ -1582,6 +1783,31 @@ class StoreContract:
                 await store.create_run(run, admitted)
             assert await store.get_run(run.run_id) is None
             assert await store.head(run.run_id) == 0
+
+    async def test_hostile_lookups_answer_as_unknown_everywhere(self, store: Store) -> None:
+        """Every store answers the same hostile lookup the same way: as for an unknown key.
+
+        A hash or tenant holding a lone surrogate or NUL, and one far longer than any
+        column, names no Version and no Run: ``get_version`` is None (with and without a
+        tenant), the tenant-scoped reads and the retention calls find nothing. No driver
+        error (``UnicodeEncodeError``, a data error) may escape; call
+        ``no_run_can_match`` first, as for run ids.
+        """
+        version = data.version("hostile")
+        await store.put_version(version, tenant="tenant-a")
+        run = await _admit(store)
+        hashes = ["sha256:\ud800", "sha256:\x00", "sha256:" + "f" * 5000, version.hash + "\udfff"]
+        for raw in hashes:
+            assert await store.get_version(VersionHash(raw)) is None, raw[:40]
+            assert await store.get_version(VersionHash(raw), tenant="tenant-a") is None
+        for tenant in ("tenant-a\ud800", "tenant-a\x00", "t" * 5000):
+            assert await store.get_version(version.hash, tenant=tenant) is None, tenant[:40]
+            assert await store.get_run(run.run_id, tenant=tenant) is None
+            assert await store.read(run.run_id, tenant=tenant) == []
+            deleter = _deleter(store)
+            assert await deleter.settled_runs(tenant=tenant, created_before=data.at(10**6)) == []
+            assert await deleter.delete_runs([run.run_id], tenant=tenant) == []
+        assert await store.get_version(version.hash, tenant="tenant-a") is not None
 
     async def test_run_ids_no_store_can_hold_read_as_unknown(self, store: Store) -> None:
         """An id with NUL or a lone surrogate names no Run, and no driver sees it.

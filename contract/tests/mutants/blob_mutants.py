@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from psych_runtime import RunId
-from psych_runtime.adapters import BlobInfo, BlobKey, BlobStore, FileBlobStore, InMemoryBlobStore
+from psych_runtime.adapters import (
+    BlobInfo,
+    BlobKey,
+    BlobNotFound,
+    BlobStore,
+    FileBlobStore,
+    InMemoryBlobStore,
+    RawItem,
+    RawStorage,
+)
 from psych_runtime.records import ToolCallId
 
 MODEL_CASE = "test_random_call_sequences_match_the_reference_model"
@@ -35,6 +44,10 @@ class ForwardingBlobs:
 
     async def delete(self, key: BlobKey) -> bool:
         return await self.inner.delete(self.mapped(key))
+
+    async def raw_storage(self) -> list[RawItem]:
+        assert isinstance(self.inner, RawStorage)
+        return await self.inner.raw_storage()
 
     async def close(self) -> None:
         await self.inner.close()
@@ -94,6 +107,32 @@ class FirstWriteWins(ForwardingBlobs):
             await self.inner.put(key, data, content_type=content_type)
 
 
+class DeleteOnlyHides(ForwardingBlobs):
+    """Answers a deleted blob as missing while its bytes stay where they were."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        super().__init__(inner)
+        self._hidden: set[BlobKey] = set()
+
+    async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
+        self._hidden.discard(key)
+        await self.inner.put(key, data, content_type=content_type)
+
+    async def get(self, key: BlobKey, *, offset: int = 0, length: int | None = None) -> bytes:
+        if key in self._hidden:
+            raise BlobNotFound(key)
+        return await self.inner.get(key, offset=offset, length=length)
+
+    async def stat(self, key: BlobKey) -> BlobInfo | None:
+        return None if key in self._hidden else await self.inner.stat(key)
+
+    async def delete(self, key: BlobKey) -> bool:
+        if key in self._hidden or await self.inner.stat(key) is None:
+            return False
+        self._hidden.add(key)
+        return True
+
+
 @dataclass(frozen=True)
 class BlobMutant:
     """One broken behaviour and the cases that must catch it, on both bases."""
@@ -140,6 +179,14 @@ BLOB_MUTANTS: tuple[BlobMutant, ...] = (
         "first-write-wins",
         ("test_overwrite_replaces_bytes_and_content_type", MODEL_CASE),
         FirstWriteWins,
+    ),
+)
+
+BLOB_MUTANTS += (
+    BlobMutant(
+        "delete-only-hides",
+        ("test_raw_storage_shows_a_blob_and_loses_it_on_delete",),
+        DeleteOnlyHides,
     ),
 )
 

@@ -17,9 +17,15 @@ from psych_runtime.blob.port import (
     BlobNotFound,
     BlobStore,
     InvalidBlobKey,
+    RunBlobDeletion,
 )
 from psych_runtime.core.errors import (
     UnstorableValue,
+)
+from psych_runtime.core.raw import (
+    RawItem,
+    RawStorage,
+    mentions,
 )
 from psych_runtime.core.storable import (
     MAX_JSON_DEPTH,
@@ -132,6 +138,7 @@ from psych_runtime.store.port import (
     Admission,
     Fence,
     Migratable,
+    RunDeletion,
     RunHeader,
     RunListing,
     RunState,
@@ -145,6 +152,7 @@ from psych_runtime.store.rules import (
     holds_lease,
     leased,
     newest_runs,
+    oldest_settled_runs,
     parked,
     released,
     sweep_expired_leases,
@@ -230,8 +238,12 @@ __all__ = [
     "PluginError",
     "Poolable",
     "Program",
+    "RawItem",
+    "RawStorage",
     "RecordTooLarge",
     "ResolvedLimits",
+    "RunBlobDeletion",
+    "RunDeletion",
     "RunHeader",
     "RunListing",
     "RunState",
@@ -287,6 +299,7 @@ __all__ = [
     "lazy_exports",
     "leased",
     "memory_store_backends",
+    "mentions",
     "mint_memory",
     "newest_facts",
     "newest_runs",
@@ -298,6 +311,7 @@ __all__ = [
     "offer_stores",
     "offer_telemetry",
     "offer_tool_sources",
+    "oldest_settled_runs",
     "parked",
     "register_plugin",
     "released",

@@ -30,14 +30,14 @@ from psych_runtime.plugins import (
     StoreBackend,
     autoload_disabled,
     autoload_enabled,
-    blob_store_backends,
     broken_plugins,
     canonical_distribution,
     doctor_checks,
     loaded_plugins,
     open_store,
     registrations,
-    store_backends,
+    scheme_conflicts,
+    unloaded_plugins,
 )
 from psych_runtime.store.port import SchemaInspection
 
@@ -191,12 +191,36 @@ def gather_report() -> DoctorReport:
             "blob store backends",
             lambda: registrations("psych_register_blob_stores", BlobStoreBackend),
         )
-        # The per-scheme tables raise DuplicateBackend when two plugins claim a scheme;
-        # skip them when collecting already failed, so one fault is reported once.
-        if stores is not None:
-            _attempt(checks, "store schemes", store_backends)
-        if blobs is not None:
-            _attempt(checks, "blob store schemes", blob_store_backends)
+        # A scheme two plugins claim: the rightful owner keeps it (or nobody, when none
+        # has the right) and the other claims are set aside; each is a failed check.
+        if stores is not None and blobs is not None:
+            for conflict in _attempt(checks, "URL schemes", scheme_conflicts) or []:
+                checks.append(
+                    CheckResult(
+                        name=f"{conflict.what} {conflict.scheme}",
+                        plugin=None,
+                        ok=False,
+                        detail=conflict.message,
+                    )
+                )
+        # Installed plugins autoload left alone: the user meant to register them by
+        # hand, and a report that says every check passes would hide that they did not.
+        for record in unloaded_plugins():
+            where = f" from {record.origin}" if record.origin else ""
+            module = record.source.split(":", 1)[0]
+            checks.append(
+                CheckResult(
+                    name=f"plugin {record.name}{where}",
+                    plugin=record.name,
+                    ok=False,
+                    detail=(
+                        "installed but not loaded: PSYCH_DISABLE_PLUGIN_AUTOLOAD is set; "
+                        f"register it with psych_runtime.adapters.register_plugin("
+                        f"importlib.import_module({module!r}), name={record.name!r}) "
+                        "or unset PSYCH_DISABLE_PLUGIN_AUTOLOAD"
+                    ),
+                )
+            )
         plugins = [_plugin_info(record, stores or [], blobs or []) for record in loaded]
         registered_checks = _attempt(checks, "doctor checks", doctor_checks) or []
         # Plugins set aside while loading or while registering: each is a failed check.

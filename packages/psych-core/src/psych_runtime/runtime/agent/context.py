@@ -53,6 +53,8 @@ class AttemptContext:
             end user named), or None.
         memory_prompt: the system prompt's section of recalled facts, filled in when
             the Attempt starts.
+        memory_prompt_recorded: the same section as the log keeps it: the facts' ids
+            without their text, which only the MemoryStore holds.
     """
 
     deps: AgentDeps
@@ -66,6 +68,7 @@ class AttemptContext:
     memory_key: MemoryKey | None = None
     missing_end_user: str | None = None
     memory_prompt: str = ""
+    memory_prompt_recorded: str = ""
 
     @classmethod
     def open(

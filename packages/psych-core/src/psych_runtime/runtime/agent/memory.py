@@ -14,7 +14,13 @@ from psych_runtime.core.records import JsonObject, ToolOutcome
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.memory import REMEMBER, memory_section, read_fact, read_fact_id
+from psych_runtime.tools.memory import (
+    REMEMBER,
+    memory_section,
+    read_fact,
+    read_fact_id,
+    recorded_memory_section,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +36,7 @@ async def recall(ctx: AttemptContext) -> None:
         log.warning("run %s: could not recall memories", ctx.journal.run_id, exc_info=True)
         return
     ctx.memory_prompt = memory_section(facts)
+    ctx.memory_prompt_recorded = recorded_memory_section(facts)
 
 
 async def run_memory_tool(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:
