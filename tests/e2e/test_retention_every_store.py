@@ -164,6 +164,10 @@ async def test_delete_run_takes_its_children_and_blobs_and_nothing_else(
         for gone in (parent.run_id, child.run_id):
             assert await store.get_run(gone) is None
             assert await store.read(gone) == []
+            # Every public read answers as for an id nobody admitted.
+            for read in (psych_runtime.read_log, psych_runtime.status, psych_runtime.report):
+                with pytest.raises(RunNotFound):
+                    await read(store, gone, scope=acme)
         assert await blobs.stat(key) is None
         assert not (tmp_path / "blobs").joinpath("acme", child.run_id).exists()
         for stays in (kept.run_id, kept_child.run_id, theirs.run_id):

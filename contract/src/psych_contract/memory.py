@@ -72,9 +72,12 @@ class MemoryContract:
     Capability flags (override as class attributes in your subclass):
         durable: facts survive closing the store and opening a new one on the same
             backend (needs ``reopen_memory_store``).
+        single_process: the facts live in this process only, so there is no second
+            instance; every other store overrides ``peer_memory_store``.
     """
 
     durable: bool = True
+    single_process: bool = False
 
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[MemoryStore]:
@@ -83,7 +86,16 @@ class MemoryContract:
 
     @pytest_asyncio.fixture
     async def peer_memory_store(self, memory_store: MemoryStore) -> AsyncIterator[MemoryStore]:
-        """Override: a second store on the same backend; by default the same instance."""
+        """Override: a second instance on the same backend as ``memory_store``.
+
+        Only a store that declares ``single_process = True`` may leave it out; its
+        cases then run with the one instance twice.
+        """
+        if not self.single_process:
+            pytest.fail(
+                "override `peer_memory_store` to yield a second instance on the same "
+                "backend, or declare single_process = True if the store cannot have one"
+            )
         yield memory_store
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:

@@ -37,6 +37,7 @@ from psych_runtime.adapters import (
     RunHeader,
     RunListing,
     RunState,
+    SchemaInspection,
     SchemaNotMigrated,
     SeqConflict,
     StoreError,
@@ -98,13 +99,69 @@ def _notifier(store: Store) -> Notifier:
     return notifier
 
 
-async def _wakes(notifier: Notifier, key: str, action: Callable[[], Awaitable[object]]) -> bool:
-    """Start a waiter on ``key``, run ``action``, and report whether the waiter woke."""
+async def _wakes(
+    notifier: Notifier,
+    key: str,
+    action: Callable[[], Awaitable[object]],
+    sees: Callable[[], Awaitable[bool]] | None = None,
+) -> bool:
+    """Start a waiter on ``key``, run ``action``, and report whether the waiter woke.
+
+    With ``sees``, the waiter looks at the store the moment it wakes, before anything
+    else runs, and the case fails unless it sees what ``action`` committed: a woken
+    reader must find the commit, so a store signals after it commits, never before.
+    """
     seen = notifier.generation(key)
-    waiter = asyncio.create_task(notifier.wait(key, seen, WAKE_TIMEOUT))
+
+    async def wait_then_look() -> tuple[bool, bool]:
+        woke = await notifier.wait(key, seen, WAKE_TIMEOUT)
+        return woke, (await sees()) if woke and sees is not None else True
+
+    waiter = asyncio.create_task(wait_then_look())
     await asyncio.sleep(0)  # let the waiter reach its wait before the action commits
     await action()
-    return await waiter
+    woke, visible = await waiter
+    assert visible, f"a waiter on {key!r} woke before the commit was visible to it"
+    return woke
+
+
+Sees = Callable[[], Awaitable[bool]]
+"""A look at the store a woken waiter takes at once; True when it sees the commit."""
+
+
+async def _wakes_each(
+    notifier: Notifier, keys: tuple[str, ...], action: Callable[[], Awaitable[object]], sees: Sees
+) -> dict[str, bool]:
+    """``_wakes`` for several keys at once: which of them woke, each seeing the commit."""
+    seen = {key: notifier.generation(key) for key in keys}
+
+    async def wait_then_look(key: str) -> tuple[bool, bool]:
+        woke = await notifier.wait(key, seen[key], WAKE_TIMEOUT)
+        return woke, (await sees()) if woke else True
+
+    waiters = {key: asyncio.create_task(wait_then_look(key)) for key in keys}
+    await asyncio.sleep(0)
+    await action()
+    woke: dict[str, bool] = {}
+    for key, waiter in waiters.items():
+        woke[key], visible = await waiter
+        assert visible, f"a waiter on {key!r} woke before the commit was visible to it"
+    return woke
+
+
+def _state_is(store: Store, run_id: RunId, state: RunState) -> Callable[[], Awaitable[bool]]:
+    async def look() -> bool:
+        header = await store.get_run(run_id)
+        return header is not None and header.state is state
+
+    return look
+
+
+def _head_is(store: Store, run_id: RunId, head: int) -> Callable[[], Awaitable[bool]]:
+    async def look() -> bool:
+        return await store.head(run_id) == head
+
+    return look
 
 
 LOOK_ALIKES: tuple[str, ...] = (
@@ -172,6 +229,18 @@ async def _settled(
     return header
 
 
+async def _settle_leftovers(store: Store, run_ids: tuple[RunId, ...]) -> None:
+    """Settle Runs a case left claimable, so a later case on the same store ignores them."""
+    for run_id in run_ids:
+        header = await store.get_run(run_id)
+        if header is None or header.state is RunState.SETTLED:
+            continue
+        claimed = await store.claim(W2, data.at(10**7), LEASE)
+        while claimed is not None:
+            await store.release(claimed.run_id, W2, RunState.SETTLED)
+            claimed = await store.claim(W2, data.at(10**7), LEASE)
+
+
 def _must_override(message: str) -> Store:
     """Stand-in body of a fixture the adapter's subclass has to provide; never returns."""
     pytest.fail(message)
@@ -197,6 +266,12 @@ class StoreContract:
             False only for a backend that keeps deleted rows' bytes in free space
             until it reuses it, and say so in your documentation; the raw check is then
             skipped with that reason shown.
+        single_process: the store keeps its data in this process only, so there is no
+            second instance to open (the in-memory store). Every other store must
+            override ``peer_store``: the races, the signal cases and the blob and
+            memory suites run across two instances, and a store that only works
+            alone is a store that says so. Say it in your documentation too, and on
+            your ``StoreBackend`` (``single_process=True``), so ``psych doctor`` shows it.
         shares_backend: a second store instance can work on the same backend (a
             database or a file). When True, override ``peer_store``; the contention
             cases then also race the two instances, and a notifier that reports itself
@@ -214,6 +289,7 @@ class StoreContract:
     cross_process_notifier: ClassVar[bool] = False
     has_schema: ClassVar[bool] = False
     shares_backend: ClassVar[bool] = False
+    single_process: ClassVar[bool] = False
     deleted_runs_leave_no_bytes: ClassVar[bool] = True
     concurrency: ClassVar[int] = 12
     rounds: ClassVar[int] = 5
@@ -233,14 +309,18 @@ class StoreContract:
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[Store]:
-        """Override when ``shares_backend`` or ``cross_process_notifier`` is True.
+        """Override: a second instance on the same backend as ``store``.
 
-        A second instance on the same backend: it must see what ``store`` writes, and
-        with ``cross_process_notifier`` its notifier must wake on ``store``'s commits.
+        It must see what ``store`` writes, and with ``cross_process_notifier`` its
+        notifier must wake on ``store``'s commits. Only a store that declares
+        ``single_process = True`` may leave it out.
         """
-        if not (self.shares_backend or self.cross_process_notifier):
-            pytest.skip("the adapter declares no second instance on the same backend")
-        yield _must_override("override `peer_store` (shares_backend or cross_process_notifier)")
+        if self.single_process:
+            pytest.skip("the adapter declares single_process = True: no second instance")
+        yield _must_override(
+            "override `peer_store` to yield a second instance on the same backend, or "
+            "declare single_process = True if the store cannot have one"
+        )
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[Store]:
@@ -257,7 +337,7 @@ class StoreContract:
     def contenders(self, store: Store, request: pytest.FixtureRequest) -> list[Store]:
         """The instances a race runs from: ``store``, plus ``peer_store`` when shared."""
         stores = [store]
-        if self.shares_backend or self.cross_process_notifier:
+        if not self.single_process:
             stores.append(request.getfixturevalue("peer_store"))
         return stores
 
@@ -463,6 +543,27 @@ class StoreContract:
         assert await unmigrated_store.migrate() == []
         run = await _admit(unmigrated_store)
         assert await unmigrated_store.head(run.run_id) == 1
+
+    async def test_schema_inspection_reports_the_versions(
+        self, store: Store, unmigrated_store: Store
+    ) -> None:
+        """``SchemaInspection``: a migrated store reports the version it needs, an empty one 0.
+
+        The protocol is optional; the case is skipped, saying so, for a store without
+        it (``psych doctor --store`` then cannot show the database's schema). When it
+        fails, check that ``schema_version()`` only reads, creating nothing.
+        """
+        if not isinstance(store, SchemaInspection):
+            pytest.skip(
+                "the store does not implement SchemaInspection: psych doctor --store "
+                "cannot compare its database with the adapter"
+            )
+        expected = store.expected_schema_version
+        assert type(expected) is int and expected >= 1
+        assert await store.schema_version() == expected
+        assert isinstance(unmigrated_store, SchemaInspection)
+        assert await unmigrated_store.schema_version() in (0, None)
+        assert await unmigrated_store.schema_version() in (0, None), "reading it created it"
 
     # --- append and read ---------------------------------------------------------------
 
@@ -1443,12 +1544,13 @@ class StoreContract:
     async def test_recent_runs_lists_newest_first_by_tenant_and_state(self, store: Store) -> None:
         """``RunListing.recent_runs``: newest admission first, filtered, capped.
 
-        A store that does not implement the optional listing skips this case. When it
-        fails, check the ordering (``created_at`` descending, then run id descending)
+        The protocol is optional: a store without it skips this case, and the skip
+        says so (operators' ``psych runs`` then cannot list its Runs). When it fails,
+        check the ordering (``created_at`` descending, then run id descending)
         and that the tenant and state filters are applied by the query, not after it.
         """
         if not isinstance(store, RunListing):
-            pytest.skip("the store does not implement RunListing")
+            pytest.skip("the store does not implement RunListing: psych runs cannot list its Runs")
         oldest = await _admit(store, created_at=data.at(1))
         other = await _admit(store, tenant="tenant-b", created_at=data.at(2))
         middle = await _admit(store, created_at=data.at(3), state=RunState.SUSPENDED)
@@ -1493,7 +1595,9 @@ class StoreContract:
         Signal ``WORK`` after the create_run transaction commits (never before).
         """
         notifier = self._require_notifier(store)
-        assert await _wakes(notifier, WORK, lambda: _admit(store))
+        run, admitted = data.admission()
+        sees = _state_is(store, run.run_id, RunState.RUNNABLE)
+        assert await _wakes(notifier, WORK, lambda: store.create_run(run, admitted), sees)
 
     async def test_work_wakes_after_release_to_runnable(self, store: Store) -> None:
         """Releasing a Run as runnable signals ``WORK``."""
@@ -1501,7 +1605,10 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         assert await _wakes(
-            notifier, WORK, lambda: store.release(run.run_id, W1, RunState.RUNNABLE)
+            notifier,
+            WORK,
+            lambda: store.release(run.run_id, W1, RunState.RUNNABLE),
+            _state_is(store, run.run_id, RunState.RUNNABLE),
         )
 
     async def test_work_wakes_after_waking_a_suspended_run(self, store: Store) -> None:
@@ -1510,13 +1617,23 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.SUSPENDED)
-        assert await _wakes(notifier, WORK, lambda: store.set_runnable_at(run.run_id, None))
+        assert await _wakes(
+            notifier,
+            WORK,
+            lambda: store.set_runnable_at(run.run_id, None),
+            _state_is(store, run.run_id, RunState.RUNNABLE),
+        )
 
     async def test_a_run_key_wakes_after_an_append(self, store: Store) -> None:
-        """A reader waiting on a run id wakes when a batch is appended to that Run."""
+        """A reader waiting on a run id wakes when a batch is appended, and sees it.
+
+        The woken reader looks at once: signal after the transaction commits, never
+        before, or a reader told "changed" reads the old head and waits again.
+        """
         notifier = self._require_notifier(store)
         run = await _admit(store)
-        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 2))
+        sees = _head_is(store, run.run_id, 3)
+        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 2), sees)
 
     async def test_a_waiter_without_a_signal_times_out(self, store: Store) -> None:
         """With no commit the wait returns False (so the other wake-up cases mean something)."""
@@ -1536,8 +1653,119 @@ class StoreContract:
         notifier = _notifier(peer_store)
         run = await _admit(store)
         assert await _wakes(notifier, WORK, lambda: _admit(store))
-        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 1))
-        assert await peer_store.head(run.run_id) == 2
+        assert await _wakes(
+            notifier,
+            run.run_id,
+            lambda: _append(store, run, 2, 1),
+            _head_is(peer_store, run.run_id, 2),
+        )
+
+    async def test_a_second_instance_is_provided_or_single_process_declared(
+        self, store: Store, peer_store: Store
+    ) -> None:
+        """Every store offers a second instance on its backend, or says it cannot.
+
+        Override ``peer_store`` (a second pool, another file handle: another process as
+        far as the backend can tell), or set ``single_process = True`` and say so in
+        your documentation. A second instance that does not see the first one's data
+        is no second instance.
+        """
+        peer = peer_store
+        assert peer is not store, "peer_store must be another instance than store"
+        run = await _admit(store)
+        assert await peer.get_run(run.run_id) == run
+        await _append(peer, run, 2, 1)
+        assert await store.head(run.run_id) == 2
+
+    async def test_every_signal_kind_reaches_a_listening_peer(
+        self, store: Store, peer_store: Store
+    ) -> None:
+        """Commits of every kind through one instance wake the other's waiters.
+
+        Runs when the notifiers report ``complete`` or the adapter declares
+        ``cross_process_notifier``, in both directions: admission (the run id and
+        ``WORK``), append, release (the run id, and ``WORK`` when runnable), waking a
+        suspended Run (``WORK``), a nested admission and ``settle_inline`` (the run
+        id), each seen by the woken waiter. A peer that hears only some kinds leaves
+        readers waiting out their timeouts.
+        """
+        self._require_notifier(store)
+        for writer, listener in ((peer_store, store), (store, peer_store)):
+            notifier = _notifier(listener)
+            await listener.read(data.new_run_id("warm"))  # may start hearing others
+            if not (notifier.complete or self.cross_process_notifier):
+                pytest.skip(
+                    "the store's notifier hears only its own instance (complete = False "
+                    "and cross_process_notifier = False): readers look at the store instead"
+                )
+            await self._every_signal_kind(writer, listener, notifier)
+
+    async def _every_signal_kind(self, writer: Store, listener: Store, notifier: Notifier) -> None:
+        run, run_admitted = data.admission()
+        fresh, admitted = data.admission(created_at=data.at(-500))
+        nested, nested_admitted = data.admission(state=RunState.NESTED)
+        runnable = _state_is(listener, fresh.run_id, RunState.RUNNABLE)
+
+        # Each step waits for every key its commit signals, so no signal of one step
+        # can arrive late and wake the next step's waiter before its commit.
+        steps: list[tuple[str, tuple[str, ...], Callable[[], Awaitable[object]], Sees]] = [
+            (
+                "admission",
+                (run.run_id, WORK),
+                lambda: writer.create_run(run, run_admitted),
+                _state_is(listener, run.run_id, RunState.RUNNABLE),
+            ),
+            (
+                "admission",
+                (fresh.run_id, WORK),
+                lambda: writer.create_run(fresh, admitted),
+                runnable,
+            ),
+            (
+                "append",
+                (run.run_id,),
+                lambda: _append(writer, run, 2, 1),
+                _head_is(listener, run.run_id, 2),
+            ),
+            (
+                "release to runnable",
+                (fresh.run_id, WORK),
+                lambda: writer.release(fresh.run_id, W1, RunState.RUNNABLE),
+                runnable,
+            ),
+            (
+                "release to suspended",
+                (fresh.run_id,),
+                lambda: writer.release(fresh.run_id, W1, RunState.SUSPENDED),
+                _state_is(listener, fresh.run_id, RunState.SUSPENDED),
+            ),
+            (
+                "waking a suspended Run",
+                (WORK,),
+                lambda: writer.set_runnable_at(fresh.run_id, None),
+                runnable,
+            ),
+            (
+                "a nested admission",
+                (nested.run_id,),
+                lambda: writer.create_run(nested, nested_admitted),
+                _state_is(listener, nested.run_id, RunState.NESTED),
+            ),
+            (
+                "settle_inline",
+                (nested.run_id,),
+                lambda: writer.settle_inline(nested.run_id),
+                _state_is(listener, nested.run_id, RunState.SETTLED),
+            ),
+        ]
+        for index, (what, keys, action, sees) in enumerate(steps):
+            if what.startswith("release"):
+                claimed = await writer.claim(W1, data.at(index), LEASE)
+                assert claimed is not None and claimed.run_id == fresh.run_id
+            woke = await _wakes_each(notifier, keys, action, sees)
+            missed = [key for key in keys if not woke[key]]
+            assert not missed, f"{what} through the other instance did not signal {missed}"
+        await _settle_leftovers(writer, (run.run_id, fresh.run_id))
 
     # --- rules a store must keep exactly ----------------------------------------------
 
@@ -1604,6 +1832,47 @@ class StoreContract:
         assert header.lease_expires_at == data.at(3.25)
         assert await store.claim(W2, data.at(3), LEASE) is None
         assert await store.expired_leases(data.at(3)) == []
+
+    async def test_a_sub_millisecond_lease_is_kept_exactly(self, store: Store) -> None:
+        """Times and leases keep microseconds: 1.5 ms from ``.000501`` ends at ``.002001``.
+
+        A store that keeps milliseconds (or rounds the lease) ends the lease a little
+        early or late; keep microseconds end to end, and compute the expiry exactly.
+        """
+        run = await _admit(store)
+        now = data.at(0.000501)
+        claimed = await store.claim(W1, now, 0.0015)
+        assert claimed is not None
+        assert claimed.lease_expires_at == data.at(0.002001)
+        assert await store.expired_leases(data.at(0.002)) == []
+        assert [h.run_id for h in await store.expired_leases(data.at(0.002001))] == [run.run_id]
+        assert await store.renew(run.run_id, W1, data.at(0.0009), 0.001102)
+        header = await store.get_run(run.run_id)
+        assert header is not None and header.lease_expires_at == data.at(0.002002)
+        assert await store.claim(W2, data.at(0.002001), LEASE) is None
+        again = await store.claim(W2, data.at(0.002002), LEASE)
+        assert again is not None and again.run_id == run.run_id
+
+    async def test_sweeps_break_ties_by_run_id(self, store: Store) -> None:
+        """Runs due at the same instant are swept in run id order, whatever their admission.
+
+        ``expired_leases`` and ``overdue_deadlines`` order by time, then run id: the
+        Runs here are admitted in the opposite order of their ids, so an order left to
+        the backend (insertion order, a heap) shows.
+        """
+        base = data.new_run_id("tie")
+        ids = [RunId(f"{base}-{letter}") for letter in ("c", "b", "a", "e", "d")]
+        for run_id in ids:
+            run, admitted = data.admission(run_id, deadline_at=data.at(50))
+            assert (await store.create_run(run, admitted)).created
+        for _ in ids:
+            assert await store.claim(W1, data.at(0), LEASE) is not None
+        expected = sorted(ids)
+        assert [h.run_id for h in await store.overdue_deadlines(data.at(50))] == expected
+        assert [h.run_id for h in await store.expired_leases(data.at(LEASE))] == expected
+        assert [h.run_id for h in await store.overdue_deadlines(data.at(50), limit=2)] == (
+            expected[:2]
+        )
 
     async def test_claim_order_counts_from_when_a_parked_run_became_runnable(
         self, store: Store
@@ -1702,7 +1971,12 @@ class StoreContract:
         if not notifier.complete:
             assert await peer_store.head(run.run_id) == 1
             return
-        assert await _wakes(notifier, run.run_id, lambda: _append(peer_store, run, 2, 1))
+        assert await _wakes(
+            notifier,
+            run.run_id,
+            lambda: _append(peer_store, run, 2, 1),
+            _head_is(store, run.run_id, 2),
+        )
 
     async def test_a_closed_store_refuses_further_calls(self, store: Store) -> None:
         """After ``close()`` every call raises ``StoreError``; closing again is harmless.

@@ -22,6 +22,7 @@ BASE = os.environ.get("PSYCH_MUTANT_BASE", "memory")
 
 class TestMutant(MemoryContract):
     durable = False
+    single_process = True  # the cases the mutants are checked with need no second instance
 
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[MemoryStore]:

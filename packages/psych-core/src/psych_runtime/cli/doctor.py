@@ -65,6 +65,7 @@ class PluginInfo(BaseModel):
     version: str | None
     store_schemes: list[str]
     blob_store_schemes: list[str]
+    single_process_schemes: list[str] = []
 
 
 class CheckResult(BaseModel):
@@ -386,7 +387,15 @@ def render_text(report: DoctorReport) -> str:
         )
         provides = []
         if plugin.store_schemes:
-            provides.append("stores: " + ", ".join(plugin.store_schemes))
+            provides.append(
+                "stores: "
+                + ", ".join(
+                    f"{scheme} (single process)"
+                    if scheme in plugin.single_process_schemes
+                    else scheme
+                    for scheme in plugin.store_schemes
+                )
+            )
         if plugin.blob_store_schemes:
             provides.append("blob stores: " + ", ".join(plugin.blob_store_schemes))
         suffix = f"; {'; '.join(provides)}" if provides else ""
@@ -450,6 +459,12 @@ def _plugin_info(
             scheme
             for found in blobs
             if found.plugin == record.name
+            for scheme in found.item.schemes
+        ),
+        single_process_schemes=sorted(
+            scheme
+            for found in stores
+            if found.plugin == record.name and found.item.single_process
             for scheme in found.item.schemes
         ),
     )

@@ -65,6 +65,7 @@ def test_reports_the_real_installation(capsys):
     assert memory["distribution"] == "psych-runtime"
     assert memory["version"] == INSTALLED_VERSION
     assert memory["store_schemes"] == ["memory"]
+    assert memory["single_process_schemes"] == ["memory"]
     assert report["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
     assert report["plugin_autoload"] is True
 
@@ -88,6 +89,7 @@ def test_passing_checks_exit_zero(monkeypatch, capsys):
             "version": None,
             "store_schemes": ["acme"],
             "blob_store_schemes": [],
+            "single_process_schemes": [],
         }
     ]
     assert {
@@ -222,7 +224,7 @@ def test_autoload_off_is_reported_and_the_built_in_backends_remain(monkeypatch, 
     out = capsys.readouterr().out
     assert code == 1
     assert "Plugins (autoload off):" in out
-    assert "stores: memory" in out
+    assert "stores: memory (single process)" in out
     assert "sqlite" not in out.split("Plugins (autoload off):")[1].split("Checks")[0]
     # The installed adapters are named as installed but not loaded, with the way out.
     checks = out.split("Checks:")[1]
