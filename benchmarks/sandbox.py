@@ -13,7 +13,8 @@ Three figures per backend that can open on this machine:
   directly, so what the backend adds on top of the interpreter is visible.
 
 A backend that cannot open here (no container engine, no user namespaces) is reported
-as ``skipped`` with the reason.
+as ``skipped`` with the reason. The ``oci`` backend runs podman from the root filesystem
+``tools/sandbox_rootfs.py`` builds, when it is there.
 """
 
 from __future__ import annotations
@@ -59,11 +60,20 @@ async def _timed(sandbox: Sandbox, program: Program, n: int) -> tuple[list[float
 
 async def _opened() -> list[tuple[str, Callable[[], Awaitable[Sandbox]]]]:
     from psych_sandbox import NamespaceSandbox, OciSandbox, SubprocessSandbox
+    from tools.sandbox_rootfs import rootfs_path
+
+    rootfs = rootfs_path()
+
+    async def oci() -> Sandbox:
+        # The root filesystem tools/sandbox_rootfs.py builds; an image otherwise.
+        if rootfs.is_dir():
+            return await OciSandbox.open(rootfs=str(rootfs))
+        return await OciSandbox.open()
 
     return [
         ("subprocess", SubprocessSandbox.open),
         ("namespaces", NamespaceSandbox.open),
-        ("oci", OciSandbox.open),
+        ("oci", oci),
     ]
 
 

@@ -35,6 +35,7 @@ def _spec() -> psych_runtime.AgentSpec:
 
 
 _VOLATILE = {
+    "trace_context",  # a fresh trace per Run, minted at admission
     "run_id",
     "at",
     "attempt_id",

@@ -5,9 +5,6 @@ go through the Worker's normal tool path and land in the Run's log under the pro
 """
 
 import asyncio
-import os
-import shutil
-import tempfile
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -194,30 +191,37 @@ async def test_output_is_not_kept_when_the_policy_says_never(store_url_for: UrlF
 async def test_required_preservation_without_a_blob_store_runs_nothing(
     store_url_for: UrlFor,
 ) -> None:
-    shared = tempfile.mkdtemp(prefix="psych-marker-")
-    os.chmod(shared, 0o777)  # the program's own uid could write here, had it run
-    marker = os.path.join(shared, "ran")
-    program = f"open({marker!r}, 'w').write('ran')"
-    model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
-    sandbox = await SubprocessSandbox.open()
+    # The witness: the program connects to a listener here (the subprocess backend
+    # leaves the network open; its files outside the workspace vanish with it).
+    connected: list[bool] = []
+
+    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.append(True)
+        writer.close()
+
+    server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    program = f"import socket\nsocket.create_connection(('127.0.0.1', {port})).close()"
     try:
-        spec = _loud_spec(OutputPreservation.REQUIRED)
-        log = await _run(await store_url_for("memory"), spec, sandbox, model)
+        model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
+        sandbox = await SubprocessSandbox.open()
+        try:
+            spec = _loud_spec(OutputPreservation.REQUIRED)
+            log = await _run(await store_url_for("memory"), spec, sandbox, model)
+        finally:
+            await sandbox.close()
+        [finished] = [r for r in log if r.type == "tool_call_finished"]
+        assert finished.failure.kind == "blob_store_required"
+        assert connected == []
+        # The same program does run once the policy allows it: the witness is real.
+        model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
+        sandbox = await SubprocessSandbox.open()
+        try:
+            spec = _loud_spec(OutputPreservation.WHEN_AVAILABLE)
+            await _run(await store_url_for("memory"), spec, sandbox, model)
+        finally:
+            await sandbox.close()
+        assert connected == [True]
     finally:
-        await sandbox.close()
-    [finished] = [r for r in log if r.type == "tool_call_finished"]
-    assert finished.failure.kind == "blob_store_required"
-    assert not os.path.exists(marker)
-    shutil.rmtree(shared)
-    # The same program does run once the policy allows it: the marker is a real witness.
-    model = FakeModel().turn(tool_calls=[("run_code", {"code": program})]).turn(text="ok")
-    sandbox = await SubprocessSandbox.open()
-    os.makedirs(shared)
-    os.chmod(shared, 0o777)
-    try:
-        spec = _loud_spec(OutputPreservation.WHEN_AVAILABLE)
-        await _run(await store_url_for("memory"), spec, sandbox, model)
-    finally:
-        await sandbox.close()
-    assert os.path.exists(marker)
-    shutil.rmtree(shared)
+        server.close()
+        await server.wait_closed()

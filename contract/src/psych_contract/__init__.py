@@ -19,10 +19,11 @@ from psych_contract.blob import BlobStoreContract
 from psych_contract.memory import MemoryContract
 from psych_contract.sandbox import SandboxContract
 from psych_contract.store import StoreContract
-from psych_contract.telemetry import TelemetryContract, TelemetryHarness
+from psych_contract.telemetry import Measurement, TelemetryContract, TelemetryHarness
 
 __all__ = [
     "BlobStoreContract",
+    "Measurement",
     "MemoryContract",
     "SandboxContract",
     "StoreContract",

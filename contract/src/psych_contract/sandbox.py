@@ -31,6 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -68,6 +69,72 @@ def processes_with(marker: str) -> list[int]:
             if marker.encode() in f.read():
                 found.append(int(entry.name))
     return found
+
+
+def killed_survivors(marker: str) -> list[int]:
+    """Processes still carrying ``marker`` right now (each killed, so none outlives the case)."""
+    survivors = processes_with(marker)
+    for pid in survivors:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return survivors
+
+
+def host_leftovers(marker: str) -> list[str]:
+    """Files named after ``marker`` in the host's shared scratch directories."""
+    found: list[str] = []
+    for directory in ("/dev/shm", tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        with contextlib.suppress(OSError):
+            found += [
+                os.path.join(directory, name)
+                for name in os.listdir(directory)
+                if name.startswith(marker)
+            ]
+    for path in found:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return sorted(set(found))
+
+
+_MIB = 1024 * 1024
+
+
+def daemon_source(marker: str, then: str) -> str:
+    """A program that leaves a double-forked, detached daemon, then runs ``then``.
+
+    The daemon is a ``sleep`` whose command line carries ``marker``. The program goes on
+    only once the daemon has started (a pipe whose last writer closes on the daemon's
+    exec), prints ``daemon up``, and then runs ``then``.
+    """
+    return (
+        "import os, sys, time\n"
+        "ready_r, ready_w = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        os.close(ready_r)\n"
+        f"        os.execv('/bin/sleep', ['{marker}', '30'])\n"
+        "    os._exit(0)\n"
+        "os.close(ready_w)\n"
+        "os.read(ready_r, 1)\n"
+        "print('daemon up', flush=True)\n"
+        f"{then}\n"
+    )
+
+
+def fill_source(directory: str, marker: str, total: int) -> str:
+    """A program that writes ``total`` bytes into ``directory`` in 1 MiB files, then waits.
+
+    It holds on to what it wrote (sleeping), so a backend that counts the directory
+    stops it with ``limit: disk`` and one that does not lets it run into the wall clock.
+    """
+    return (
+        "import time\n"
+        f"for i in range({max(1, total // _MIB)}):\n"
+        f"    with open({directory!r} + '/{marker}-' + str(i), 'wb') as f:\n"
+        f"        f.write(b'x' * {_MIB})\n"
+        "time.sleep(60)"
+    )
 
 
 async def _none_left(marker: str, seconds: float = 3.0) -> list[int]:
@@ -145,6 +212,30 @@ class SandboxContract:
         execution = await sandbox.execute(self.program(source, **fields), binding or Recorder())
         assert isinstance(execution, Execution)
         return execution
+
+    def require_quota(self, sandbox: Sandbox) -> None:
+        """Skip unless the backend keeps a disk quota (enforced or reported); fail if contained."""
+        capabilities = sandbox.capabilities
+        if Guarantee.DISK_QUOTA in capabilities.enforced | capabilities.reported:
+            return
+        if self.kernel_enforced:
+            pytest.fail("the backend claims containment but keeps no disk quota")
+        pytest.skip("the backend keeps no disk quota")
+
+    def require_scratch(self, sandbox: Sandbox) -> None:
+        """Skip unless the program's scratch space is its own; fail if containment is claimed."""
+        self.require(
+            sandbox,
+            Guarantee.PRIVATE_SCRATCH,
+            reason="the program shares the host's /tmp, /dev/shm and IPC, so what it "
+            "leaves there outlives it and no limit counts it",
+        )
+
+    async def assert_stopped_for_disk(self, sandbox: Sandbox, source: str, where: str) -> None:
+        """Run ``source`` (which stores more than ``disk_bytes``, then waits): ``limit: disk``."""
+        execution = await self.run(sandbox, source, max_artifacts=0)
+        assert execution.status is ExecutionStatus.LIMIT, (where, execution)
+        assert execution.limit == "disk", (where, execution)
 
     def require(self, sandbox: Sandbox, *any_of: Guarantee, reason: str) -> None:
         """Skip unless one of ``any_of`` is enforced; fail instead when containment is claimed."""
@@ -425,11 +516,7 @@ class SandboxContract:
 
     async def test_escape_disk_fill_across_many_files(self, sandbox: Sandbox) -> None:
         """Many files, each under the file-size limit, stop at the workspace quota."""
-        capabilities = sandbox.capabilities
-        if Guarantee.DISK_QUOTA not in capabilities.enforced | capabilities.reported:
-            if self.kernel_enforced:
-                pytest.fail("the backend claims containment but keeps no disk quota")
-            pytest.skip("the backend keeps no disk quota")
+        self.require_quota(sandbox)
         source = (
             "import time\n"
             "for i in range(64):\n"
@@ -613,19 +700,236 @@ class SandboxContract:
             reason="a double-forked daemon escapes the process group",
         )
         marker = f"psych-daemon-{uuid.uuid4().hex}"
+        execution = await self.run(sandbox, daemon_source(marker, "result = 'detached'"))
+        assert execution.status is ExecutionStatus.OK, execution
+        assert execution.value == "detached"
+        assert killed_survivors(marker) == [], "the daemon survived its program"
+
+    async def test_escape_daemon_outlives_the_wall_clock_kill(self, sandbox: Sandbox) -> None:
+        """A detached daemon is gone by the time a wall-clock kill's ``execute`` returns.
+
+        The program starts the daemon, waits until it runs, then never ends; the
+        backend must reap everything the program started, not only after a normal exit.
+        """
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a double-forked daemon escapes the process group",
+        )
+        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        source = daemon_source(marker, "while True:\n    time.sleep(0.1)")
+        execution = await self.run(sandbox, source)
+        survivors = killed_survivors(marker)
+        assert execution.status is ExecutionStatus.LIMIT, execution
+        assert execution.limit == "wall"
+        assert "daemon up" in execution.stdout, "the daemon never started"
+        assert survivors == [], "the daemon outlived the wall-clock kill"
+
+    async def test_escape_daemon_outlives_a_cancelled_execute(self, sandbox: Sandbox) -> None:
+        """A detached daemon is gone by the time a cancelled ``execute`` has raised.
+
+        The host cancels only once the daemon runs (it waits for the daemon's process),
+        so the daemon is certainly there when the cancellation lands.
+        """
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a double-forked daemon escapes the process group",
+        )
+        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        source = daemon_source(marker, "while True:\n    time.sleep(0.1)")
+        limits = replace(self.limits, wall_seconds=60)
+        task = asyncio.create_task(
+            sandbox.execute(Program(source=source, limits=limits), Recorder())
+        )
+        deadline = time.monotonic() + 30
+        while not processes_with(marker) and not task.done():
+            assert time.monotonic() < deadline, "the daemon never started"
+            await asyncio.sleep(0.02)
+        assert not task.done(), task.result()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert killed_survivors(marker) == [], "the daemon outlived the cancelled execute"
+
+    # --- storage outside the workspace ---------------------------------------------------
+
+    async def test_escape_shared_memory_fill(self, sandbox: Sandbox) -> None:
+        """Files in ``/dev/shm`` count against ``disk_bytes`` and are gone afterwards."""
+        self.require_scratch(sandbox)
+        marker = f"psych-shm-{uuid.uuid4().hex}"
+        source = fill_source("/dev/shm", marker, 2 * self.limits.disk_bytes)
+        try:
+            await self.assert_stopped_for_disk(sandbox, source, "/dev/shm")
+        finally:
+            left = host_leftovers(marker)
+        assert left == [], "the program's files stayed in the host's /dev/shm"
+
+    async def test_escape_temporary_directories_fill(self, sandbox: Sandbox) -> None:
+        """Files in ``/tmp`` and ``/var/tmp`` count against ``disk_bytes`` and are gone after."""
+        self.require_scratch(sandbox)
+        marker = f"psych-tmp-{uuid.uuid4().hex}"
+        try:
+            for directory in ("/tmp", "/var/tmp"):
+                probe = await self.run(sandbox, f"import os\nos.path.isdir({directory!r})")
+                if probe.value is not True:
+                    continue  # the backend has no such directory
+                source = fill_source(directory, marker, 2 * self.limits.disk_bytes)
+                await self.assert_stopped_for_disk(sandbox, source, directory)
+        finally:
+            left = host_leftovers(marker)
+        assert left == [], "the program's files stayed in the host's temporary directories"
+
+    async def test_escape_every_writable_mount_is_counted(self, sandbox: Sandbox) -> None:
+        """Every mount the program can write to counts against ``disk_bytes``.
+
+        The program lists the mounts it sees and tries to create a file in each (``/proc``
+        and ``/sys`` aside; its own workspace is ``.``); then each writable one is filled
+        on its own, past the quota,
+        and must be stopped for it. An uncapped tmpfs (a root or ``/dev`` left writable)
+        runs into the wall clock instead.
+        """
+        self.require_scratch(sandbox)
+        marker = f"psych-mount-{uuid.uuid4().hex}"
+        discover = (
+            "import os\nplaces = []\nseen = set()\n"
+            "for line in open('/proc/self/mountinfo'):\n"
+            "    point = line.split()[4].replace('\\\\040', ' ')\n"
+            "    if point in seen or point.startswith(('/proc', '/sys')):\n"
+            "        continue\n"
+            "    seen.add(point)\n"
+            f"    probe = os.path.join(point, {marker!r})\n"
+            "    try:\n"
+            "        open(probe, 'wb').close()\n"
+            "    except OSError:\n"
+            "        continue\n"
+            "    os.unlink(probe)\n"
+            "    places.append('.' if point == os.getcwd() else point)\n"
+            "places"
+        )
+        try:
+            found = await self.run(sandbox, discover)
+            assert found.status is ExecutionStatus.OK, found
+            assert isinstance(found.value, list) and found.value, found
+            for place in found.value:
+                assert isinstance(place, str)
+                source = fill_source(place, marker, 2 * self.limits.disk_bytes)
+                await self.assert_stopped_for_disk(sandbox, source, place)
+        finally:
+            left = host_leftovers(marker)
+        assert left == []
+
+    async def test_escape_quota_spans_every_place(self, sandbox: Sandbox) -> None:
+        """The workspace and the scratch space share one quota, ``disk_bytes``.
+
+        Three quarters of the quota in the workspace, and as much again in ``/tmp``:
+        neither alone is over, together they are.
+        """
+        self.require_scratch(sandbox)
+        self.require_quota(sandbox)
+        half = 3 * self.limits.disk_bytes // 4 // _MIB
         source = (
-            "import os, time\n"
-            "if os.fork() == 0:\n"
-            "    os.setsid()\n"
-            "    if os.fork() == 0:\n"
-            f"        os.execv('/bin/sleep', ['{marker}', '30'])\n"
-            "    os._exit(0)\n"
-            "time.sleep(0.5)\n"
-            "'detached'"
+            "import time\n"
+            f"for place in ('.', '/tmp'):\n"
+            f"    for i in range({half}):\n"
+            "        with open(place + '/part-' + str(i), 'wb') as f:\n"
+            f"            f.write(b'x' * {_MIB})\n"
+            "time.sleep(60)"
+        )
+        await self.assert_stopped_for_disk(sandbox, source, "workspace and /tmp")
+
+    async def test_escape_inode_fill(self, sandbox: Sandbox) -> None:
+        """Empty files cost inodes: enough of them stop the program at its disk quota.
+
+        Each file, directory or link counts at least 4 KiB; the workspace is tried, and
+        ``/tmp`` where the scratch space is the program's own.
+        """
+        self.require_quota(sandbox)
+        places = ["."]
+        if Guarantee.PRIVATE_SCRATCH in sandbox.capabilities.enforced:
+            places.append("/tmp")
+        count = 2 * self.limits.disk_bytes // 4096
+        for place in places:
+            source = (
+                "import os, time\n"
+                f"os.makedirs({place!r} + '/inodes', exist_ok=True)\n"
+                f"for i in range({count}):\n"
+                f"    open({place!r} + '/inodes/' + str(i), 'w').close()\n"
+                "time.sleep(60)"
+            )
+            await self.assert_stopped_for_disk(sandbox, source, place)
+
+    async def test_escape_storage_held_open(self, sandbox: Sandbox) -> None:
+        """Files with no name (``memfd_create``, unlinked while open) still count.
+
+        Each stays under the file-size limit; together they pass ``disk_bytes``.
+        """
+        self.require_quota(sandbox)
+        chunks = 2 * self.limits.disk_bytes // _MIB
+        memfd = (
+            "import os, time\nheld = []\n"
+            f"for i in range({chunks}):\n"
+            "    fd = os.memfd_create('held-%d' % i)\n"
+            f"    os.write(fd, b'x' * {_MIB})\n"
+            "    held.append(fd)\n"
+            "time.sleep(60)"
+        )
+        await self.assert_stopped_for_disk(sandbox, memfd, "memfd")
+        unlinked = (
+            "import os, time\nheld = []\n"
+            f"for i in range({chunks}):\n"
+            "    f = open('held-%d' % i, 'wb')\n"
+            "    os.unlink('held-%d' % i)\n"
+            f"    f.write(b'x' * {_MIB})\n"
+            "    f.flush()\n"
+            "    held.append(f)\n"
+            "time.sleep(60)"
+        )
+        await self.assert_stopped_for_disk(sandbox, unlinked, "unlinked files")
+
+    async def test_escape_system_v_and_message_queues(self, sandbox: Sandbox) -> None:
+        """System V segments and POSIX message queues hold no more than ``disk_bytes``.
+
+        They would outlive the program in a shared IPC namespace; the backend must give
+        the program its own and cap (or refuse) what it may keep there.
+        """
+        self.require_scratch(sandbox)
+        total = 2 * self.limits.disk_bytes
+        source = (
+            "import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.shmat.restype = ctypes.c_void_p\n"
+            "kept = 0\n"
+            f"while kept < {total}:\n"
+            f"    ident = libc.shmget(0, {_MIB}, 0o1600)\n"
+            "    if ident < 0:\n"
+            "        break\n"
+            "    address = libc.shmat(ident, None, 0)\n"
+            "    if address in (None, ctypes.c_void_p(-1).value):\n"
+            "        break\n"
+            f"    ctypes.memset(address, 1, {_MIB})\n"
+            "    libc.shmdt(ctypes.c_void_p(address))\n"
+            f"    kept += {_MIB}\n"
+            "queued = 0\n"
+            "mq_open = getattr(libc, 'mq_open', None)\n"
+            f"while mq_open is not None and queued < {total}:\n"
+            "    name = ('/q-%d' % queued).encode()\n"
+            "    if mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, None) < 0:\n"
+            "        break\n"
+            "    queued += 10 * 8192\n"
+            "[kept, queued]"
         )
         execution = await self.run(sandbox, source)
+        if execution.status is ExecutionStatus.LIMIT:
+            assert execution.limit in ("disk", "memory"), execution
+            return
         assert execution.status is ExecutionStatus.OK, execution
-        assert await _none_left(marker) == [], "the daemon survived its program"
+        assert isinstance(execution.value, list)
+        kept, queued = execution.value
+        assert isinstance(kept, int) and isinstance(queued, int)
+        assert kept + queued <= self.limits.disk_bytes, execution.value
 
 
-__all__ = ["Recorder", "SandboxContract", "processes_with"]
+__all__ = ["Recorder", "SandboxContract", "daemon_source", "processes_with"]

@@ -1,9 +1,12 @@
 """Shared fixtures: an OpenTelemetry SDK with in-memory exporters, and a fast Worker."""
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from psych_otel import OtelTelemetry
 from psych_runtime import RunId, Runtime, Scope, Store, ToolRegistry, Worker
-from psych_runtime.adapters import Telemetry
+from psych_runtime.adapters import FinishedSpan, Telemetry
 from psych_runtime.models import ModelClient
 from psych_runtime.records import Record
 
@@ -113,3 +116,30 @@ async def settled_log(store: Store, run_id: RunId, timeout: float = 10.0) -> lis
             if log and log[-1].type == "run_settled":
                 return log
             await asyncio.sleep(0.01)
+
+
+def read_exported(path: Path) -> list[dict[str, Any]]:
+    """The spans ``e2e/otel_worker.py`` wrote to ``path``, one dict per span."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def as_finished(exported: list[dict[str, Any]]) -> list[FinishedSpan]:
+    """Spans written by ``e2e/otel_worker.py`` as the checker's ``FinishedSpan``."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return [
+        FinishedSpan(
+            name=s["name"],
+            span_id=s["span_id"],
+            trace_id=s["trace_id"],
+            parent_id=s["parent_id"],
+            attributes={
+                k: tuple(v) if isinstance(v, list) else v for k, v in s["attributes"].items()
+            },
+            error=s["error"],
+            kind=s["kind"],
+            started_at=epoch + timedelta(microseconds=s["start_time"] // 1000),
+        )
+        for s in exported
+    ]

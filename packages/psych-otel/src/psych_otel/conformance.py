@@ -7,18 +7,27 @@ collector, sampler or processor in between changed what the runtime sent.
 """
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from opentelemetry.trace import SpanContext, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 from opentelemetry.trace.status import Status
 
 from psych_runtime.adapters import (
     PSYCH_SCHEMA,
     FinishedSpan,
+    SpanKind as PsychSpanKind,
     SpanProblem,
     TelemetrySchema,
     check_spans as check_finished,
 )
+
+_KINDS: dict[SpanKind, PsychSpanKind] = {
+    SpanKind.INTERNAL: "internal",
+    SpanKind.CLIENT: "client",
+    SpanKind.PRODUCER: "producer",
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class ExportedSpan(Protocol):
@@ -49,6 +58,16 @@ class ExportedSpan(Protocol):
         """Its status (OK, ERROR or unset)."""
         ...
 
+    @property
+    def kind(self) -> SpanKind:
+        """Its span kind."""
+        ...
+
+    @property
+    def start_time(self) -> int | None:
+        """When it started, in nanoseconds since the epoch."""
+        ...
+
 
 def finished_span(span: ExportedSpan) -> FinishedSpan:
     """The checker's view of one exported OpenTelemetry span."""
@@ -66,6 +85,14 @@ def finished_span(span: ExportedSpan) -> FinishedSpan:
             for name, value in (span.attributes or {}).items()
         },
         error=span.status.status_code is StatusCode.ERROR,
+        # A kind the schema has no word for (SERVER, CONSUMER) is reported as is, so
+        # the checker names it: it is never one of the runtime's.
+        kind=_KINDS.get(span.kind, span.kind.name.lower()),  # type: ignore[arg-type]
+        started_at=(
+            _EPOCH + timedelta(microseconds=span.start_time // 1000)
+            if span.start_time is not None
+            else None
+        ),
     )
 
 

@@ -8,6 +8,7 @@ propagators, because that is the form the runtime stores with a Run.
 """
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from opentelemetry import context as otel_context, metrics, trace
 from opentelemetry.metrics import Histogram, Meter, MeterProvider
@@ -16,13 +17,23 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue as OtelValue
 
 from psych_otel._version import __version__
-from psych_runtime.adapters import PSYCH_SCHEMA, TelemetrySchema, TelemetrySpan
+from psych_runtime.adapters import (
+    PSYCH_SCHEMA,
+    SpanKind as PsychSpanKind,
+    TelemetrySchema,
+    TelemetrySpan,
+)
 
 INSTRUMENTATION_NAME = "psych_runtime"
 """The instrumentation scope every span and instrument is created under."""
 
-_KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}
+_KINDS = {
+    "internal": SpanKind.INTERNAL,
+    "client": SpanKind.CLIENT,
+    "producer": SpanKind.PRODUCER,
+}
 _W3C = TraceContextTextMapPropagator()
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _attributes(attributes: Mapping[str, object]) -> dict[str, OtelValue]:
@@ -36,6 +47,19 @@ def _attributes(attributes: Mapping[str, object]) -> dict[str, OtelValue]:
         else:
             converted[name] = str(value)
     return converted
+
+
+def _nanoseconds(moment: datetime) -> int:
+    """``moment`` as whole nanoseconds since the epoch, the form the SDK takes.
+
+    Computed from the exact difference rather than a float timestamp, so a span
+    backdated to a record's time starts at that very microsecond. A naive datetime is
+    taken as UTC, as the runtime's records are.
+    """
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
 def _configured(provider: object) -> bool:
@@ -85,7 +109,7 @@ class OtelTelemetry:
         tracer_provider: where spans go; None uses the global provider (a proxy, so
             an SDK configured later still receives them).
         meter_provider: where measurements go; None uses the global one.
-        schema: the schema whose span kinds and metric units are used.
+        schema: the schema whose metric units and descriptions are used.
     """
 
     def __init__(
@@ -127,11 +151,14 @@ class OtelTelemetry:
         *,
         parent: TelemetrySpan | None = None,
         carrier: Mapping[str, str] | None = None,
+        kind: PsychSpanKind = "internal",
+        start_time: datetime | None = None,
     ) -> OtelSpan:
         """Open a span under ``parent``, else under the remote ``carrier``, else as a root.
 
         The caller's active span is deliberately not used as the parent: a Worker's
         tasks inherit whatever context started them, which says nothing about the Run.
+        A ``start_time`` (an aware datetime) backdates the span.
         """
         if isinstance(parent, OtelSpan):
             context = trace.set_span_in_context(parent.span)
@@ -139,10 +166,12 @@ class OtelTelemetry:
             context = _W3C.extract(dict(carrier), context=otel_context.Context())
         else:
             context = otel_context.Context()
-        rule = self.schema.spans.get(name)
-        kind = _KINDS[rule.kind] if rule is not None else SpanKind.INTERNAL
         span = self.tracer.start_span(
-            name, context=context, kind=kind, attributes=_attributes(attributes)
+            name,
+            context=context,
+            kind=_KINDS.get(kind, SpanKind.INTERNAL),
+            attributes=_attributes(attributes),
+            start_time=_nanoseconds(start_time) if start_time is not None else None,
         )
         return OtelSpan(span)
 

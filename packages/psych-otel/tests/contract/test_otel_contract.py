@@ -12,22 +12,31 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from psych_contract import TelemetryContract, TelemetryHarness
+from psych_contract import Measurement, TelemetryContract, TelemetryHarness
 from psych_otel import OtelSpan, OtelTelemetry, finished_span
 from psych_runtime.adapters import TelemetrySpan
 
 
-def _sums(reader: InMemoryMetricReader) -> dict[str, float]:
+def _measurements(reader: InMemoryMetricReader) -> list[Measurement]:
+    """Every histogram point the reader holds, as the suite's ``Measurement``."""
     data = reader.get_metrics_data()
-    totals: dict[str, float] = {}
+    found: list[Measurement] = []
     if data is None:
-        return totals
+        return found
     for resource in data.resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
                 for point in metric.data.data_points:
-                    totals[metric.name] = totals.get(metric.name, 0.0) + point.sum  # type: ignore[union-attr]
-    return totals
+                    found.append(
+                        Measurement(
+                            metric=metric.name,
+                            unit=metric.unit or "",
+                            attributes=dict(point.attributes or {}),
+                            total=point.sum,  # type: ignore[union-attr]
+                            count=point.count,  # type: ignore[union-attr]
+                        )
+                    )
+    return found
 
 
 @contextlib.contextmanager
@@ -49,7 +58,7 @@ class TestOtelTelemetry(TelemetryContract):
             telemetry=OtelTelemetry(tracer_provider=tracers, meter_provider=meters),
             finished=lambda: [finished_span(span) for span in exporter.get_finished_spans()],
             activate=_activate,
-            measurements=lambda: _sums(reader),
+            measurements=lambda: _measurements(reader),
         )
         tracers.shutdown()
         meters.shutdown()

@@ -1,10 +1,12 @@
 """A Worker in a process of its own that writes the spans it exports to a file.
 
-Usage: ``python otel_worker.py STORE_URL SPANS_FILE RUN_ID``
+Usage: ``python otel_worker.py STORE_URL SPANS_FILE RUN_ID [HANG_MARKER]``
 
 It configures the OpenTelemetry SDK with an exporter that appends one JSON line per
-finished span, runs a Worker (an agent that calls ``lookup`` once, then answers) until
-RUN_ID settles, and exits.
+finished span, runs a Worker (an agent that calls ``lookup`` once, then answers; its
+model client says it reaches ``openai``) until RUN_ID settles, and exits. With
+HANG_MARKER, ``lookup`` creates that file and then hangs, under a one-second lease,
+so a test can SIGKILL the process in the middle of the call.
 """
 
 import asyncio
@@ -42,6 +44,8 @@ class JsonLinesExporter(SpanExporter):
                     "parent_is_remote": bool(span.parent and span.parent.is_remote),
                     "attributes": {k: v for k, v in (span.attributes or {}).items()},
                     "error": span.status.status_code is StatusCode.ERROR,
+                    "kind": span.kind.name.lower(),
+                    "start_time": span.start_time,
                 }
                 out.write(json.dumps(entry, default=list) + "\n")
         return SpanExportResult.SUCCESS
@@ -49,6 +53,8 @@ class JsonLinesExporter(SpanExporter):
 
 class OneLookup:
     """Calls ``lookup`` once, then answers; decided from the conversation it is sent."""
+
+    provider_name = "openai"
 
     async def known_models(self) -> frozenset[str]:
         return frozenset()
@@ -62,21 +68,30 @@ class OneLookup:
         return script.stream(request)
 
 
-def lookup(order_id: str) -> str:
-    """Look an order up."""
-    return f"order {order_id} is packed"
+def tools(hang_marker: Path | None) -> psych_runtime.ToolRegistry:
+    """``lookup``, which hangs after creating ``hang_marker`` when one is given."""
+
+    async def lookup(order_id: str) -> str:
+        """Look an order up."""
+        if hang_marker is not None:
+            hang_marker.write_text(order_id)
+            await asyncio.Event().wait()
+        return f"order {order_id} is packed"
+
+    registry = psych_runtime.ToolRegistry()
+    registry.register(lookup)
+    return registry
 
 
-async def main(url: str, spans: Path, run_id: str) -> None:
+async def main(url: str, spans: Path, run_id: str, hang_marker: Path | None) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(spans)))
     store = await psych_runtime.open_store(url)
-    registry = psych_runtime.ToolRegistry()
-    registry.register(lookup)
     runtime = psych_runtime.Runtime(
-        store, OneLookup(), registry, telemetry=OtelTelemetry(tracer_provider=provider)
+        store, OneLookup(), tools(hang_marker), telemetry=OtelTelemetry(tracer_provider=provider)
     )
-    worker = psych_runtime.Worker(store, runtime, poll_interval=0.05)
+    lease = {"lease_seconds": 1.0, "heartbeat_seconds": 0.25} if hang_marker else {}
+    worker = psych_runtime.Worker(store, runtime, poll_interval=0.05, **lease)
     task = asyncio.create_task(worker.run())
     try:
         async with asyncio.timeout(20):
@@ -93,4 +108,5 @@ async def main(url: str, spans: Path, run_id: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))
+    marker = Path(sys.argv[4]) if len(sys.argv) > 4 else None
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], marker))

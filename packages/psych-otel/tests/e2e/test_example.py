@@ -19,15 +19,17 @@ async def test_the_console_example_prints_the_runs_spans(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert [line.split()[0] for line in lines[:-1]] == [
-        "psych.model_call",
-        "psych.tool_call",
-        "psych.turn",
-        "psych.model_call",
-        "psych.turn",
+    expected = [
+        "chat gpt-4o-mini ",
+        "execute_tool track_parcel ",
+        "psych.turn ",
+        "chat gpt-4o-mini ",
+        "psych.turn ",
         "psych.attempt",
-        "psych.run",
+        "psych.run ",
     ]
+    assert len(lines) == len(expected) + 1, lines
+    assert all(line.startswith(name) for line, name in zip(lines, expected, strict=False)), lines
     assert "gen_ai.tool.name=track_parcel" in lines[1]
     assert lines[-2] == "psych.run psych.run.terminal_state=completed"
     assert lines[-1] == "Parcel P-100 is out for delivery."

@@ -6,7 +6,6 @@ the spans that process exports must hang from the test's span, in the test's tra
 """
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +13,9 @@ from pathlib import Path
 import psych_runtime
 from psych_otel import OtelTelemetry
 from psych_runtime import AgentSpec, CodeTool, dispatch, publish
-from psych_runtime.adapters import FinishedSpan, check_spans, installed_telemetry
+from psych_runtime.adapters import check_spans, installed_telemetry
 
-from ..conftest import ACME, Otel
+from ..conftest import ACME, Otel, as_finished, read_exported
 
 WORKER = Path(__file__).with_name("otel_worker.py")
 
@@ -25,9 +24,9 @@ _AGENT_TURNS = [
     "psych.attempt",
     "psych.turn",
     "psych.turn",
-    "psych.model_call",
-    "psych.model_call",
-    "psych.tool_call",
+    "chat m",
+    "chat m",
+    "execute_tool lookup",
 ]
 
 
@@ -58,7 +57,7 @@ async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_sp
         timeout=60,
     )
     assert finished.returncode == 0, finished.stderr
-    exported = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    exported = read_exported(spans_file)
     [run_span] = [s for s in exported if s["name"] == "psych.run"]
     context = consumer.get_span_context()
     assert run_span["parent_id"] == format(context.span_id, "016x")
@@ -67,17 +66,4 @@ async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_sp
     assert run_span["attributes"]["psych.run.id"] == run.run_id
     names = sorted(s["name"] for s in exported)
     assert names == sorted(_AGENT_TURNS)
-    spans = [
-        FinishedSpan(
-            name=s["name"],
-            span_id=s["span_id"],
-            trace_id=s["trace_id"],
-            parent_id=s["parent_id"],
-            attributes={
-                k: tuple(v) if isinstance(v, list) else v for k, v in s["attributes"].items()
-            },
-            error=s["error"],
-        )
-        for s in exported
-    ]
-    assert check_spans(spans) == []
+    assert check_spans(as_finished(exported)) == []

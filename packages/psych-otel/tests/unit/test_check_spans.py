@@ -1,6 +1,7 @@
 """``check_spans`` over hand-built SDK spans: what it accepts and what it reports."""
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -47,7 +48,7 @@ def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExpo
     turn = telemetry.start_span(
         "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
     )
-    tool = telemetry.start_span("psych.tool_call", TOOL, parent=turn)
+    tool = telemetry.start_span("execute_tool lookup", TOOL, parent=turn)
     tool.set_attributes({"psych.tool.outcome": "error"})
     tool.end(error="it failed")
     for span in (turn, attempt, run):
@@ -78,7 +79,7 @@ def test_a_misplaced_or_orphaned_span_is_reported(
     telemetry, exporter = traced
     run = telemetry.start_span("psych.run", RUN)
     misplaced = telemetry.start_span(
-        "psych.tool_call", {**TOOL, "psych.tool.outcome": "ok"}, parent=run
+        "execute_tool lookup", {**TOOL, "psych.tool.outcome": "ok"}, parent=run
     )
     misplaced.end()
     run.end()
@@ -87,7 +88,7 @@ def test_a_misplaced_or_orphaned_span_is_reported(
     unknown = telemetry.start_span("psych.mystery", {})
     unknown.end()
     problems = _problems(exporter)
-    assert "sits under psych.run, expected psych.turn, psych.step" in problems
+    assert "its parent is a 'run' span, expected one of: turn, step" in problems
     assert "has no parent" in problems
     assert "not a span of the schema" in problems
 
@@ -102,11 +103,11 @@ def test_a_status_that_contradicts_the_outcome_is_reported(
         "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
     )
     silent = telemetry.start_span(
-        "psych.tool_call", {**TOOL, "psych.tool.outcome": "error"}, parent=turn
+        "execute_tool lookup", {**TOOL, "psych.tool.outcome": "error"}, parent=turn
     )
     silent.end()
     loud = telemetry.start_span(
-        "psych.tool_call",
+        "execute_tool lookup",
         {**TOOL, "gen_ai.tool.call.id": "c2", "psych.tool.outcome": "ok"},
         parent=turn,
     )
@@ -126,4 +127,90 @@ def test_spans_of_other_instrumentation_are_ignored(
     run = telemetry.start_span("psych.run", RUN, parent=mine)
     run.end()
     mine.end()
+    assert _problems(exporter) == []
+
+
+def _tree(telemetry: OtelTelemetry) -> tuple[Any, Any, Any]:
+    run = telemetry.start_span("psych.run", RUN)
+    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
+    turn = telemetry.start_span(
+        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
+    )
+    return run, attempt, turn
+
+
+CHAT = {
+    "psych.run.id": "run_1",
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": "openai",
+    "gen_ai.request.model": "gpt-4o-mini",
+    "psych.turn.number": 1,
+}
+
+
+def test_a_name_that_does_not_follow_its_template_is_reported(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    run, attempt, turn = _tree(telemetry)
+    telemetry.start_span("chat gpt-4o", CHAT, parent=turn, kind="client").end()
+    telemetry.start_span("psych.tool_call", TOOL, parent=turn).end()
+    for span in (turn, attempt, run):
+        span.end()
+    problems = _problems(exporter)
+    assert (
+        "should be named 'chat gpt-4o-mini' "
+        "({gen_ai.operation.name} {gen_ai.request.model})" in problems
+    )
+    assert "should be named 'execute_tool lookup' (execute_tool {gen_ai.tool.name})" in problems
+
+
+def test_a_span_of_the_wrong_kind_is_reported(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    run, attempt, turn = _tree(telemetry)
+    telemetry.start_span("chat gpt-4o-mini", CHAT, parent=turn).end()  # internal: wrong
+    telemetry.start_span("execute_tool lookup", TOOL, parent=turn, kind="client").end()
+    for span in (turn, attempt, run):
+        span.end()
+    problems = _problems(exporter)
+    assert problems.count("its kind is internal, expected client") == 1
+    assert problems.count("its kind is client, expected internal") == 1
+
+
+def test_a_compaction_and_a_model_call_share_a_name_and_are_told_apart(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    run, attempt, turn = _tree(telemetry)
+    compaction = {
+        **{k: v for k, v in CHAT.items() if k != "psych.turn.number"},
+        "psych.compaction.reason": "threshold",
+        "psych.compaction.replaced_to_seq": 7,
+    }
+    telemetry.start_span("chat gpt-4o-mini", compaction, parent=attempt, kind="client").end()
+    # Without its marker, the same span is taken for a model call, which needs a turn.
+    telemetry.start_span(
+        "chat gpt-4o-mini",
+        {k: v for k, v in compaction.items() if k != "psych.compaction.reason"},
+        parent=attempt,
+        kind="client",
+    ).end()
+    for span in (turn, attempt, run):
+        span.end()
+    problems = _problems(exporter)
+    assert problems == [
+        "required attribute psych.turn.number is missing",
+        "its parent is a 'attempt' span, expected one of: turn",
+    ]
+
+
+def test_another_librarys_genai_spans_are_ignored(
+    traced: tuple[OtelTelemetry, InMemorySpanExporter],
+) -> None:
+    telemetry, exporter = traced
+    theirs = {k: v for k, v in CHAT.items() if k != "psych.run.id"}
+    telemetry.start_span("chat gpt-4o", theirs, kind="client").end()
+    telemetry.start_span("execute_tool search", {"gen_ai.operation.name": "execute_tool"}).end()
     assert _problems(exporter) == []

@@ -16,6 +16,7 @@ import resource
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,9 +33,12 @@ from psych_runtime.adapters import (
     BindingRefused,
     Execution,
     ExecutionStatus,
+    Guarantee,
     Program,
     SandboxCapabilities,
 )
+from psych_runtime.spec import NetworkAccess
+from psych_sandbox._mounts import INODE_CHARGE, Scratch, private_ipc, private_scratch
 
 RUNNER_SOURCE = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8")
 """The runner's text, handed to the interpreter with ``-c`` so no file must be readable."""
@@ -72,6 +76,16 @@ class Launch:
     """Whether the started process gets the rlimits (not a container engine's client)."""
     container: str | None = None
     """The container's name, for a backend that removes it when the program stops."""
+    switch_user: bool = True
+    """Whether the started process becomes the program's uid (not a container engine's client)."""
+    scratch: Scratch | None = None
+    """Private scratch space and IPC the child sets up as root before it becomes the uid."""
+    scratch_paths: tuple[str, ...] = ()
+    """Scratch mounts inside the program's mount namespace, measured against ``disk_bytes``."""
+    sigkill_limit: str = "cpu"
+    renumber_fds: bool = False
+    """Hand the protocol pipes over as descriptors 3 and 4 (podman passes 3 .. 3+N-1 only)."""
+    """The limit a SIGKILL the host did not send means (the hard CPU limit; a cgroup's OOM)."""
 
 
 @dataclass
@@ -235,7 +249,10 @@ async def reap_uid(uid: int, gid: int) -> bool:
 
 
 def rlimit_setter(program: Program, *, nproc: int | None) -> Callable[[], None]:
-    """The ``preexec_fn`` that lowers the child's rlimits before it execs (no locks taken)."""
+    """The ``preexec_fn`` that lowers the child's rlimits before it execs (no locks taken).
+
+    ``RLIMIT_MSGQUEUE`` is 0: a POSIX message queue would be storage no other limit counts.
+    """
     limits = program.limits
     cpu = max(1, int(limits.cpu_seconds + 0.999))
     settings: list[tuple[int, tuple[int, int]]] = [
@@ -243,6 +260,7 @@ def rlimit_setter(program: Program, *, nproc: int | None) -> Callable[[], None]:
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes)),
         (resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes)),
+        (resource.RLIMIT_MSGQUEUE, (0, 0)),
     ]
     if nproc is not None:
         settings.append((resource.RLIMIT_NPROC, (nproc, nproc)))
@@ -250,6 +268,44 @@ def rlimit_setter(program: Program, *, nproc: int | None) -> Callable[[], None]:
     def apply() -> None:
         for which, value in settings:
             resource.setrlimit(which, value)
+
+    return apply
+
+
+def child_setup(
+    program: Program, launch: Launch, identity: Identity, *, nproc: int | None
+) -> Callable[[], None]:
+    """The ``preexec_fn``: rlimits, private scratch and IPC (as root), then the uid, then cwd.
+
+    The uid is switched here rather than by ``subprocess`` so that the namespaces can be
+    made while the child is still root.
+    """
+    rlimits = rlimit_setter(program, nproc=nproc) if launch.host_rlimits else None
+    scratch = launch.scratch
+    uid = identity.uid if launch.switch_user else None
+    gid = identity.gid if launch.switch_user else None
+    cwd = launch.cwd
+    renumber = launch.pass_fds if launch.renumber_fds else ()
+
+    def apply() -> None:
+        if renumber:
+            # Out of the way first, so neither lands on the other; dup2 clears CLOEXEC,
+            # the originals (non-inheritable) close at exec.
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in renumber]
+            for target, fd in enumerate(high, start=3):
+                os.dup2(fd, target)
+                os.close(fd)
+        if rlimits is not None:
+            rlimits()
+        if scratch is not None:
+            private_ipc()
+            if scratch.mounts:
+                private_scratch(scratch)
+        if uid is not None and gid is not None:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+        os.chdir(cwd)
 
     return apply
 
@@ -357,8 +413,8 @@ class _Capture:
         return bytes(self.kept)
 
 
-def workspace_bytes(workspace: Path) -> int:
-    """Bytes allocated under ``workspace`` (blocks, so sparse files count what they use)."""
+def workspace_charge(workspace: Path) -> int:
+    """What ``workspace`` costs against ``disk_bytes``: its blocks plus 4 KiB per entry."""
     total = 0
     pending = [str(workspace)]
     while pending:
@@ -372,23 +428,126 @@ def workspace_bytes(workspace: Path) -> int:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                total += info.st_blocks * 512
+                total += info.st_blocks * 512 + INODE_CHARGE
                 if stat.S_ISDIR(info.st_mode):
                     pending.append(entry.path)
     return total
 
 
-async def watch_disk(workspace: Path, limit: int, exceeded: asyncio.Event) -> None:
-    """Set ``exceeded`` once the workspace holds more than ``limit`` bytes.
+def session_pids(session: int) -> list[int]:
+    """Pids of the live processes of session ``session`` (the program's, on a host not root)."""
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with (
+            contextlib.suppress(OSError, ValueError, IndexError),
+            open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as f,
+        ):
+            fields = f.read().rsplit(")", 1)[1].split()
+            if fields[0] not in ("Z", "X") and int(fields[3]) == session:
+                found.append(int(entry.name))
+    return found
 
-    A poll, so a fast writer can overshoot by what it writes between two looks: the
-    backends report the quota, they do not claim the kernel enforces it.
+
+def scratch_charge(pids: Sequence[int], paths: Sequence[str]) -> tuple[int, set[int]]:
+    """What the scratch mounts inside the program's mount namespace cost, and their devices.
+
+    Each mount is measured once (bind mounts of one tmpfs share a device): its used blocks
+    plus 4 KiB per used inode, read through ``/proc/PID/root`` of a program process.
+    """
+    total = 0
+    devices: set[int] = set()
+    try:
+        own = os.stat("/proc/self/ns/mnt").st_ino
+    except OSError:
+        return 0, devices
+    namespaces: set[int] = {own}
+    for pid in pids:
+        try:
+            namespace = os.stat(f"/proc/{pid}/ns/mnt").st_ino
+        except OSError:
+            continue
+        if namespace in namespaces:
+            continue
+        namespaces.add(namespace)
+        for path in paths:
+            where = f"/proc/{pid}/root{path}"
+            try:
+                device = os.stat(where).st_dev
+                usage = os.statvfs(where)
+            except OSError:
+                continue
+            if device in devices:
+                continue
+            devices.add(device)
+            total += (usage.f_blocks - usage.f_bfree) * usage.f_frsize
+            total += (usage.f_files - usage.f_ffree) * INODE_CHARGE
+    return total, devices
+
+
+def held_charge(pids: Sequence[int], counted: set[int]) -> int:
+    """Bytes of files the program holds open that no directory shows any more.
+
+    A ``memfd_create`` file, or a file unlinked while open, is storage no walk of a
+    directory finds; it is found through ``/proc/PID/fd`` (files on ``counted`` devices,
+    measured whole already, are skipped).
+    """
+    total = 0
+    seen: set[tuple[int, int]] = set()
+    for pid in pids:
+        try:
+            entries = os.scandir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    info = os.stat(entry.path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink != 0:
+                    continue
+                key = (info.st_dev, info.st_ino)
+                if info.st_dev in counted or key in seen:
+                    continue
+                seen.add(key)
+                total += info.st_blocks * 512 + INODE_CHARGE
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class StorageMeter:
+    """Everything one running program stores, as charged against ``disk_bytes``.
+
+    The workspace (blocks plus 4 KiB an entry), the scratch mounts of its own mount
+    namespace (used blocks plus 4 KiB an inode), and files it holds open that have no
+    name (memfd, unlinked files).
+    """
+
+    workspace: Path
+    pids: Callable[[], list[int]]
+    scratch_paths: tuple[str, ...]
+
+    def __call__(self) -> int:
+        """Measure once."""
+        pids = self.pids()
+        scratch, devices = scratch_charge(pids, self.scratch_paths)
+        return workspace_charge(self.workspace) + scratch + held_charge(pids, devices)
+
+
+async def watch_storage(meter: Callable[[], int], limit: int, exceeded: asyncio.Event) -> None:
+    """Set ``exceeded`` once the program stores more than ``limit`` bytes in all.
+
+    A poll, so a fast writer can overshoot by what it writes between two looks (each
+    scratch mount is also capped by the kernel): the backends report the quota, they
+    do not claim the kernel enforces it.
     """
     while not exceeded.is_set():
-        if await asyncio.to_thread(workspace_bytes, workspace) > limit:
+        await asyncio.sleep(_DISK_POLL_SECONDS)
+        if await asyncio.to_thread(meter) > limit:
             exceeded.set()
             return
-        await asyncio.sleep(_DISK_POLL_SECONDS)
 
 
 @dataclass
@@ -479,7 +638,7 @@ def _execution(
         return replace(base, traceback=trace, message=text)
     number = _exit_signal(code, launch)
     if number is not None and number in _SIGNAL_LIMITS:
-        limit = _SIGNAL_LIMITS[number]
+        limit = launch.sigkill_limit if number == signal.SIGKILL else _SIGNAL_LIMITS[number]
         return limited(limit, _limit_message(limit, program))
     if "MemoryError" in stderr.text():
         return limited("memory", _limit_message("memory", program))
@@ -501,7 +660,8 @@ def _limit_message(limit: str, program: Program) -> str:
         "memory": f"the program ran out of its {limits.memory_bytes} bytes of memory",
         "file_size": f"the program wrote a file past {limits.file_size_bytes} bytes",
         "processes": f"the program hit its limit of {limits.process_count} processes",
-        "disk": f"the program filled its workspace past {limits.disk_bytes} bytes",
+        "disk": f"the program stored more than {limits.disk_bytes} bytes (workspace, scratch "
+        "space and open files together)",
     }[limit]
 
 
@@ -585,6 +745,8 @@ class ProcessSandbox:
             binding_calls=result.binding_calls,
             stdout_full=result.stdout_full,
             stderr_full=result.stderr_full,
+            network_denied=program.network is NetworkAccess.DENIED
+            and Guarantee.NO_NETWORK in self._capabilities.enforced,
         )
 
     async def _run(
@@ -605,16 +767,14 @@ class ProcessSandbox:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=err_w,
-                pass_fds=launch.pass_fds,
-                cwd=launch.cwd,
+                pass_fds=() if launch.renumber_fds else launch.pass_fds,
+                close_fds=not launch.renumber_fds,
+                cwd="/",  # the child changes to launch.cwd itself, after its mounts
                 env=launch.env,
                 start_new_session=True,
-                preexec_fn=rlimit_setter(program, nproc=nproc) if launch.host_rlimits else None,
-                user=identity.uid,
-                group=identity.gid,
-                extra_groups=[] if identity.uid is not None else None,
+                preexec_fn=child_setup(program, launch, identity, nproc=nproc),
             )
-        except OSError as error:
+        except (OSError, subprocess.SubprocessError) as error:
             for fd in host_ends:
                 os.close(fd)
             return Execution(
@@ -682,7 +842,15 @@ class ProcessSandbox:
         waiting = asyncio.create_task(process.wait())
         flood = asyncio.create_task(exceeded.wait())
         full = asyncio.create_task(filled.wait())
-        disk = asyncio.create_task(watch_disk(workspace, program.limits.disk_bytes, filled))
+        uid = identity.uid
+        meter = StorageMeter(
+            workspace=workspace,
+            pids=(lambda: process_uids_alive(uid))
+            if uid is not None
+            else (lambda: session_pids(process.pid)),
+            scratch_paths=launch.scratch_paths,
+        )
+        disk = asyncio.create_task(watch_storage(meter, program.limits.disk_bytes, filled))
         tasks += [talk, flood, full, disk]
         try:
             async with asyncio.timeout(program.limits.wall_seconds):
@@ -700,7 +868,7 @@ class ProcessSandbox:
         if exceeded.is_set() and outcome.limit is None:
             outcome.limit = "output"
         await self._stop(process, identity, launch)
-        over = await asyncio.to_thread(workspace_bytes, workspace) > program.limits.disk_bytes
+        over = await asyncio.to_thread(workspace_charge, workspace) > program.limits.disk_bytes
         if (filled.is_set() or over) and outcome.limit is None:
             outcome.limit = "disk"
         code = await waiting

@@ -38,6 +38,7 @@ from psych_sandbox._host import (
     reachable_by_others,
     running_as_root,
 )
+from psych_sandbox._mounts import Scratch
 from psych_sandbox.process import choose_interpreter
 
 WORKSPACE = "/workspace"
@@ -61,6 +62,8 @@ result = {
     "host_file_visible": os.path.exists(MARKER),
     "uid_map": open("/proc/self/uid_map").read().split(),
     "system_writable": _writes("/usr/.psych-probe"),
+    "outside_scratch_writable": [p for p in ("/.psych-probe", "/dev/.psych-probe",
+        "/etc/.psych-probe") if _writes(p)],
     "environment": sorted(os.environ),
 }
 """
@@ -234,6 +237,9 @@ class NamespaceSandbox(ProcessSandbox):
         net = report.get("interfaces") == ["lo"]
         mount = report.get("host_file_visible") is False
         read_only = report.get("system_writable") is False
+        # The scratch mounts are capped tmpfs and the rest is read-only; System V IPC
+        # is switched off only where the host, as root, made the IPC namespace itself.
+        scratch = report.get("outside_scratch_writable") == [] and self._uids is not None
         enforced = {
             Guarantee.SEPARATE_PROCESS,
             Guarantee.CLEAN_ENVIRONMENT,
@@ -255,6 +261,8 @@ class NamespaceSandbox(ProcessSandbox):
             enforced.add(Guarantee.NO_HOST_FILES)
         if read_only:
             enforced.add(Guarantee.READ_ONLY_SYSTEM)
+        if scratch:
+            enforced.add(Guarantee.PRIVATE_SCRATCH)
         contained = user and pid_ns and net and mount
         self._capabilities = SandboxCapabilities(
             backend="namespaces",
@@ -272,7 +280,6 @@ class NamespaceSandbox(ProcessSandbox):
             "--unshare-user",
             "--unshare-pid",
             "--unshare-net",
-            "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
             "--die-with-parent",
@@ -281,6 +288,10 @@ class NamespaceSandbox(ProcessSandbox):
             "--hostname",
             "sandbox",
         ]
+        if self._uids is None:
+            # On a root host the child made the IPC namespace already, with System V
+            # IPC switched off; bwrap, unprivileged, could not have.
+            args.append("--unshare-ipc")
         if self._disable_userns:
             args.append("--disable-userns")
         args += ["--ro-bind", "/usr", "/usr"]
@@ -294,14 +305,22 @@ class NamespaceSandbox(ProcessSandbox):
         prefix = Path(os.path.realpath(self._python)).parent.parent
         if not str(prefix).startswith("/usr"):
             args += ["--ro-bind", str(prefix), str(prefix)]
-        tmp_size = max(1024 * 1024, program.limits.file_size_bytes)
+        # Each scratch tmpfs is capped at disk_bytes by the kernel, and the host counts
+        # them together with the workspace; /dev and / itself are made read-only.
+        size = str(max(1024 * 1024, program.limits.disk_bytes))
         args += [
             "--proc",
             "/proc",
             "--dev",
             "/dev",
             "--size",
-            str(tmp_size),
+            size,
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+            "--size",
+            size,
             "--tmpfs",
             "/tmp",
             "--bind",
@@ -318,6 +337,8 @@ class NamespaceSandbox(ProcessSandbox):
             "--setenv",
             "LANG",
             "C.UTF-8",
+            "--remount-ro",
+            "/",
             "--",
         ]
         return args
@@ -336,6 +357,10 @@ class NamespaceSandbox(ProcessSandbox):
             # bwrap (outside) and its init (pid 1 inside) run under the program's uid.
             extra_processes=2,
             exit_signal_offset=128,
+            scratch=Scratch.for_disk(program.limits.disk_bytes, str(workspace), mounts=False)
+            if self._uids is not None
+            else None,
+            scratch_paths=("/tmp", "/dev/shm"),
         )
 
     async def close(self) -> None:

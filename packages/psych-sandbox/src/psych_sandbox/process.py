@@ -13,7 +13,16 @@ import subprocess
 from pathlib import Path
 from typing import Self
 
-from psych_runtime.adapters import Guarantee, Program, SandboxCapabilities
+from pydantic import JsonValue
+
+from psych_runtime.adapters import (
+    BindingRefused,
+    ExecutionStatus,
+    Guarantee,
+    Program,
+    ResolvedLimits,
+    SandboxCapabilities,
+)
 from psych_runtime.spec import Isolation
 from psych_sandbox._host import (
     DEFAULT_UID_BASE,
@@ -27,6 +36,7 @@ from psych_sandbox._host import (
     interpreter_candidates,
     running_as_root,
 )
+from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
 
 _RLIMITS = frozenset(
     {
@@ -125,10 +135,45 @@ class SubprocessSandbox(ProcessSandbox):
         """
         root = running_as_root()
         chosen = await choose_interpreter(python, uid_base if root else None)
-        return cls(python=chosen, uid_base=uid_base if root else None, uid_slots=uid_slots)
+        sandbox = cls(
+            python=chosen,
+            uid_base=uid_base if root else None,
+            uid_slots=uid_slots,
+            private_scratch=root,
+        )
+        if root:
+            await sandbox._check_private_scratch()
+        return sandbox
 
-    def __init__(self, *, python: str, uid_base: int | None, uid_slots: int) -> None:
+    def __init__(
+        self,
+        *,
+        python: str,
+        uid_base: int | None,
+        uid_slots: int,
+        private_scratch: bool = False,
+    ) -> None:
         super().__init__(python=python, uid_base=uid_base, uid_slots=uid_slots)
+        self._private_scratch = private_scratch and uid_base is not None
+        self.scratch_problem: str | None = None
+        """Why the private scratch space could not be set up here, when it could not."""
+        self._establish()
+
+    async def _check_private_scratch(self) -> None:
+        """Run one program with the private scratch space; give it up if the kernel refuses."""
+
+        async def no_tools(name: str, arguments: dict[str, JsonValue]) -> JsonValue:
+            raise BindingRefused("unknown_tool", name)
+
+        limits = ResolvedLimits(cpu_seconds=5, wall_seconds=20, process_count=16)
+        execution = await self.execute(Program(source="1", limits=limits), no_tools)
+        if execution.status is not ExecutionStatus.OK:
+            self.scratch_problem = execution.message or execution.stderr.strip()
+            self._private_scratch = False
+            self._establish()
+
+    def _establish(self) -> None:
+        own_uid = self._uids is not None
         enforced = {
             Guarantee.SEPARATE_PROCESS,
             Guarantee.CLEAN_ENVIRONMENT,
@@ -136,10 +181,12 @@ class SubprocessSandbox(ProcessSandbox):
             Guarantee.WALL_CLOCK_KILL,
             *_RLIMITS,
         }
-        if uid_base is not None:
+        if own_uid:
             # RLIMIT_NPROC counts a user's processes; only a uid of the program's own
             # makes it a limit on the program (as the host's user it would count the host).
             enforced |= {Guarantee.UNPRIVILEGED_USER, Guarantee.PROCESS_LIMIT}
+        if self._private_scratch:
+            enforced.add(Guarantee.PRIVATE_SCRATCH)
         self._capabilities = SandboxCapabilities(
             backend="subprocess",
             isolation=Isolation.ISOLATED,
@@ -151,11 +198,16 @@ class SubprocessSandbox(ProcessSandbox):
         self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
     ) -> Launch:
         read_fd, write_fd = fds
+        private = self._private_scratch
         return Launch(
             argv=[self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)],
             env=sandbox_environment(str(workspace)),
             cwd=str(workspace),
             pass_fds=fds,
+            scratch=Scratch.for_disk(program.limits.disk_bytes, str(workspace))
+            if private
+            else None,
+            scratch_paths=SCRATCH_PATHS if private else (),
         )
 
 

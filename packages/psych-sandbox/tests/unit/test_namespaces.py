@@ -50,7 +50,6 @@ async def test_bwrap_arguments(sandbox: NamespaceSandbox) -> None:
         "--unshare-user",
         "--unshare-pid",
         "--unshare-net",
-        "--unshare-ipc",
         "--unshare-uts",
         "--die-with-parent",
         "--new-session",
@@ -60,7 +59,14 @@ async def test_bwrap_arguments(sandbox: NamespaceSandbox) -> None:
     assert args[args.index("--bind") + 1 : args.index("--bind") + 3] == ["/tmp/ws", "/workspace"]
     assert args[args.index("/usr") - 1 : args.index("/usr") + 2] == ["--ro-bind", "/usr", "/usr"]
     assert "/etc" not in args  # only a few files of it
-    assert args[-1] == "--"
+    assert args[-3:] == ["--remount-ro", "/", "--"]
+    # On a root host the child makes the IPC namespace itself (System V IPC switched off).
+    assert ("--unshare-ipc" in args) == (os.geteuid() != 0)
+    disk = str(LIMITS.disk_bytes)
+    for scratch in ("/tmp", "/dev/shm"):
+        at = args.index(scratch, args.index("--dev"))
+        assert args[at - 3 : at] == ["--size", disk, "--tmpfs"], scratch
+    assert args[args.index("/dev/shm") + 1 : args.index("/dev/shm") + 3] == ["--remount-ro", "/dev"]
 
 
 async def test_the_program_sees_little(sandbox: NamespaceSandbox) -> None:

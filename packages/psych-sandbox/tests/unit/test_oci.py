@@ -1,6 +1,7 @@
 """The OCI backend's command construction, and its refusal when no engine is reachable."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -44,12 +45,26 @@ def test_podman_command_contains_the_program() -> None:
         "cpu=3:4",
         f"fsize={8 * 1024 * 1024}:{8 * 1024 * 1024}",
         "core=0:0",
+        "msgqueue=0:0",
+        "nofile=1024:1024",
+        "nproc=64:64",
+    ]
+    assert "--init" in command and "--read-only-tmpfs=false" in command
+    assert _option(command, "--ipc") == ["private"]
+    assert _option(command, "--sysctl") == [
+        "kernel.shmall=0",
+        "kernel.msgmni=0",
+        "kernel.sem=0 0 0 0",
     ]
     assert _option(command, "--volume") == ["/tmp/ws:/workspace:rw"]
     assert _option(command, "--workdir") == ["/workspace"]
     assert _option(command, "--name") == ["psych-sandbox-x"]
-    (tmpfs,) = _option(command, "--tmpfs")
-    assert tmpfs.startswith("/tmp:") and f"size={8 * 1024 * 1024}" in tmpfs
+    disk = LIMITS.disk_bytes
+    assert _option(command, "--tmpfs") == [
+        f"/tmp:rw,nosuid,nodev,size={disk},mode=1777",
+        f"/var/tmp:rw,nosuid,nodev,size={disk},mode=1777",
+    ]
+    assert _option(command, "--shm-size") == [f"{disk}b"]
     # podman hands descriptors 3..3+N-1 to the container: up to 9 here.
     assert _option(command, "--preserve-fds") == ["7"]
     image_at = command.index("python:3.12-slim")
@@ -57,6 +72,27 @@ def test_podman_command_contains_the_program() -> None:
     assert command[-2:] == ["7", "9"]
     env = _option(command, "--env")
     assert "HOME=/workspace" in env and not any(e.startswith("SECRET") for e in env)
+
+
+def test_rootfs_replaces_the_image() -> None:
+    command = oci_command(
+        "podman",
+        "unused-image",
+        Program(source="1", limits=LIMITS),
+        "/w",
+        name="n",
+        rootfs="/srv/rootfs",
+    )
+    assert "unused-image" not in command
+    at = command.index("--rootfs")
+    assert command[at + 1 : at + 5] == ["/srv/rootfs", "python3", "-I", "-S"]
+
+
+async def test_open_refuses_a_missing_rootfs(tmp_path: Path) -> None:
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed here")
+    with pytest.raises(SandboxUnavailable, match="not a directory"):
+        await OciSandbox.open(rootfs=str(tmp_path / "missing"))
 
 
 def test_docker_command_has_no_preserve_fds_and_keeps_the_limits() -> None:

@@ -38,6 +38,7 @@ from psych_runtime.model.port import (
 )
 from psych_runtime.model.sse import SseParser
 from psych_runtime.model.transient import error_from_exception, error_from_status
+from psych_runtime.telemetry.providers import check_provider_name
 
 if TYPE_CHECKING:
     import httpx
@@ -84,10 +85,14 @@ class AnthropicClient:
             for longer gets the error raised instead (with its ``retry_after``), so
             the Run's own retry policy decides.
         sleep: how to wait between attempts; tests pass a recorder.
+        provider_name: what telemetry reports as ``gen_ai.provider.name`` for this
+            client's calls; None says ``anthropic``.
 
     Raises:
         InvalidClientSetting: a negative retry count or wait, or an output limit
             below one.
+        InvalidProviderName: ``provider_name`` is not a printable text of 1 to 64
+            characters without a space at either end.
     """
 
     def __init__(
@@ -105,12 +110,17 @@ class AnthropicClient:
         retry_base_seconds: float = 0.5,
         max_retry_wait_seconds: float = 60.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        provider_name: str | None = None,
     ) -> None:
         if default_max_tokens < 1:
             raise InvalidClientSetting("default_max_tokens must be at least 1")
         if max_retries < 0 or retry_base_seconds < 0 or max_retry_wait_seconds < 0:
             raise InvalidClientSetting("retry counts and waits may not be negative")
         self._base_url = base_url.rstrip("/")
+        self.provider_name = (
+            "anthropic" if provider_name is None else check_provider_name(provider_name)
+        )
+        """``gen_ai.provider.name`` of this client's calls."""
         self._transport = transport
         self._scope = scope
         self._default_max_tokens = default_max_tokens

@@ -38,6 +38,7 @@ from psych_runtime.model.port import (
 )
 from psych_runtime.model.sse import SseEvent, SseParser
 from psych_runtime.model.transient import error_from_exception, error_from_status, error_in_stream
+from psych_runtime.telemetry.providers import check_provider_name, provider_for_url
 
 if TYPE_CHECKING:
     import httpx
@@ -87,6 +88,11 @@ class OpenAICompatibleClient:
             are not permitted") is answered by sending the request once more with
             the other field, which is then used for that model from then on. An
             explicit choice is never switched.
+        provider_name: what telemetry reports as ``gen_ai.provider.name`` for this
+            client's calls. None derives it from ``base_url``'s host (``openai`` for
+            ``api.openai.com``, ``groq``, ``mistral_ai``, ``azure.ai.openai``... see
+            ``psych_runtime.adapters.provider_for_url``), and ``_OTHER`` for any other
+            host (a gateway, a local server): name it here then.
 
     Every stream asks for usage with ``stream_options: {"include_usage": true}``. A
     server that refuses the request over that field (a 400 naming it) is asked once
@@ -95,6 +101,8 @@ class OpenAICompatibleClient:
 
     Raises:
         UnknownLimitField: ``max_tokens_field`` is none of the choices above.
+        InvalidProviderName: ``provider_name`` is not a printable text of 1 to 64
+            characters without a space at either end.
     """
 
     def __init__(
@@ -107,8 +115,15 @@ class OpenAICompatibleClient:
         headers: Mapping[str, str] | None = None,
         organization: str | None = None,
         max_tokens_field: MaxTokensField = "auto",
+        provider_name: str | None = None,
     ) -> None:
         self._base_url = base_url.rstrip("/")
+        self.provider_name = (
+            provider_for_url(self._base_url)
+            if provider_name is None
+            else check_provider_name(provider_name)
+        )
+        """``gen_ai.provider.name`` of this client's calls."""
         self._transport = transport
         self._scope = scope
         self._max_tokens_field = check_limit_field(max_tokens_field)

@@ -25,6 +25,7 @@ from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
 from psych_runtime.store.port import RunHeader, RunState, Store
+from psych_runtime.telemetry.context import admission_trace
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
 
 _HASH = re.compile(HASH_PATTERN)
@@ -175,7 +176,10 @@ async def dispatch(
             Runtime has a MemoryStore, unless the Runtime names one for every Run.
         trace_context: the W3C trace context (``traceparent``, ``tracestate``) the
             Run's spans join, in whichever process runs it. None takes the caller's
-            active span from the installed telemetry adapter (none without one).
+            active span from the installed telemetry adapter. When that leaves none
+            (or an empty mapping is given), the Run gets a trace of its own, rooted
+            in a ``psych.dispatch`` span when telemetry is enabled here, else in a
+            minted context; either way every Attempt of the Run joins it.
 
     Raises:
         VersionNotFound: the Version is not published for ``scope``'s tenant and not
@@ -235,23 +239,31 @@ async def dispatch(
         idempotency_key=idempotency_key,
         continues_run_id=continues,
     )
-    admitted = RunAdmitted(
+    with admission_trace(
+        installed_telemetry(),
+        carried,
         run_id=run_id,
-        seq=1,
-        at=now,
-        scope=scope,
+        tenant=scope.tenant,
         version_hash=pinned.hash,
-        input=admitted_input,
-        idempotency_key=idempotency_key,
-        deadline_at=deadline,
-        continues_run_id=continues,
-        replays_run_id=replay_of,
-        replay_from_step=replay_from,
-        breakpoints=tuple(breakpoints),
-        step_mode=step_mode,
-        trace_context=carried,
-    )
-    result = await store.create_run(header, admitted)
+    ) as trace:
+        admitted = RunAdmitted(
+            run_id=run_id,
+            seq=1,
+            at=now,
+            scope=scope,
+            version_hash=pinned.hash,
+            input=admitted_input,
+            idempotency_key=idempotency_key,
+            deadline_at=deadline,
+            continues_run_id=continues,
+            replays_run_id=replay_of,
+            replay_from_step=replay_from,
+            breakpoints=tuple(breakpoints),
+            step_mode=step_mode,
+            trace_context=trace.carrier,
+        )
+        result = await store.create_run(header, admitted)
+        trace.admitted(result.header.run_id)
     return Dispatched(run_id=result.header.run_id, created=result.created)
 
 

@@ -35,6 +35,7 @@ from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import FOLDS
 from psych_runtime.store.port import RunHeader, RunState, Store
+from psych_runtime.telemetry.context import child_trace_context
 
 INLINE_WORKER = WorkerId("wrk_inline")
 """The worker id a nested child's Attempts are recorded under (its parent's Attempt)."""
@@ -71,7 +72,7 @@ async def admit_child(
             any Worker may claim.
         runnable_at: keep a runnable child parked until then.
         trace_context: the W3C trace context a child claimed by a Worker joins (the
-            span of the call that started it); None for none.
+            span of the call that started it); None joins the parent's trace.
     """
     now = utcnow()
     deadline = now + timedelta(seconds=deadline_seconds)
@@ -103,7 +104,7 @@ async def admit_child(
         deadline_at=deadline,
         parent_run_id=parent.run_id,
         delegation_depth=depth,
-        trace_context=trace_context or {},
+        trace_context=child_trace_context(trace_context, parent.trace_context),
     )
     return (await store.create_run(header, admitted)).header
 

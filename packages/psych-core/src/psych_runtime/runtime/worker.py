@@ -399,8 +399,8 @@ class Worker:
         try:
             if not self.telemetry.enabled:
                 return
-            state = journal.state
-            tracer = RunTracer(self.telemetry, state, carrier=state.trace_context or None)
+            model = getattr(self.runner, "model", None)
+            tracer = RunTracer.for_attempt(self.telemetry, journal.records, journal.state, model)
         except Exception:
             log.warning(
                 "run %s: telemetry unavailable for this attempt", attempt.run_id, exc_info=True

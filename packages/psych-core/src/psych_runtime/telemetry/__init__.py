@@ -2,12 +2,19 @@
 
 ``port`` holds the ``Telemetry`` protocol and the no-op default, ``schema`` the span and
 metric schema as data (``PSYCH_SCHEMA``), ``conformance`` the checker that validates
-finished spans against it, and ``tracer`` the ``RunTracer`` that derives one Run's
-spans from the records its Attempt writes. An adapter (``psych-otel``) registers
+finished spans against it, ``tracer`` the ``RunTracer`` that derives one Run's spans
+from the records its Attempt writes (and rebuilds what a dead process left open),
+``context`` the trace a Run joins from admission on, and ``providers`` the
+``gen_ai.provider.name`` of a model client. An adapter (``psych-otel``) registers
 itself through the ``psych_register_telemetry`` plugin hook.
 """
 
-from psych_runtime.telemetry.conformance import FinishedSpan, SpanProblem, check_spans
+from psych_runtime.telemetry.conformance import (
+    FinishedSpan,
+    SpanProblem,
+    check_spans,
+    is_runtime_span,
+)
 from psych_runtime.telemetry.port import (
     NO_TELEMETRY,
     Attributes,
@@ -17,17 +24,21 @@ from psych_runtime.telemetry.port import (
     Telemetry,
     TelemetrySpan,
 )
+from psych_runtime.telemetry.providers import provider_for_url, provider_of
 from psych_runtime.telemetry.schema import (
+    OTHER_PROVIDER,
     PSYCH_SCHEMA,
     AttributeRule,
     ErrorRule,
     MetricRule,
+    SpanKind,
     SpanRule,
     TelemetrySchema,
 )
 
 __all__ = [
     "NO_TELEMETRY",
+    "OTHER_PROVIDER",
     "PSYCH_SCHEMA",
     "AttributeRule",
     "AttributeValue",
@@ -37,10 +48,14 @@ __all__ = [
     "FinishedSpan",
     "MetricRule",
     "NoTelemetry",
+    "SpanKind",
     "SpanProblem",
     "SpanRule",
     "Telemetry",
     "TelemetrySchema",
     "TelemetrySpan",
     "check_spans",
+    "is_runtime_span",
+    "provider_for_url",
+    "provider_of",
 ]

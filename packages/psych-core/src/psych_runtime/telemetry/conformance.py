@@ -3,18 +3,25 @@
 The checker works on ``FinishedSpan``, a plain description any tracing library's spans
 convert to (``psych_otel.check_spans`` does it for OpenTelemetry's), so the same rules
 judge the runtime's own tests, an adapter's contract suite and a consumer's traces.
-Spans whose names the schema does not declare are a consumer's own and are ignored,
-except as parents.
+
+A span is the runtime's when it carries ``psych.run.id`` or its name starts with
+``psych.``; every other span (a consumer's own, another library's ``chat gpt-4o``) is
+ignored, except as a parent. Each of the runtime's spans is matched to its rule by its
+fixed name, or else by its ``gen_ai.operation.name`` (see
+``TelemetrySchema.rule_for``), and must then carry the name the rule's template gives.
 """
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from psych_runtime.telemetry.port import AttributeValue
 from psych_runtime.telemetry.schema import (
     PSYCH_SCHEMA,
     ROOT,
+    RUN_ID,
     AttributeRule,
+    SpanKind,
     SpanRule,
     TelemetrySchema,
 )
@@ -31,6 +38,8 @@ class FinishedSpan:
         parent_id: its parent's span id, or None for a root.
         attributes: what it carries.
         error: whether its status is ERROR.
+        kind: its span kind, when the tracing library reports one (checked then).
+        started_at: when it started, when known.
     """
 
     name: str
@@ -39,6 +48,8 @@ class FinishedSpan:
     parent_id: str | None = None
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
     error: bool = False
+    kind: SpanKind | None = None
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,53 +115,74 @@ def _status_problems(rule: SpanRule, span: FinishedSpan) -> list[str]:
     return []
 
 
+def is_runtime_span(span: FinishedSpan) -> bool:
+    """Whether ``span`` is one the runtime emitted (rather than a consumer's own)."""
+    return RUN_ID in span.attributes or span.name.startswith("psych.")
+
+
 def check_spans(
     spans: Iterable[FinishedSpan], schema: TelemetrySchema = PSYCH_SCHEMA
 ) -> list[SpanProblem]:
     """Every way ``spans`` break ``schema``; an empty list when they conform.
 
-    Checked for each span the schema declares: its required attributes are present,
-    every declared attribute has the declared type and an allowed value, its status
-    agrees with its error rule, and its parent is a span it may sit under (a span of
-    the schema must find its parent among ``spans``; only a ``ROOT``-allowed span
-    may hang from a span outside them).
+    Checked for each of the runtime's spans: it answers to a rule of the schema, has
+    the name that rule gives it and the rule's span kind (when the span reports one),
+    carries the required attributes, every declared attribute has the declared type
+    and an allowed value, its status agrees with the error rule, and its parent is a
+    span it may sit under (a span of the schema must find its parent among ``spans``;
+    only a ``ROOT``-allowed span may hang from a span outside them).
 
     Args:
         spans: finished spans, typically everything an exporter collected.
         schema: the schema to check against.
     """
     listed = list(spans)
-    by_id = {(span.trace_id, span.span_id): span for span in listed}
+    rules: dict[tuple[str, str], SpanRule] = {}
+    for span in listed:
+        if is_runtime_span(span):
+            rule = schema.rule_for(span.name, span.attributes)
+            if rule is not None:
+                rules[span.trace_id, span.span_id] = rule
     problems: list[SpanProblem] = []
     for span in listed:
-        rule = schema.spans.get(span.name)
-        if rule is None:
-            if span.name.startswith("psych."):
-                problems.append(SpanProblem(span.name, span.span_id, "not a span of the schema"))
+        if not is_runtime_span(span):
             continue
-        found = _attribute_problems(rule, span) + _status_problems(rule, span)
-        found += _parent_problems(rule, span, by_id, schema)
+        rule = rules.get((span.trace_id, span.span_id))
+        if rule is None:
+            problems.append(SpanProblem(span.name, span.span_id, "not a span of the schema"))
+            continue
+        found = _name_problems(rule, span) + _attribute_problems(rule, span)
+        found += _status_problems(rule, span) + _parent_problems(rule, span, rules)
         problems.extend(SpanProblem(span.name, span.span_id, text) for text in found)
     return problems
+
+
+def _name_problems(rule: SpanRule, span: FinishedSpan) -> list[str]:
+    found: list[str] = []
+    expected = rule.render(span.attributes)
+    if expected is not None and expected != span.name:
+        found.append(f"should be named {expected!r} ({rule.name})")
+    if span.kind is not None and span.kind != rule.kind:
+        found.append(f"its kind is {span.kind}, expected {rule.kind}")
+    return found
 
 
 def _parent_problems(
     rule: SpanRule,
     span: FinishedSpan,
-    by_id: Mapping[tuple[str, str], FinishedSpan],
-    schema: TelemetrySchema,
+    rules: Mapping[tuple[str, str], SpanRule],
 ) -> list[str]:
     if span.parent_id is None:
         return [] if ROOT in rule.parents else ["has no parent"]
-    parent = by_id.get((span.trace_id, span.parent_id))
-    if parent is None or parent.name not in schema.spans:
+    parent = rules.get((span.trace_id, span.parent_id))
+    if parent is None:
         if ROOT in rule.parents:
             return []
         return ["its parent span is missing"]
-    if parent.name not in rule.parents:
-        allowed = ", ".join(name or "a root" for name in rule.parents)
-        return [f"sits under {parent.name}, expected {allowed}"]
+    if parent.key not in rule.parents:
+        allowed = ", ".join(key or "a root" for key in rule.parents)
+        return [f"its parent is a {parent.key!r} span, expected one of: {allowed}"]
     return []
 
 
-__all__ = ["FinishedSpan", "SpanProblem", "check_spans"]
+__all__ = ["FinishedSpan", "SpanProblem", "check_spans", "is_runtime_span"]

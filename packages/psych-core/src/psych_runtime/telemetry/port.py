@@ -14,7 +14,10 @@ telemetry can never fail a Run.
 """
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+from psych_runtime.telemetry.schema import SpanKind
 
 AttributeValue = str | bool | int | float | Sequence[str]
 """What a span attribute or metric attribute may hold (OpenTelemetry's primitive kinds)."""
@@ -63,8 +66,10 @@ class Telemetry(Protocol):
         *,
         parent: TelemetrySpan | None = None,
         carrier: Carrier | None = None,
+        kind: SpanKind = "internal",
+        start_time: datetime | None = None,
     ) -> TelemetrySpan:
-        """Open a span named from the schema (``psych.run``, ``psych.tool_call``...).
+        """Open a span named from the schema (``psych.run``, ``execute_tool lookup``...).
 
         Args:
             name: the span's name; ``PSYCH_SCHEMA`` says which attributes it carries.
@@ -72,6 +77,9 @@ class Telemetry(Protocol):
             parent: the span it belongs under, when the runtime holds it.
             carrier: otherwise, a W3C trace context from another process (the one
                 ``dispatch`` stored with the Run); None with no parent makes a root.
+            kind: the span kind the schema gives it (client for a model call).
+            start_time: when it started, for a span told after the fact (a later
+                Attempt rebuilding what a dead process left open); None means now.
         """
         ...
 
@@ -117,6 +125,8 @@ class NoTelemetry:
         *,
         parent: TelemetrySpan | None = None,
         carrier: Carrier | None = None,
+        kind: SpanKind = "internal",
+        start_time: datetime | None = None,
     ) -> TelemetrySpan:
         """A span that records nothing."""
         return _NO_SPAN

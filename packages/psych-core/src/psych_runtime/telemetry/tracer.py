@@ -6,13 +6,25 @@ and opens and closes spans from them. The agent loop and the workflow engine nee
 tracing calls of their own; only compaction tells the tracer when it starts, because
 its record is written after the call.
 
+A process that dies (SIGKILL, a crash) never ends the spans it had open, so no
+exporter ever sees them. The next Attempt, in whatever process, tells that part of the
+story from the log instead: when the previous Attempt ended with no record saying how
+(no settlement, no suspension), the tracer replays that Attempt's records, and opens,
+with the times the log gives, exactly the spans that were still open when it stopped:
+its ``psych.run`` and ``psych.attempt`` (ended ERROR, as abandoned), the turn and the
+model call in flight, and every tool call it left in doubt. Each is marked
+``psych.recovered``. The calls stay open until the new Attempt settles them (closed
+``unknown`` as orphaned, or run again), so their spans end with the outcome the log
+records; the rest end as soon as the leftovers are settled.
+
 Every call into the adapter is guarded: an exception is logged once per tracer and
 swallowed, so a broken exporter or span processor never fails a Run.
 """
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 from psych_runtime.core.ids import StepId, ToolCallId
@@ -46,21 +58,31 @@ from psych_runtime.telemetry.port import (
     Telemetry,
     TelemetrySpan,
 )
+from psych_runtime.telemetry.providers import provider_resolver
+from psych_runtime.telemetry.schema import SpanKind
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 _FAILED = frozenset({TerminalState.FAILED, TerminalState.FORCE_SETTLED})
+_IN_DOUBT = frozenset({ToolOutcome.ERROR, ToolOutcome.UNKNOWN})
+
+Provider = Callable[[str], str]
+"""Gives ``gen_ai.provider.name`` for a model id (see ``telemetry.providers``)."""
+
+
+def _no_provider(model: str) -> str:
+    return s.OTHER_PROVIDER
 
 
 def _usage_attributes(usage: Usage, cost: Cost | None) -> dict[str, int | float | str]:
     attributes: dict[str, int | float | str] = {
-        # The conventions count cached input as input; the cache split is ours.
+        # The conventions count cached input as input, and name the cached part apart.
         s.GEN_AI_INPUT_TOKENS: usage.input + usage.cache_read + usage.cache_write,
         s.GEN_AI_OUTPUT_TOKENS: usage.output,
-        s.CACHE_READ_TOKENS: usage.cache_read,
-        s.CACHE_WRITE_TOKENS: usage.cache_write,
+        s.GEN_AI_CACHE_READ_TOKENS: usage.cache_read,
+        s.GEN_AI_CACHE_CREATION_TOKENS: usage.cache_write,
     }
     if cost is not None:
         attributes[s.COST_AMOUNT] = float(cost.amount)
@@ -81,6 +103,11 @@ class RunTracer:
         parent: the span a nested child Run sits under (a step or a delegation).
         carrier: the W3C trace context the Run was admitted with, for a Run claimed
             from the store.
+        provider: gives ``gen_ai.provider.name`` for a model id; None reports every
+            model call as ``_OTHER``.
+        history: the Run's log as the process found it, for a Run claimed from the
+            store: when its last Attempt ended without a record saying so, that
+            Attempt's open spans are rebuilt from it (see the module docstring).
     """
 
     __slots__ = (
@@ -93,6 +120,8 @@ class RunTracer:
         "_model",
         "_model_attributes",
         "_model_started",
+        "_provider",
+        "_recovery",
         "_run",
         "_run_id",
         "_steps",
@@ -109,9 +138,12 @@ class RunTracer:
         *,
         parent: TelemetrySpan | None = None,
         carrier: Carrier | None = None,
+        provider: Provider | None = None,
+        history: Sequence[Record] = (),
     ) -> None:
         self._telemetry = telemetry
         self._run_id = str(state.run_id)
+        self._provider: Provider = provider if provider is not None else _no_provider
         self._failed_once = False
         self._closed = False
         self._attempt: TelemetrySpan | None = None
@@ -125,6 +157,9 @@ class RunTracer:
         self._steps: dict[StepId, TelemetrySpan] = {}
         self._delegations: dict[ToolCallId, TelemetrySpan] = {}
         self._children: dict[str, ToolCallId] = {}
+        self._recovery: _Recovery | None = None
+        if history:
+            self._recovery = self._guard(lambda: _Recovery.of(self, state, carrier, history))
         attributes: dict[str, str | int] = {
             s.RUN_ID: self._run_id,
             s.TENANT: state.scope.tenant,
@@ -135,6 +170,26 @@ class RunTracer:
             attributes[s.DELEGATION_DEPTH] = state.delegation_depth
         self._run = self._guard(
             lambda: telemetry.start_span(s.RUN, attributes, parent=parent, carrier=carrier)
+        )
+
+    @classmethod
+    def for_attempt(
+        cls, telemetry: Telemetry, records: Sequence[Record], state: RunStateView, model: object
+    ) -> "RunTracer":
+        """The tracer of an Attempt a Worker starts on a Run it claimed.
+
+        Args:
+            telemetry: the Worker's adapter.
+            records: the Run's log as the Worker read it.
+            state: its fold.
+            model: the model client the Attempt calls (for ``gen_ai.provider.name``).
+        """
+        return cls(
+            telemetry,
+            state,
+            carrier=state.trace_context or None,
+            provider=provider_resolver(model),
+            history=records,
         )
 
     # --- guarded adapter calls ----------------------------------------------------------
@@ -157,9 +212,15 @@ class RunTracer:
             )
 
     def _start(
-        self, name: str, attributes: Attributes, parent: TelemetrySpan | None
+        self,
+        name: str,
+        attributes: Attributes,
+        parent: TelemetrySpan | None,
+        kind: SpanKind = "internal",
     ) -> TelemetrySpan | None:
-        return self._guard(lambda: self._telemetry.start_span(name, attributes, parent=parent))
+        return self._guard(
+            lambda: self._telemetry.start_span(name, attributes, parent=parent, kind=kind)
+        )
 
     def _end(
         self,
@@ -201,7 +262,10 @@ class RunTracer:
     ) -> "RunTracer":
         """A tracer for a child Run this process drives inline, under its call or step."""
         return RunTracer(
-            self._telemetry, state, parent=self.parent_for(call_id=call_id, step_id=step_id)
+            self._telemetry,
+            state,
+            parent=self.parent_for(call_id=call_id, step_id=step_id),
+            provider=self._provider,
         )
 
     def carrier(self, *, call_id: ToolCallId | None = None) -> dict[str, str]:
@@ -212,14 +276,19 @@ class RunTracer:
         found = self._guard(span.carrier)
         return found if found is not None else {}
 
-    def compaction_started(self, reason: CompactionReason, model: str, to_seq: int) -> None:
-        """Open the ``psych.compaction`` span; its record (or the failure) closes it."""
-        attributes: dict[str, str | int] = {
-            s.RUN_ID: self._run_id,
-            s.GEN_AI_OPERATION: "chat",
-            s.GEN_AI_PROVIDER: s.PROVIDER,
-            s.GEN_AI_SYSTEM: s.PROVIDER,
+    def _chat(self, model: str) -> dict[str, str]:
+        """The attributes every span and measurement of a model call carries."""
+        return {
+            s.GEN_AI_OPERATION: s.CHAT,
+            s.GEN_AI_PROVIDER: self._provider(model),
             s.GEN_AI_REQUEST_MODEL: model,
+        }
+
+    def compaction_started(self, reason: CompactionReason, model: str, to_seq: int) -> None:
+        """Open the compaction's ``chat`` span; its record (or the failure) closes it."""
+        attributes: dict[str, str | int] = {
+            **self._chat(model),
+            s.RUN_ID: self._run_id,
             s.COMPACTION_REASON: str(reason),
             s.COMPACTION_TO_SEQ: to_seq,
         }
@@ -228,7 +297,9 @@ class RunTracer:
             # Between turns: the previous turn is over. An overflow is summarised inside
             # the turn whose request did not fit, so that turn stays its parent.
             self._end_turn(None)
-        self._compaction = self._start(s.COMPACTION, attributes, self._turn or self._attempt)
+        self._compaction = self._start(
+            f"{s.CHAT} {model}", attributes, self._turn or self._attempt, "client"
+        )
 
     # --- records ------------------------------------------------------------------------
 
@@ -237,6 +308,13 @@ class RunTracer:
         if self._closed:
             return
         try:
+            recovery = self._recovery
+            if recovery is not None:
+                taken = recovery.takes(record)
+                if recovery.done:
+                    self._recovery = None
+                if taken:
+                    return
             self._dispatch(record)
         except Exception:
             self._note_failure()
@@ -267,20 +345,16 @@ class RunTracer:
                 self._turn = self._start(s.TURN, attributes, self._attempt)
             case ModelCallStarted():
                 self._model_started = time.perf_counter()
-                self._model_attributes = {
-                    s.GEN_AI_OPERATION: "chat",
-                    s.GEN_AI_PROVIDER: s.PROVIDER,
-                    s.GEN_AI_REQUEST_MODEL: record.model,
-                }
+                self._model_attributes = self._chat(record.model)
                 self._model = self._start(
-                    s.MODEL_CALL,
+                    f"{s.CHAT} {record.model}",
                     {
                         **self._model_attributes,
                         s.RUN_ID: self._run_id,
-                        s.GEN_AI_SYSTEM: s.PROVIDER,
                         s.TURN_NUMBER: record.turn,
                     },
                     self._turn,
+                    "client",
                 )
             case ModelCallFinished():
                 self._model_finished(record)
@@ -289,12 +363,12 @@ class RunTracer:
             case ToolCallStarted():
                 self._tools[record.call_id] = (
                     self._start(
-                        s.TOOL_CALL,
+                        f"{s.EXECUTE_TOOL} {record.tool}",
                         {
-                            s.RUN_ID: self._run_id,
-                            s.GEN_AI_OPERATION: "execute_tool",
+                            s.GEN_AI_OPERATION: s.EXECUTE_TOOL,
                             s.GEN_AI_TOOL_NAME: record.tool,
                             s.GEN_AI_TOOL_CALL_ID: str(record.call_id),
+                            s.RUN_ID: self._run_id,
                             s.TOOL_INTERRUPTIBLE: record.interruptible,
                             s.TURN_NUMBER: record.turn,
                         },
@@ -324,17 +398,19 @@ class RunTracer:
             case StepCompleted():
                 self._step_completed(record)
             case SubagentSpawned():
+                attributes = {
+                    s.GEN_AI_OPERATION: s.INVOKE_AGENT,
+                    s.GEN_AI_AGENT_NAME: record.name,
+                    s.RUN_ID: self._run_id,
+                    s.DELEGATION_DEPTH: record.delegation_depth,
+                    s.CHILD_RUN_ID: str(record.child_run_id),
+                }
+                if record.model:
+                    attributes[s.GEN_AI_PROVIDER] = self._provider(record.model)
                 self._delegations[record.call_id] = (
                     self._start(
-                        s.DELEGATION,
-                        {
-                            s.RUN_ID: self._run_id,
-                            s.GEN_AI_OPERATION: "invoke_agent",
-                            s.GEN_AI_AGENT_NAME: record.name,
-                            s.SUBAGENT_NAME: record.name,
-                            s.DELEGATION_DEPTH: record.delegation_depth,
-                            s.CHILD_RUN_ID: str(record.child_run_id),
-                        },
+                        f"{s.INVOKE_AGENT} {record.name}",
+                        attributes,
                         self._tools.get(record.call_id),
                     )
                     or _NOTHING
@@ -361,14 +437,10 @@ class RunTracer:
             **_usage_attributes(record.usage, record.cost),
         }
         if record.timings.time_to_first_token_seconds is not None:
-            attributes[s.TIME_TO_FIRST_TOKEN] = record.timings.time_to_first_token_seconds
+            attributes[s.GEN_AI_TIME_TO_FIRST_CHUNK] = record.timings.time_to_first_token_seconds
         self._end(self._model, attributes)
         self._model = None
-        measured = self._model_attributes or {
-            s.GEN_AI_OPERATION: "chat",
-            s.GEN_AI_PROVIDER: s.PROVIDER,
-            s.GEN_AI_REQUEST_MODEL: record.model,
-        }
+        measured = self._model_attributes or self._chat(record.model)
         if self._model_started:
             self._record(s.OPERATION_DURATION, time.perf_counter() - self._model_started, measured)
         if record.usage_reported:
@@ -380,7 +452,11 @@ class RunTracer:
             self._record(
                 s.COST,
                 float(record.cost.amount),
-                {s.GEN_AI_REQUEST_MODEL: record.model, s.COST_CURRENCY: record.cost.currency},
+                {
+                    s.GEN_AI_PROVIDER: measured[s.GEN_AI_PROVIDER],
+                    s.GEN_AI_REQUEST_MODEL: measured[s.GEN_AI_REQUEST_MODEL],
+                    s.COST_CURRENCY: record.cost.currency,
+                },
             )
         self._model_started = 0.0
 
@@ -389,7 +465,7 @@ class RunTracer:
         self._end(self._model, {s.ERROR_TYPE: kind}, record.failure.message)
         self._model = None
         if self._model_started:
-            measured = self._model_attributes or {s.GEN_AI_REQUEST_MODEL: record.model}
+            measured = self._model_attributes or self._chat(record.model)
             self._record(
                 s.OPERATION_DURATION,
                 time.perf_counter() - self._model_started,
@@ -405,7 +481,7 @@ class RunTracer:
         error = None
         if record.failure is not None:
             attributes[s.ERROR_TYPE] = record.failure.kind
-        if record.outcome is ToolOutcome.ERROR:
+        if record.outcome in _IN_DOUBT:
             error = record.failure.message if record.failure is not None else "the tool failed"
         self._end(self._delegations.pop(record.call_id, None))
         self._end(span, attributes, error)
@@ -445,7 +521,11 @@ class RunTracer:
     def _end_attempt(self, error: str | None) -> None:
         self._end_turn(None)
         for call_id in list(self._tools):
-            self._end(self._tools.pop(call_id), {s.TOOL_OUTCOME: "unknown"})
+            self._end(
+                self._tools.pop(call_id),
+                {s.TOOL_OUTCOME: "unknown", s.ERROR_TYPE: "interrupted"},
+                "the attempt ended while the call ran",
+            )
         for call_id in list(self._delegations):
             self._end(self._delegations.pop(call_id))
         for step_id in list(self._steps):
@@ -455,6 +535,11 @@ class RunTracer:
             self._compaction = None
         self._end(self._attempt, None, error)
         self._attempt = None
+
+    @property
+    def _open_work(self) -> bool:
+        """Whether a call, step or delegation is still open here."""
+        return bool(self._tools or self._steps or self._delegations)
 
     def close(self, state: RunStateView | None, *, error: str | None = None) -> None:
         """End every span still open; the Run span takes the Run's ending from ``state``.
@@ -466,6 +551,9 @@ class RunTracer:
         """
         if self._closed:
             return
+        if self._recovery is not None:
+            self._recovery.end()
+            self._recovery = None
         self._closed = True
         self._end_attempt(error)
         attributes: dict[str, str] = {}
@@ -476,6 +564,225 @@ class RunTracer:
                 reason = state.failure.message if state.failure else str(state.terminal_state)
                 run_error = reason
         self._end(self._run, attributes, run_error or error)
+
+
+# --- an abandoned Attempt, told from the log ---------------------------------------------
+
+
+def _abandoned(history: Sequence[Record]) -> Sequence[Record]:
+    """The records of the log's last Attempt when it ended with no record saying so.
+
+    Empty when there was no Attempt yet, when the Run is settled, or when the Attempt
+    ended by suspending the Run (the orderly way an Attempt stops short).
+    """
+    for index in range(len(history) - 1, -1, -1):
+        if isinstance(history[index], AttemptStarted):
+            break
+    else:
+        return ()
+    tail = history[index:]
+    attempt_id = tail[0].attempt_id
+    last_own: Record = tail[0]
+    for record in tail:
+        if isinstance(record, RunSettled):
+            return ()
+        if record.attempt_id == attempt_id:
+            last_own = record
+    return () if isinstance(last_own, Suspended) else tail
+
+
+class _Recovery:
+    """The spans an abandoned Attempt left open, opened again from its records.
+
+    The previous Attempt's records are replayed through a tracer of their own over
+    ``_Deferred`` telemetry, which opens nothing: it only notes each span with the
+    time of the record that opened it. What the replay leaves open is exactly what
+    was open when the Attempt's process stopped; those spans are then opened through
+    the real adapter, backdated. The replaying tracer keeps holding them, so the new
+    Attempt's finishes of the calls in doubt close them with their real outcome.
+    """
+
+    __slots__ = ("_ending", "_tracer")
+
+    def __init__(self, tracer: RunTracer, ending: str) -> None:
+        self._tracer = tracer
+        self._ending = ending
+
+    @classmethod
+    def of(
+        cls,
+        owner: RunTracer,
+        state: RunStateView,
+        carrier: Carrier | None,
+        history: Sequence[Record],
+    ) -> "_Recovery | None":
+        """The recovery of the log's abandoned Attempt, or None when there is none."""
+        tail = _abandoned(history)
+        if not tail:
+            return None
+        started = tail[0]
+        assert isinstance(started, AttemptStarted)
+        deferred = _Deferred(started.at)
+        replay = RunTracer(deferred, state, carrier=carrier, provider=owner._provider)
+        for record in tail:
+            deferred.clock = record.at
+            replay.on_record(record)
+        replay._telemetry = owner._telemetry
+        deferred.open_for_real(owner._telemetry)
+        ending = (
+            f"worker {started.worker_id} stopped before attempt {started.attempt_number} ended "
+            "(its process died or lost the run); a later attempt took the run over"
+        )
+        recovery = cls(replay, ending)
+        if not replay._open_work:
+            recovery.end()
+            return None
+        return recovery
+
+    def takes(self, record: Record) -> bool:
+        """Whether ``record`` settles what the abandoned Attempt left open.
+
+        Such a record is passed to the replaying tracer. A record of the new Attempt's
+        own work (a turn, a model or tool call, a step, a delegation, the Run's
+        suspension or ending) means it has moved on: whatever is left is ended then.
+        """
+        tracer = self._tracer
+        match record:
+            case ToolCallFinished() if record.call_id in tracer._tools:
+                pass
+            case StepCompleted() if record.step_id in tracer._steps:
+                pass
+            case SubagentFinished() if str(record.child_run_id) in tracer._children:
+                pass
+            case (
+                TurnStarted()
+                | ModelCallStarted()
+                | ToolCallStarted()
+                | StepStarted()
+                | SubagentSpawned()
+                | Suspended()
+                | RunSettled()
+            ):
+                self.end()
+                return False
+            case _:
+                return False
+        tracer.on_record(record)
+        if not tracer._open_work:
+            self.end()
+        return True
+
+    @property
+    def done(self) -> bool:
+        """Whether every recovered span has ended."""
+        return self._tracer._closed
+
+    def end(self) -> None:
+        """End every recovered span still open; the Attempt and its Run as ERROR."""
+        self._tracer.close(None, error=self._ending)
+
+
+class _Pending:
+    """A span ``_Deferred`` noted; opened for real later if it is still open then."""
+
+    __slots__ = ("attributes", "carrier_in", "ended", "kind", "name", "parent", "real", "start")
+
+    def __init__(
+        self,
+        name: str,
+        attributes: Attributes,
+        parent: TelemetrySpan | None,
+        carrier_in: Carrier | None,
+        kind: SpanKind,
+        start: datetime,
+    ) -> None:
+        self.name = name
+        self.attributes: dict[str, AttributeValue] = dict(attributes)
+        self.parent = parent
+        self.carrier_in = carrier_in
+        self.kind: SpanKind = kind
+        self.start = start
+        self.ended = False
+        self.real: TelemetrySpan | None = None
+
+    def set_attributes(self, attributes: Attributes) -> None:
+        """Keep them, or hand them to the real span once there is one."""
+        if self.real is not None:
+            self.real.set_attributes(attributes)
+        else:
+            self.attributes.update(attributes)
+
+    def end(self, *, error: str | None = None) -> None:
+        """Before it is opened for real: it ended in the replay, so it is never opened."""
+        if self.real is not None:
+            self.real.end(error=error)
+        else:
+            self.ended = True
+
+    def carrier(self) -> dict[str, str]:
+        """The real span's context, once there is one."""
+        return self.real.carrier() if self.real is not None else {}
+
+
+class _Deferred:
+    """A Telemetry that opens nothing and keeps the spans asked for, in order."""
+
+    __slots__ = ("clock", "spans")
+
+    enabled = True
+
+    def __init__(self, clock: datetime) -> None:
+        self.clock = clock
+        self.spans: list[_Pending] = []
+
+    def start_span(
+        self,
+        name: str,
+        attributes: Attributes,
+        *,
+        parent: TelemetrySpan | None = None,
+        carrier: Carrier | None = None,
+        kind: SpanKind = "internal",
+        start_time: datetime | None = None,
+    ) -> TelemetrySpan:
+        """Note the span, started at the time of the record being replayed."""
+        pending = _Pending(name, attributes, parent, carrier, kind, start_time or self.clock)
+        self.spans.append(pending)
+        return pending
+
+    def current_carrier(self) -> dict[str, str]:
+        """No span is active in a replay."""
+        return {}
+
+    def record(self, metric: str, value: float, attributes: Attributes) -> None:
+        """A replay measures nothing: the measurements were the dead process's."""
+
+    def open_for_real(self, telemetry: Telemetry) -> None:
+        """Open, backdated and marked recovered, every noted span that is still open.
+
+        Parents come before their children in ``spans``, so each parent is open by the
+        time its children are; a span whose parent could not be opened is dropped.
+        """
+        for pending in self.spans:
+            if pending.ended:
+                continue
+            parent = pending.parent
+            real_parent = parent.real if isinstance(parent, _Pending) else parent
+            if parent is not None and real_parent is None:
+                pending.ended = True
+                continue
+            try:
+                pending.real = telemetry.start_span(
+                    pending.name,
+                    {**pending.attributes, s.RECOVERED: True},
+                    parent=real_parent,
+                    carrier=pending.carrier_in if parent is None else None,
+                    kind=pending.kind,
+                    start_time=pending.start,
+                )
+            except Exception:
+                log.warning("telemetry could not open a recovered span", exc_info=True)
+                pending.ended = True
 
 
 class _Nothing:

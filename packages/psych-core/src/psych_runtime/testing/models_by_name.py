@@ -15,6 +15,8 @@ Example:
 from collections.abc import AsyncIterator, Mapping
 
 from psych_runtime.model.port import ModelClient, ModelError, ModelRequest, StreamEvent
+from psych_runtime.telemetry.providers import provider_of
+from psych_runtime.telemetry.schema import OTHER_PROVIDER
 
 
 class ModelsByName:
@@ -35,6 +37,11 @@ class ModelsByName:
     async def known_models(self) -> frozenset[str]:
         """Every routed model id."""
         return frozenset(self.routes)
+
+    def provider_for(self, model: str) -> str:
+        """``gen_ai.provider.name`` of the client routed for ``model``."""
+        client = self.routes.get(model)
+        return provider_of(client, model) if client is not None else OTHER_PROVIDER
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The routed client's stream; an unrouted id fails the call (not retried)."""

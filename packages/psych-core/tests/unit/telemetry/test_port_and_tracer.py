@@ -5,7 +5,6 @@ import asyncio
 import logging
 import types
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -24,7 +23,6 @@ from psych_runtime import (
 from psych_runtime.adapters import (
     NO_TELEMETRY,
     PSYCH_SCHEMA,
-    FinishedSpan,
     TelemetryBackend,
     check_spans,
     installed_telemetry,
@@ -37,64 +35,10 @@ from psych_runtime.records import RunAdmitted, record_from_json, record_to_json
 from psych_runtime.runtime.admission import InvalidDispatch
 from psych_runtime.testing import FakeModel
 
+from .conftest import RecordingTelemetry
+
 ACME = Scope(tenant="acme")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-
-
-@dataclass
-class RecordedSpan:
-    """A span the recording telemetry below keeps, as plain data."""
-
-    name: str
-    span_id: str
-    parent_id: str | None
-    carrier_in: dict[str, str] | None
-    attributes: dict[str, Any]
-    error: str | None = None
-    ended: bool = False
-
-    def set_attributes(self, attributes: Any) -> None:
-        self.attributes.update(attributes)
-
-    def end(self, *, error: str | None = None) -> None:
-        self.error, self.ended = error, True
-
-    def carrier(self) -> dict[str, str]:
-        return {"traceparent": f"00-{'1' * 32}-{self.span_id}-01"}
-
-
-@dataclass
-class RecordingTelemetry:
-    """A Telemetry adapter that keeps everything in lists, to test the runtime alone."""
-
-    enabled: bool = True
-    spans: list[RecordedSpan] = field(default_factory=list)
-    measurements: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
-
-    def start_span(
-        self, name: str, attributes: Any, *, parent: Any = None, carrier: Any = None
-    ) -> RecordedSpan:
-        span = RecordedSpan(
-            name,
-            f"{len(self.spans) + 1:016x}",
-            parent.span_id if parent is not None else None,
-            dict(carrier) if carrier else None,
-            dict(attributes),
-        )
-        self.spans.append(span)
-        return span
-
-    def current_carrier(self) -> dict[str, str]:
-        return {}
-
-    def record(self, metric: str, value: float, attributes: Any) -> None:
-        self.measurements.append((metric, value, dict(attributes)))
-
-    def finished(self) -> list[FinishedSpan]:
-        return [
-            FinishedSpan(s.name, s.span_id, "t", s.parent_id, s.attributes, s.error is not None)
-            for s in self.spans
-        ]
 
 
 def lookup(order_id: str) -> str:
@@ -135,7 +79,20 @@ async def test_without_an_adapter_no_tracer_is_built() -> None:
     assert log[-1].state == "completed"
     assert worker.telemetry is NO_TELEMETRY
     assert observers == [None]
-    assert "trace_context" not in record_to_json(log[0]).decode()
+
+
+async def test_a_run_dispatched_outside_any_span_gets_a_trace_of_its_own() -> None:
+    """Minted at admission and kept in the log, so every Attempt can join it."""
+    first, _, _ = await _run(NO_TELEMETRY)
+    second, _, _ = await _run(NO_TELEMETRY, trace_context={})
+    contexts = [log[0].trace_context["traceparent"] for log in (first, second)]
+    for context in contexts:
+        version, trace_id, span_id, flags = context.split("-")
+        assert (version, flags) == ("00", "01")
+        assert len(trace_id) == 32 and int(trace_id, 16) != 0
+        assert len(span_id) == 16 and int(span_id, 16) != 0
+    assert contexts[0].split("-")[1] != contexts[1].split("-")[1]
+    assert "traceparent" in record_to_json(first[0]).decode()
 
 
 async def test_the_worker_takes_the_runtimes_telemetry_and_spans_follow_the_records() -> None:
@@ -146,15 +103,16 @@ async def test_the_worker_takes_the_runtimes_telemetry_and_spans_follow_the_reco
     assert observers[0] is not None
     assert check_spans(telemetry.finished()) == []
     assert all(span.ended for span in telemetry.spans)
-    assert [s.name for s in telemetry.spans] == [
-        "psych.run",
-        "psych.attempt",
-        "psych.turn",
-        "psych.model_call",
-        "psych.tool_call",
-        "psych.turn",
-        "psych.model_call",
+    assert [(s.name, s.kind) for s in telemetry.spans] == [
+        ("psych.run", "internal"),
+        ("psych.attempt", "internal"),
+        ("psych.turn", "internal"),
+        ("chat m", "client"),
+        ("execute_tool lookup", "internal"),
+        ("psych.turn", "internal"),
+        ("chat m", "client"),
     ]
+    assert all(s.start_time is None for s in telemetry.spans)
     names = [metric for metric, _, _ in telemetry.measurements]
     assert names.count("gen_ai.client.operation.duration") == 2
     assert set(names) <= set(PSYCH_SCHEMA.metrics)
