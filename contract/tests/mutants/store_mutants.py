@@ -544,7 +544,11 @@ class SqliteParksSettledRuns(SqliteStore):
 
 
 class _LooksAfterSignal:
-    """Counts the reads of each Run, so a mutant can wait for a reader to have looked."""
+    """Marks the reads of each Run, so a mutant can wait for a reader to have looked.
+
+    A look counts once it has returned, so the write that follows can never land
+    before the look reads the store (a thread-backed store would otherwise race).
+    """
 
     def _looked(self, run_id: RunId) -> asyncio.Event:
         events: dict[RunId, asyncio.Event] = self.__dict__.setdefault("_looks", {})
@@ -561,8 +565,9 @@ class MemorySignalsBeforeCommit(_LooksAfterSignal, InMemoryStore):
     """Signals an append, lets the woken reader look, and only then writes the batch."""
 
     async def head(self, run_id: RunId) -> int:
-        self._looked(run_id).set()
-        return await super().head(run_id)
+        found = await super().head(run_id)
+        self._looked(run_id).set()  # only once the look is over: it saw the old head
+        return found
 
     async def append(
         self,
@@ -581,8 +586,9 @@ class SqliteSignalsBeforeCommit(_LooksAfterSignal, SqliteStore):
     """The same fault on SQLite: the signal leaves before the transaction commits."""
 
     async def head(self, run_id: RunId) -> int:
-        self._looked(run_id).set()
-        return await super().head(run_id)
+        found = await super().head(run_id)
+        self._looked(run_id).set()  # only once the look is over: it saw the old head
+        return found
 
     async def append(
         self,
