@@ -37,6 +37,7 @@ async def main() -> None:
         answer = await s.ask(spec, "Has parcel P-100 left the depot?")
         print(answer.text)
         summary = await s.report(answer.run_id)
+        # The cost prints as None: no price table was given, so it is unknown (not 0).
         print(summary.terminal_state, summary.totals.tool_calls, summary.totals.cost)
 
 

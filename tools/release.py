@@ -2,14 +2,16 @@
 
 Every package releases on its own cadence, so the dangerous moment is a bump that a
 sibling's dependency range no longer admits (``psych-store-sqlite`` asking for
-``psych-runtime>=0.1,<0.2`` while the core goes to 0.2.0): users would get a resolver
+``psych-runtime>=0.2,<0.3`` while the core goes to 0.3.0): users would get a resolver
 error, or worse, an old adapter. This tool refuses that before touching a file.
 
     python tools/release.py check
         every sibling range in the workspace admits the sibling's current version.
-    python tools/release.py release psych-store-sqlite 0.1.1 [--out DIR] [--no-build]
-        refuse if any sibling range would not admit the new version; set the version;
-        turn the changelog's "## Unreleased" section into "## 0.1.1 (DATE)" under a
+    python tools/release.py release psych-store-sqlite 0.2.1 [--out DIR] [--no-build]
+        refuse a version that is not above the current one (the current one itself is
+        accepted once, for the first release of a line whose changelog has no section
+        for it yet) and any sibling range that would not admit the new version; set the
+        version; turn the changelog's "## Unreleased" section into "## 0.2.1 (DATE)" under a
         fresh empty "## Unreleased"; build the sdist and wheel (hatchling, the backend
         ``hatch build`` uses); check the
         built metadata (name, version, dependencies, readme, license, typed marker).
@@ -151,6 +153,18 @@ def released_changelog(text: str, version: Version, date: datetime.date) -> str:
     return text[:start] + heading + text[body_start:]
 
 
+def _released(package: Package) -> bool:
+    """Whether the changelog already has a section for the package's current version.
+
+    A package starts its line at a version nobody has released yet (every package here
+    starts at 0.2.0, above the 0.1 releases of the earlier code base on the package
+    index), so releasing exactly that version is its first release, not a step back.
+    """
+    current = package.version
+    text = package.changelog.read_text() if package.changelog.exists() else ""
+    return f"## {current} " in text or f"## {current}\n" in text
+
+
 def set_version(package: Package, version: Version) -> None:
     """Write ``version`` into the package's ``_version.py``."""
     text = package.version_file.read_text()
@@ -163,6 +177,7 @@ def build(package: Package, out: Path, *, sdist: bool = True) -> list[Path]:
     Hatchling is the build backend ``hatch build`` drives; calling it in this
     interpreter builds the same files without depending on which ``hatch`` is on PATH.
     """
+    out = out.resolve()  # hatchling runs in the package folder, where a relative path points
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.iterdir())
     targets = ["-t", "wheel", *(["-t", "sdist"] if sdist else [])]
@@ -246,7 +261,8 @@ def release(
 
     Raises:
         ReleaseRefused: an unknown package or version, a version not above the
-            current one, a sibling range that would not admit it, an empty changelog,
+            current one (or equal to it once that version was released), a sibling
+            range that would not admit it, an empty changelog,
             or built metadata that is wrong (the version and changelog stay bumped
             then, so the fix can be rebuilt).
     """
@@ -258,7 +274,8 @@ def release(
         version = Version(version_text)
     except InvalidVersion:
         raise ReleaseRefused([f"{version_text!r} is not a version"]) from None
-    if version <= package.version:
+    first_release = version == package.version and not _released(package)
+    if version <= package.version and not first_release:
         raise ReleaseRefused([f"{package.name} is at {package.version}; {version} is not above it"])
     problems = range_problems(packages, {package.name: version})
     if problems:

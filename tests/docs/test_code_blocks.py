@@ -1,4 +1,4 @@
-"""Every Python block in the READMEs, the guides and the coding-agent skills runs.
+"""Every Python block in the READMEs and the guides runs (the skills' in test_agent_skills).
 
 Each Markdown file's ``python`` blocks run in order, in one namespace, in a process of
 their own started in a scratch directory (blocks may create SQLite files there). A
@@ -52,8 +52,6 @@ def _documents() -> list[Path]:
         ROOT / "contract" / "README.md",
         ROOT / "examples" / "psych-store-example" / "README.md",
     ]
-    skills = ROOT / "packages" / "psych-core" / "src" / "psych_runtime" / "agent_skills"
-    found += sorted(skills.rglob("*.md"))
     return [path for path in found if path.exists()]
 
 

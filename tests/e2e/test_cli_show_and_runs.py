@@ -6,7 +6,9 @@ installed ``psych`` console script in a subprocess.
 """
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -121,6 +123,44 @@ async def test_show_checks_the_tenant_and_the_run_id(store_url_for, capsys):
     assert "not found" in capsys.readouterr().err
     assert await cli("show", run_id, "--store", url, "--tenant", "shop-a") == 0
     assert "settled completed" in capsys.readouterr().out
+
+
+async def test_show_latest_is_the_newest_run_of_the_store_or_the_tenant(store_url_for, capsys):
+    url = await store_url_for("sqlite")
+    assert await cli("show", "latest", "--store", url) == 1
+    assert "there is no Run in this store yet" in capsys.readouterr().err
+    first = await finished_run(url, tenant="shop-a")
+    second = await finished_run(url, tenant="shop-b")
+
+    assert await cli("show", "latest", "--store", url) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"Run {second}"
+    assert await cli("show", "latest", "--store", url, "--tenant", "shop-a") == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"Run {first}"
+    assert await cli("show", "latest", "--store", url, "--tenant", "shop-c") == 1
+    assert "no Run of tenant 'shop-c' in this store yet" in capsys.readouterr().err
+
+
+def _dump(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(path)) as database:
+        return list(database.iterdump())
+
+
+async def test_runs_show_and_doctor_change_nothing_in_the_store(tmp_path, capsys):
+    path = tmp_path / "runs.db"
+    url = f"sqlite:///{path}"
+    run_id = await finished_run(url)
+    before = _dump(path)
+
+    for argv in (
+        ["runs", "--store", url],
+        ["show", run_id, "--store", url],
+        ["show", "latest", "--store", url, "--tenant", "default"],
+        ["doctor", "--store", url],
+    ):
+        assert await cli(*argv) == 0, argv
+    capsys.readouterr()
+
+    assert _dump(path) == before
 
 
 async def test_show_and_runs_refuse_a_missing_sqlite_file_without_creating_it(tmp_path, capsys):

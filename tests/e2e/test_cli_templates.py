@@ -56,6 +56,9 @@ def test_the_generated_project_passes_its_own_tests(template, tmp_path, capsys):
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout
     assert " failed" not in done.stdout
+    # pytest-asyncio is installed here, as in the development environment: a project
+    # that leaves its settings unset gets a deprecation warning on every run.
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
 
 
 def test_the_tour_runs_and_keeps_its_runs_for_psych_show(tmp_path, capsys):

@@ -172,7 +172,7 @@ def check_package(pkg: Path) -> list[Problem]:
                     Problem(
                         label,
                         f"depends on {CORE_DISTRIBUTION}{spec or ''}: "
-                        "use a range such as >=0.1,<0.2",
+                        "use a range such as >=0.2,<0.3",
                     )
                 )
     return problems

@@ -119,6 +119,23 @@ def test_a_version_that_is_not_a_step_forward_is_refused(
         release.release("demo-plugin", version, out=workspace / "d", date=DATE, root=workspace)
 
 
+def test_the_version_a_line_starts_at_is_released_once(workspace: Path) -> None:
+    folder = _package(workspace, "demo-fresh", "0.2.0")
+    changelog = folder / "CHANGELOG.md"
+    changelog.write_text("# Changelog\n\n## Unreleased\n\n### Added\n- Everything.\n")
+    release.release(
+        "demo-fresh", "0.2.0", out=workspace / "d", date=DATE, do_build=False, root=workspace
+    )
+    assert "## Unreleased\n\n## 0.2.0 (2026-12-04)\n" in changelog.read_text()
+    changelog.write_text(
+        changelog.read_text().replace("## Unreleased\n", "## Unreleased\n- More.\n")
+    )
+    with pytest.raises(ReleaseRefused, match=r"is at 0\.2\.0; 0\.2\.0 is not above it"):
+        release.release(
+            "demo-fresh", "0.2.0", out=workspace / "d", date=DATE, do_build=False, root=workspace
+        )
+
+
 def test_an_empty_unreleased_section_is_refused(workspace: Path) -> None:
     changelog = workspace / "packages/demo-plugin/CHANGELOG.md"
     changelog.write_text("# Changelog\n\n## Unreleased\n\n## 0.1.0 (2026-11-01)\n- first\n")
@@ -131,6 +148,16 @@ def test_an_empty_unreleased_section_is_refused(workspace: Path) -> None:
 def test_an_unknown_package_is_refused(workspace: Path) -> None:
     with pytest.raises(ReleaseRefused, match="no package 'demo-nothing'"):
         release.release("demo-nothing", "1.0", out=workspace / "d", date=DATE, root=workspace)
+
+
+def test_a_relative_out_folder_is_the_callers_not_the_packages(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    package = release.workspace_packages(workspace)["demo-core"]
+    [wheel] = release.build(package, Path("dist"), sdist=False)
+    assert wheel == workspace / "dist" / "demo_core-0.1.0-py3-none-any.whl"
+    assert wheel.exists() and not (package.directory / "dist").exists()
 
 
 def test_built_metadata_is_checked(workspace: Path) -> None:
@@ -150,6 +177,18 @@ def test_every_sibling_range_in_this_workspace_admits_its_sibling() -> None:
     assert {"psych-runtime", "psych-contract", "psych-store-sqlite"} <= set(packages)
     assert release.range_problems(packages) == []
     assert release.main(["check"]) == 0
+
+
+def test_every_package_starts_above_the_earlier_releases_on_the_index() -> None:
+    # psych-runtime 0.1.0 to 0.1.4 on the package index are an earlier code base: no
+    # package here may be at or below that line, nor let a sibling pick it up.
+    packages = release.workspace_packages()
+    assert {str(p.version) for p in packages.values()} == {"0.2.0"}
+    for package in packages.values():
+        for requirement in package.requirements:
+            if requirement.name in packages:
+                assert not requirement.specifier.contains("0.1.4"), (package.name, requirement)
+                assert requirement.specifier.contains("0.2.0"), (package.name, requirement)
 
 
 def test_the_check_names_a_range_that_excludes_the_current_version(workspace: Path) -> None:

@@ -17,7 +17,9 @@ import pytest
 
 import psych_runtime
 
-README = Path(__file__).resolve().parents[4] / "README.md"
+REPOSITORY = Path(__file__).resolve().parents[4]
+# The front page and the page that lists the public names.
+DOCUMENTS = (REPOSITORY / "README.md", REPOSITORY / "docs" / "public-api.md")
 NAMESPACES = ("spec", "records", "models", "adapters", "testing")
 
 PINNED: dict[str, tuple[str, ...]] = {
@@ -491,7 +493,8 @@ def _readme_references() -> set[tuple[str, str]]:
     found = set()
     namespaces = "|".join(NAMESPACES)
     pattern = rf"psych_runtime(?:\.({namespaces}))?\.([A-Za-z_][A-Za-z0-9_]*)"
-    for namespace, name in re.findall(pattern, README.read_text()):
+    text = "\n".join(document.read_text() for document in DOCUMENTS)
+    for namespace, name in re.findall(pattern, text):
         if not namespace and name in NAMESPACES:
             continue
         found.add((f"psych_runtime.{namespace}" if namespace else "psych_runtime", name))

@@ -45,10 +45,11 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "new",
         help="create a new project directory from a template",
         description=(
-            "Write a small, runnable project into NAME: `minimal` (one agent, one tool), "
-            "`tour` (streaming, approvals, threads, cost) or `fastapi` (a web app that "
-            "dispatches and streams Runs, and a separate Worker process). The result is "
-            "ordinary code you own, with its own tests."
+            "Write a small, runnable project into NAME: `minimal` (one agent, one tool; "
+            "`default` is another name for it), `tour` (streaming, approvals, threads, "
+            "cost) or `fastapi` (a web app that dispatches and streams Runs, and a "
+            "separate Worker process). The result is ordinary code you own, with its own "
+            "tests."
         ),
     )
     parser.add_argument("name", metavar="NAME", help="directory to create")
@@ -56,7 +57,7 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "--template",
         default=DEFAULT_TEMPLATE,
         choices=available_templates() + sorted(ALIASES),
-        help="which template to start from (default: %(default)s)",
+        help="which template to start from (default: %(default)s, also called `default`)",
     )
     parser.add_argument(
         "--force",

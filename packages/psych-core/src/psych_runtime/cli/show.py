@@ -24,6 +24,7 @@ from psych_runtime.cli._common import (
     scope_for,
     short_hash,
 )
+from psych_runtime.cli.runs import ListingUnsupported
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId, ToolCallId
 from psych_runtime.core.metering import Usage
@@ -34,7 +35,10 @@ from psych_runtime.core.records import (
     ToolOutcome,
 )
 from psych_runtime.runtime.reads import checked_header, read_log, report, stream
-from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.store.port import RunHeader, RunListing, Store
+
+LATEST = "latest"
+"""Stands for the newest Run in the store, so a first look needs no id to copy."""
 
 _ARGUMENT_WIDTH = 60
 _TEXT_WIDTH = 100
@@ -51,7 +55,11 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
             "subagents and the settlement. Read-only."
         ),
     )
-    parser.add_argument("run_id", metavar="RUN_ID", help="the Run to show")
+    parser.add_argument(
+        "run_id",
+        metavar="RUN_ID",
+        help=f"the Run to show, or `{LATEST}` for the newest one (of --tenant, when given)",
+    )
     add_store_arguments(parser)
     parser.add_argument(
         "--follow",
@@ -111,6 +119,8 @@ async def show_run(
 
     scope = scope_for(tenant)
     async with opened_store(url) as store:
+        if run_id == LATEST:
+            run_id = await newest_run(store, tenant)
         header = await checked_header(store, run_id, scope)
         spec_name = await _spec_name(store, header)
         emit(paint(f"Run {run_id}", "bold"))
@@ -150,6 +160,28 @@ async def show_run(
                 f"cost {format_cost(subtree.cost)}"
             )
     return 0
+
+
+class NoRunsYet(PsychError):
+    """``latest`` was asked of a store (or a tenant) that holds no Run."""
+
+
+async def newest_run(store: Store, tenant: str | None) -> RunId:
+    """The id of the most recently admitted Run, of ``tenant`` when given.
+
+    Raises:
+        ListingUnsupported: the store's adapter cannot list its Runs.
+        NoRunsYet: there is no Run to show.
+    """
+    if not isinstance(store, RunListing):
+        raise ListingUnsupported(
+            f"the {type(store).__name__} adapter cannot list Runs, so give a RUN_ID"
+        )
+    newest = await store.recent_runs(tenant=tenant, states=None, limit=1)
+    if not newest:
+        whose = f" of tenant {tenant!r}" if tenant is not None else ""
+        raise NoRunsYet(f"there is no Run{whose} in this store yet")
+    return newest[0].run_id
 
 
 async def _spec_name(store: Store, header: RunHeader) -> str:
@@ -380,4 +412,4 @@ def _short_json(value: object, width: int) -> str:
     return _one_line(json.dumps(value, ensure_ascii=False, default=str), width)
 
 
-__all__ = ["Timeline", "show_run"]
+__all__ = ["LATEST", "NoRunsYet", "Timeline", "newest_run", "show_run"]

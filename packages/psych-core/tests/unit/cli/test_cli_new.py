@@ -141,3 +141,13 @@ def test_the_other_templates_write_their_files_with_the_name_filled_in(tmp_path,
         if path.is_file():
             assert "{{" not in path.read_text(), path
     assert (target / "README.md").read_text().startswith("# weather-desk\n")
+
+
+def test_the_help_describes_every_template_it_offers(capsys):
+    with pytest.raises(SystemExit):
+        main(["new", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    offered = text.split("--template {", 1)[1].split("}", 1)[0].split(",")
+    assert set(offered) == {"minimal", "tour", "fastapi", "default"}
+    for name in offered:
+        assert f"`{name}`" in text, name

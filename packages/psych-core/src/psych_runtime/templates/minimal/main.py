@@ -50,6 +50,7 @@ async def main() -> None:
 
         spent = await s.report(reply.run_id)
         print(f"usage: {spent.totals.usage}")
+        # None: no price table was given, so the cost is unknown (never a made-up 0).
         print(f"cost: {spent.totals.cost}")
 
 

@@ -41,7 +41,14 @@ spec = psych_runtime.AgentSpec(
 
 # Prices per million tokens: reports then carry a cost, not just token counts.
 PRICES = StaticPriceTable(
-    {"gpt-4o-mini": ModelPrice(input=Decimal("0.15"), output=Decimal("0.60"))}
+    {
+        "gpt-4o-mini": ModelPrice(
+            input=Decimal("0.15"),
+            output=Decimal("0.60"),
+            cache_read=Decimal("0.075"),  # cached input has its own rate: give it
+            cache_write=Decimal("0.15"),
+        )
+    }
 )
 # Any call to a tool annotated "destructive" waits for a person to approve it.
 APPROVALS = psych_runtime.ApprovalRules(selectors=("@destructive",))

@@ -53,46 +53,39 @@ def check_events(events: list[dict[str, str]]) -> None:
     assert [tool["outcome"] for tool in tools] == ["ok"]
 
 
-def test_dispatch_and_stream_with_an_in_process_worker() -> None:
-    async def scenario() -> None:
-        store = psych_runtime.InMemoryStore()
-        worker = build_worker(store, build_model(conversations=1))
-        working = asyncio.create_task(worker.run())
-        try:
-            _, events = await ask_over_http(store)
-        finally:
-            worker.request_stop()
-            await working
-        check_events(events)
-
-    asyncio.run(scenario())
+async def test_dispatch_and_stream_with_an_in_process_worker() -> None:
+    store = psych_runtime.InMemoryStore()
+    worker = build_worker(store, build_model(conversations=1))
+    working = asyncio.create_task(worker.run())
+    try:
+        _, events = await ask_over_http(store)
+    finally:
+        worker.request_stop()
+        await working
+    check_events(events)
 
 
-def test_dispatch_and_stream_with_a_separate_worker_process(tmp_path: Path) -> None:
+async def test_dispatch_and_stream_with_a_separate_worker_process(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     env = {**os.environ, "PSYCH_STORE_URL": url}
-
-    async def scenario() -> None:
-        store = await psych_runtime.open_store(url, migrate=True)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "worker.py",
-            cwd=PROJECT,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            assert process.stdout is not None
-            ready = await asyncio.wait_for(process.stdout.readline(), 60)
-            assert ready.decode().strip() == "worker ready"
-            _, events = await ask_over_http(store)
-            check_events(events)
-        finally:
-            if process.returncode is None:
-                process.send_signal(signal.SIGTERM)
-            _, err = await asyncio.wait_for(process.communicate(), 60)
-            await store.close()
-        assert process.returncode == 0, err.decode()
-
-    asyncio.run(scenario())
+    store = await psych_runtime.open_store(url, migrate=True)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "worker.py",
+        cwd=PROJECT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        ready = await asyncio.wait_for(process.stdout.readline(), 60)
+        assert ready.decode().strip() == "worker ready"
+        _, events = await ask_over_http(store)
+        check_events(events)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+        await store.close()
+    assert process.returncode == 0, err.decode()
