@@ -678,6 +678,7 @@ BENCHMARKS = (
     "large",
     "import",
     "sandbox",
+    "mcp",
 )
 """Every benchmark ``--only`` may name; all of them run by default."""
 
@@ -702,6 +703,10 @@ async def main(argv: Sequence[str] | None = None) -> None:
         from benchmarks.sandbox import bench_sandbox
 
         await bench_sandbox(args.quick)
+    if "mcp" in only:
+        from benchmarks.mcp import bench_mcp
+
+        await bench_mcp(args.quick)
     for name in names:
         factory = STORE_FACTORIES[name]
         if not await factory.available():

@@ -1,12 +1,15 @@
-"""MCP servers' tools in Runs on every store: the stub, an SDK-built server, a real one.
+"""MCP servers' tools in Runs on every store: the stub, an SDK-built server, real ones.
 
-The real one is the reference "everything" server published on the npm registry
-(``@modelcontextprotocol/server-everything``), run over Streamable HTTP; ``.ci/run``
-installs it under ``~/.cache/psych-npm``. Without it the case skips, unless
-``PSYCH_REQUIRE_MCP_EVERYTHING=1`` (CI sets it) turns the absence into a failure.
+The real ones are published servers from both registries: the reference "everything"
+server from npm (``@modelcontextprotocol/server-everything``), over Streamable HTTP and
+over stdio, and the reference time server from PyPI (``mcp-server-time``), over stdio.
+``tools/mcp_servers.py`` (which ``hatch run ci`` runs) installs them under
+``~/.cache/psych-npm`` and ``~/.cache/psych-pypi``. Without them the cases skip, unless
+``PSYCH_REQUIRE_MCP_SERVERS=1`` (CI sets it) turns the absence into a failure.
 """
 
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -26,7 +29,7 @@ import psych_runtime
 from psych_mcp import McpStubServer, McpTools
 from psych_runtime import RunId, Store
 from psych_runtime.records import Record
-from psych_runtime.spec import McpServer
+from psych_runtime.spec import McpEnv, McpServer
 from psych_runtime.testing import FakeModel
 
 from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
@@ -38,6 +41,21 @@ UrlFor = Callable[[str], Awaitable[str]]
 LOOPBACK = psych_runtime.EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 NPM_PREFIX = Path(os.environ.get("PSYCH_NPM_PREFIX", Path.home() / ".cache" / "psych-npm"))
 EVERYTHING = NPM_PREFIX / "node_modules" / "@modelcontextprotocol" / "server-everything"
+PYPI_PREFIX = Path(os.environ.get("PSYCH_PYPI_PREFIX", Path.home() / ".cache" / "psych-pypi"))
+TIME_SERVER = PYPI_PREFIX / "mcp-server-time" / "bin" / "mcp-server-time"
+
+
+def _required() -> bool:
+    return "1" in (
+        os.environ.get("PSYCH_REQUIRE_MCP_SERVERS"),
+        os.environ.get("PSYCH_REQUIRE_MCP_EVERYTHING"),
+    )
+
+
+def _missing(what: str) -> None:
+    if _required():
+        pytest.fail(f"{what} is not installed (run python tools/mcp_servers.py)")
+    pytest.skip(f"{what} is not installed")
 
 
 async def _run(url: str, spec: psych_runtime.AgentSpec, model: FakeModel) -> list[Record]:
@@ -140,9 +158,7 @@ def everything_url() -> Iterator[str]:
     node = shutil.which("node")
     entry = EVERYTHING / "dist" / "index.js"
     if node is None or not entry.exists():
-        if os.environ.get("PSYCH_REQUIRE_MCP_EVERYTHING") == "1":
-            pytest.fail(f"the npm MCP server is not installed under {NPM_PREFIX}")
-        pytest.skip("npm @modelcontextprotocol/server-everything is not installed")
+        _missing(f"npm @modelcontextprotocol/server-everything (under {NPM_PREFIX})")
     port = _free_port()
     process = subprocess.Popen(
         [node, str(entry), "streamableHttp"],
@@ -305,3 +321,47 @@ async def test_a_large_mcp_result_is_elided_like_any_other(store_url_for: UrlFor
     sent = [m.content for m in model.requests[1].messages if m.role == "tool"]
     assert len(sent[0]) < 5_000  # the model got a preview and a handle, not 50 kB
     assert "read_tool_output" in {t.name for t in model.requests[1].tools}
+
+
+@pytest.fixture(scope="module")
+def stdio_servers() -> tuple[McpServer, McpServer]:
+    """The published servers from npm and PyPI, as stdio servers of a Spec."""
+    node = shutil.which("node")
+    entry = EVERYTHING / "dist" / "index.js"
+    if node is None or not entry.exists():
+        _missing(f"npm @modelcontextprotocol/server-everything (under {NPM_PREFIX})")
+    if not TIME_SERVER.exists():
+        _missing(f"PyPI mcp-server-time (under {PYPI_PREFIX})")
+    everything = McpServer(
+        name="everything",
+        command=node,
+        args=(str(entry), "stdio"),
+        env=(McpEnv(name="PSYCH_STAGE", value="e2e"),),
+        allow=("echo", "get-env"),
+    )
+    clock = McpServer(
+        name="clock", command=str(TIME_SERVER), args=("--local-timezone", "UTC"), allow=("get_*",)
+    )
+    return everything, clock
+
+
+@pytest.mark.parametrize("kind", EVERY)
+async def test_published_stdio_servers_from_npm_and_pypi(
+    kind: str, store_url_for: UrlFor, stdio_servers: tuple[McpServer, McpServer]
+) -> None:
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("everything__echo", {"message": "over stdio"})])
+        .turn(tool_calls=[("clock__get_current_time", {"timezone": "Europe/Oslo"})])
+        .turn(tool_calls=[("everything__get-env", {})])
+        .turn(text="done")
+    )
+    log = await _run(await store_url_for(kind), _spec(*stdio_servers), model)
+    assert log[-1].state is psych_runtime.TerminalState.COMPLETED
+    offered = sorted(t.name for t in model.requests[0].tools)
+    assert offered == ["clock__get_current_time", "everything__echo", "everything__get-env"]
+    echo, clock, env = (r.result for r in log if r.type == "tool_call_finished")
+    assert "over stdio" in echo["text"]
+    assert clock["structured"]["timezone"] == "Europe/Oslo"
+    # The npm server reports its own environment: only what the Spec gave it.
+    assert json.loads(env["text"]) == {"PSYCH_STAGE": "e2e"}

@@ -52,7 +52,12 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
         "sandbox_interpreter_start",
         "sandbox_program_start",
         "sandbox_binding_call",
+        "mcp_call",
+        "mcp_run",
+        "mcp_stdio_start",
     } <= by_metric.keys()
+    assert {line["transport"] for line in by_metric["mcp_call"]} == {"http", "stdio"}
+    assert {line["transport"] for line in by_metric["mcp_run"]} == {"http", "stdio"}
     # Every backend either measured or said why it could not open; subprocess always opens.
     started = {line["backend"] for line in by_metric["sandbox_program_start"]}
     skipped = {line.get("backend") for line in by_metric.get("skipped", [])}

@@ -3,7 +3,8 @@
 It answers a message according to its text: ``echo <words>`` completes at once with an
 artifact; ``slow <words>`` reports working first and completes a moment later;
 ``ask`` waits for input (and completes with the answer on the same task); ``fail``
-ends failed. What it was sent (and with which headers) is kept for assertions.
+ends failed; ``wait <words>`` reports working and completes only once the test sets
+``Seen.release``. What it was sent (and with which headers) is kept for assertions.
 """
 
 import asyncio
@@ -41,6 +42,8 @@ class Seen:
 
     texts: list[str] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    completed: threading.Event = field(default_factory=threading.Event)
 
 
 class EchoExecutor(AgentExecutor):
@@ -71,6 +74,9 @@ class EchoExecutor(AgentExecutor):
         await updater.start_work()
         if word == "slow":
             await asyncio.sleep(0.3)
+        if word == "wait":
+            released = await asyncio.to_thread(self.seen.release.wait, 30)
+            assert released, "the test never released the peer"
         if word == "ask":
             await updater.requires_input(
                 new_text_message(
@@ -93,6 +99,7 @@ class EchoExecutor(AgentExecutor):
             return
         await updater.add_artifact(new_text_artifact("echo", rest).parts, name="echo")
         await updater.complete()
+        self.seen.completed.set()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.task_id and context.context_id

@@ -2,7 +2,9 @@
 
 Outbound: installing the package lets a Spec name A2A peers (``AgentSpec.a2a_peers``);
 a ``Runtime`` built without explicit ``tool_sources`` gets an ``A2ATools`` with its
-egress policy and secrets, and each peer's skills become tools the model can call.
+egress policy and secrets, and each peer's skills become tools the model can call. A
+process that builds its own keeps one ``A2APool`` (connections keyed by tenant,
+principal, peer and credential) and hands it to every ``A2ATools``.
 
 Inbound: ``A2AMount`` serves a published agent as an A2A agent from your own ASGI
 app, a Run per task; ``RunExecutor`` is the piece behind it for a custom setup.
@@ -28,11 +30,14 @@ if TYPE_CHECKING:
         agent_card as agent_card,
         push_url_check as push_url_check,
     )
+    from psych_a2a.pool import A2APool as A2APool, A2APoolKey as A2APoolKey
     from psych_a2a.tools import A2ATools as A2ATools, PoolKey as PoolKey
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "A2APool": "psych_a2a.pool",
+        "A2APoolKey": "psych_a2a.pool",
         "A2ATools": "psych_a2a.tools",
         "PoolKey": "psych_a2a.tools",
         "CardRefused": "psych_a2a.cards",
@@ -47,6 +52,8 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "A2AMount",
+    "A2APool",
+    "A2APoolKey",
     "A2ATools",
     "CardRefused",
     "CardVerifier",

@@ -12,8 +12,12 @@ the task's truth:
   has settled meanwhile is answered by a new Run continuing it, one on a Run still
   going is queued into its next turn (``send``); a Run waiting on someone else (an
   approval, an event) leaves the task ``working`` and says why;
-* a settled Run ends the task: ``completed`` with the answer as an artifact,
-  ``failed`` with the reason, ``canceled`` when it was interrupted;
+* the text the Run writes streams as it is written: each model call's text is a chunk
+  of an ``answer`` artifact (artifact updates that append), the same pieces, in the
+  same order, as ``stream_text`` reads from the log;
+* a settled Run ends the task: ``completed`` (a Run that wrote no text still gets its
+  answer as an artifact), ``failed`` with the reason, ``canceled`` when it was
+  interrupted;
 * ``tasks/cancel`` interrupts the Run;
 * a new task in a known context id continues the context's last Run, so the
   conversation carries on;
@@ -32,6 +36,7 @@ is remembered by the executor in memory (bounded), so continuation across contex
 is per process.
 """
 
+import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -53,10 +58,8 @@ from a2a.types import (
     TaskStatus,
 )
 
-from psych_a2a._egress import AnyPolicy, egress_client, judge
 from psych_a2a.cards import KeyMaterial, sign_card
 from psych_runtime import (
-    EgressDenied,
     EgressPolicy,
     RunId,
     Scope,
@@ -72,6 +75,7 @@ from psych_runtime import (
     state,
     stream,
 )
+from psych_runtime.adapters import AnyPolicy, egress_allows, egress_client
 from psych_runtime.records import Record
 
 if TYPE_CHECKING:
@@ -221,12 +225,20 @@ class RunExecutor(AgentExecutor):
         *,
         cancelling: bool = False,
     ) -> None:
-        """Turn the Run's records from ``after`` on into task updates, until it pauses or ends."""
+        """Turn the Run's records from ``after`` on into task updates, until it pauses or ends.
+
+        The text the Run writes streams out as it is written: each model call's text
+        is a chunk of one ``answer`` artifact (the first creates it, later ones
+        append), the pieces ``stream_text`` yields, in the same order.
+        """
         working = False
+        streamed = _Answer(updater)
         async for record in stream(self._store, run_id, after=after, scope=scope):
             if record.type == "attempt_started" and not working and not cancelling:
                 working = True
                 await updater.start_work()
+            elif record.type == "model_call_finished" and record.text and not cancelling:
+                await streamed.add(record.text)
             elif record.type == "suspended" and not cancelling:
                 question = _question_text(record)
                 if question is not None:
@@ -239,7 +251,7 @@ class RunExecutor(AgentExecutor):
                     TaskState.TASK_STATE_WORKING, _agent_message(waiting, context_id, task_id)
                 )
             elif record.type == "run_settled":
-                await self._settle(scope, run_id, record, updater, context_id, task_id)
+                await self._settle(scope, run_id, record, updater, streamed, context_id, task_id)
                 return
 
     async def _settle(
@@ -248,14 +260,16 @@ class RunExecutor(AgentExecutor):
         run_id: RunId,
         record: Record,
         updater: TaskUpdater,
+        streamed: "_Answer",
         context_id: str,
         task_id: str,
     ) -> None:
         settled: Any = record
         outcome = _SETTLED_STATES.get(settled.state, TaskState.TASK_STATE_FAILED)
         if outcome == TaskState.TASK_STATE_COMPLETED:
-            view = await answer(self._store, run_id, scope=scope)
-            await updater.add_artifact([Part(text=view.text)], name="answer")
+            if not streamed.pieces:  # nothing was written as it went: the answer, whole
+                view = await answer(self._store, run_id, scope=scope)
+                await updater.add_artifact([Part(text=view.text)], name="answer")
             await updater.complete()
         elif outcome == TaskState.TASK_STATE_CANCELED:
             await updater.cancel()
@@ -264,6 +278,25 @@ class RunExecutor(AgentExecutor):
             await updater.failed(
                 _agent_message(f"the run ended {settled.state}: {reason}", context_id, task_id)
             )
+
+
+class _Answer:
+    """The ``answer`` artifact of one relay, sent a chunk at a time as the Run writes."""
+
+    def __init__(self, updater: TaskUpdater) -> None:
+        self._updater = updater
+        self.artifact_id = uuid.uuid4().hex
+        self.pieces = 0
+
+    async def add(self, text: str) -> None:
+        """Send ``text`` as the artifact's next chunk (the first one creates it)."""
+        await self._updater.add_artifact(
+            [Part(text=text)],
+            artifact_id=self.artifact_id,
+            name="answer",
+            append=self.pieces > 0,
+        )
+        self.pieces += 1
 
 
 def _run_of(task: Task | None) -> RunId | None:
@@ -357,13 +390,7 @@ def push_url_check(policy: AnyPolicy, scope: Scope) -> Callable[[str], Awaitable
     """A check for push notification URLs: True when the egress policy allows the URL."""
 
     async def allowed(url: str) -> bool:
-        try:
-            await judge(policy, scope, url)
-        except EgressDenied:
-            return False
-        except Exception:  # a malformed URL, or a policy that fails: refuse
-            return False
-        return True
+        return await egress_allows(policy, scope, url)
 
     return allowed
 

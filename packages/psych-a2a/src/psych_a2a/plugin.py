@@ -34,9 +34,10 @@ def build_a2a_tools(
         http: the Runtime's transport; its policy judges every request to a peer.
         secrets: where peers' credentials are looked up per tenant.
     """
-    from psych_a2a.tools import A2ATools  # deferred: keep loading the plugin cheap
+    from psych_a2a.pool import A2APool  # deferred: keep loading the plugin cheap
+    from psych_a2a.tools import A2ATools
 
-    return A2ATools(http=http, secrets=secrets)
+    return A2ATools(A2APool(transport=http, secrets=secrets))
 
 
 psych_register_tool_sources = offer_tool_sources(

@@ -409,3 +409,51 @@ async def test_a_message_for_a_run_still_going_joins_its_next_turn() -> None:
     assert second.events[-1].status.state == TaskState.TASK_STATE_COMPLETED
     assert "Also this" in str(model.last_request.messages)
     assert len(await store.read(run_id)) > 0 and len(model.requests) == 2  # one Run, two turns
+
+
+async def test_a_streamed_task_text_arrives_in_pieces_as_the_run_writes_it() -> None:
+    first_piece_seen = threading.Event()
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def look_up(order: str) -> str:
+        """Look an order up; waits until the client has the text written so far."""
+        assert await asyncio.to_thread(first_piece_seen.wait, 20), "no piece reached the client"
+        return f"{order} is in Oslo"
+
+    spec = AgentSpec(name="helper", model="fake-standard", tools=("look_up",))
+    model = (
+        FakeModel()
+        .turn(text="Looking A-1 up.", tool_calls=[("look_up", {"order": "A-1"})])
+        .turn(text="A-1 is in Oslo.")
+    )
+    chunks: list[tuple[str, str, bool]] = []
+    settled_before_first = None
+    async with (
+        mounted(spec, model, registry, scope=ACME) as (base, store, _),
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        client = await create_client(
+            base, client_config=ClientConfig(streaming=True, httpx_client=http)
+        )
+        run_id = ""
+        async with asyncio.timeout(30):
+            async for event in client.send_message(_request("Where is A-1?")):
+                if event.HasField("task"):
+                    run_id = event.task.metadata["psych_run_id"]
+                if event.HasField("artifact_update"):
+                    update = event.artifact_update
+                    text = "".join(part.text for part in update.artifact.parts)
+                    chunks.append((update.artifact.artifact_id, text, update.append))
+                    if settled_before_first is None:
+                        log = await read_log(store, RunId(run_id), scope=ACME)
+                        settled_before_first = log[-1].type == "run_settled"
+                    first_piece_seen.set()  # only now may the Run go on
+        await client.close()
+        from psych_runtime import stream_text
+
+        pieces = [piece async for piece in stream_text(store, RunId(run_id), scope=ACME)]
+    assert settled_before_first is False  # the first piece came while the Run was going
+    assert [text for _, text, _ in chunks] == pieces == ["Looking A-1 up.", "A-1 is in Oslo."]
+    assert [append for _, _, append in chunks] == [False, True]
+    assert len({artifact for artifact, _, _ in chunks}) == 1  # one artifact, appended to

@@ -18,7 +18,6 @@ from psych_a2a._mapping import (
     state_name,
     task_result,
 )
-from psych_a2a._names import admitted, offerable, qualified
 from psych_a2a.tools import card_url
 from psych_runtime import Scope, ToolContext
 from psych_runtime.adapters import (
@@ -26,6 +25,9 @@ from psych_runtime.adapters import (
     SourceCallFailed,
     SourceTool,
     ToolSourceUnavailable,
+    admitted,
+    offerable,
+    qualified,
 )
 from psych_runtime.models import ToolDefinition
 from psych_runtime.spec import A2APeer, AgentSpec

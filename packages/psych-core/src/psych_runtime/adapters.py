@@ -1,5 +1,7 @@
 """What an adapter author needs: the ports, their argument checks, errors and plugin hooks."""
 
+from typing import TYPE_CHECKING
+
 from psych_runtime.blob.checks import (
     check_content_type,
     check_window,
@@ -31,6 +33,12 @@ from psych_runtime.core.storable import (
     MAX_JSON_DEPTH,
     MAX_RECORD_DEPTH,
     unstorable,
+)
+from psych_runtime.egress.gated import (
+    GatedTransport,
+    RedirectRefusal,
+    egress_allows,
+    redirect_message,
 )
 from psych_runtime.memory.checks import (
     check_memory_content,
@@ -77,6 +85,7 @@ from psych_runtime.plugins.manager import (
 )
 from psych_runtime.plugins.offer import (
     lazy_exports,
+    lazy_exports as _lazy_exports,
     offer_blob_stores,
     offer_doctor_checks,
     offer_memory_stores,
@@ -187,10 +196,35 @@ from psych_runtime.telemetry import (
     is_runtime_span,
     provider_for_url,
 )
+from psych_runtime.tools.access import (
+    PermitAll,
+    TenantAccess,
+    permitted_for,
+)
 from psych_runtime.tools.context import (
     ToolContext,
 )
 from psych_runtime.tools.pool import ConnectionPool, Poolable
+from psych_runtime.tools.remote import (
+    FAILURE_KINDS,
+    AnyPolicy,
+    Catalogue,
+    Endpoint,
+    RemoteError,
+    RemoteFailure,
+    RemotePool,
+    RemoteTools,
+    TransportNotes,
+    admitted,
+    credential_digest,
+    failure_of,
+    failure_of_error,
+    failure_of_status,
+    leaves,
+    offerable,
+    pool_or_own,
+    qualified,
+)
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,
@@ -199,8 +233,27 @@ from psych_runtime.tools.sources import (
     ToolSourceUnavailable,
 )
 
+if TYPE_CHECKING:
+    from psych_runtime.egress.sdk_client import (
+        EgressTransport as EgressTransport,
+        RedirectRefused as RedirectRefused,
+        egress_client as egress_client,
+    )
+
+# What imports httpx (an SDK's own HTTP client with the egress check inside) loads on
+# first use, so loading a plugin stays cheap.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "EgressTransport": "psych_runtime.egress.sdk_client",
+        "RedirectRefused": "psych_runtime.egress.sdk_client",
+        "egress_client": "psych_runtime.egress.sdk_client",
+    },
+)
+
 __all__ = [
     "AUTOLOAD_ENV",
+    "FAILURE_KINDS",
     "HEADER_COLUMNS",
     "MAX_JSON_DEPTH",
     "MAX_MEMORY_CHARS",
@@ -211,6 +264,7 @@ __all__ = [
     "PSYCH_SCHEMA",
     "WORK",
     "Admission",
+    "AnyPolicy",
     "Artifact",
     "AttributeRule",
     "Binding",
@@ -220,15 +274,19 @@ __all__ = [
     "BlobNotFound",
     "BlobStore",
     "BlobStoreBackend",
+    "Catalogue",
     "ConnectionPool",
     "DoctorCheck",
     "DoctorResult",
+    "EgressTransport",
+    "Endpoint",
     "ErrorRule",
     "Execution",
     "ExecutionStatus",
     "Fence",
     "FileBlobStore",
     "FinishedSpan",
+    "GatedTransport",
     "Guarantee",
     "HostBinding",
     "InMemoryBlobStore",
@@ -248,12 +306,19 @@ __all__ = [
     "Migratable",
     "NoTelemetry",
     "Notifier",
+    "PermitAll",
     "PluginError",
     "Poolable",
     "Program",
     "RawItem",
     "RawStorage",
     "RecordTooLarge",
+    "RedirectRefusal",
+    "RedirectRefused",
+    "RemoteError",
+    "RemoteFailure",
+    "RemotePool",
+    "RemoteTools",
     "ResolvedLimits",
     "RunBlobDeletion",
     "RunDeletion",
@@ -285,15 +350,18 @@ __all__ = [
     "TelemetryBackend",
     "TelemetrySchema",
     "TelemetrySpan",
+    "TenantAccess",
     "ToolContext",
     "ToolSource",
     "ToolSourceFactory",
     "ToolSourceUnavailable",
+    "TransportNotes",
     "UnknownBlobStoreScheme",
     "UnknownMemoryStoreScheme",
     "UnknownStoreScheme",
     "UnstorableValue",
     "UrlSettings",
+    "admitted",
     "blob_store_backends",
     "check_admission",
     "check_append_batch",
@@ -308,6 +376,12 @@ __all__ = [
     "claim_order",
     "claimable",
     "coerce_bytes",
+    "credential_digest",
+    "egress_allows",
+    "egress_client",
+    "failure_of",
+    "failure_of_error",
+    "failure_of_status",
     "header_from_row",
     "header_row",
     "holds_lease",
@@ -317,6 +391,7 @@ __all__ = [
     "is_runtime_span",
     "lazy_exports",
     "leased",
+    "leaves",
     "memory_store_backends",
     "mentions",
     "mint_memory",
@@ -330,9 +405,14 @@ __all__ = [
     "offer_stores",
     "offer_telemetry",
     "offer_tool_sources",
+    "offerable",
     "oldest_settled_runs",
     "parked",
+    "permitted_for",
+    "pool_or_own",
     "provider_for_url",
+    "qualified",
+    "redirect_message",
     "register_plugin",
     "released",
     "reset_plugin_manager",

@@ -2,15 +2,17 @@
 
 Installing the package lets a Spec name MCP servers (``AgentSpec.mcp_servers``): a
 ``Runtime`` built without explicit ``tool_sources`` gets an ``McpTools`` with its
-egress policy and secrets, and ``publish`` accepts such Specs. ``McpTools`` can also
-be built and passed yourself, and ``McpStubServer`` is a real MCP server for tests.
-Both are loaded on first access, so importing this package never imports the MCP SDK.
+egress policy and secrets, and ``publish`` accepts such Specs. A process that builds
+its own keeps one ``McpPool`` (connections keyed by tenant, principal, server and
+credential) and hands it to every ``McpTools``; ``McpStubServer`` is a real MCP
+server for tests. Names load on first access, so importing this package never
+imports the MCP SDK.
 
 Example::
 
     import asyncio
 
-    from psych_mcp import McpStubServer, McpTools
+    from psych_mcp import McpPool, McpStubServer, McpTools
     from psych_runtime import EgressPolicy, Scope
     from psych_runtime.spec import AgentSpec, McpServer
 
@@ -25,7 +27,8 @@ Example::
             )
             # The stub listens on 127.0.0.1, which the default policy refuses.
             local = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
-            async with McpTools(egress=local) as tools:
+            async with McpPool(egress=local) as pool:
+                tools = McpTools(pool)
                 offered = await tools.resolve(spec, Scope(tenant="acme"), permitted=None)
                 assert [tool.name for tool in offered.tools] == ["stub__greet"]
 
@@ -39,12 +42,15 @@ from psych_mcp._version import __version__
 from psych_runtime.adapters import lazy_exports
 
 if TYPE_CHECKING:
+    from psych_mcp.pool import McpPool as McpPool, McpPoolKey as McpPoolKey
     from psych_mcp.stub import McpStubServer as McpStubServer, StubCall as StubCall
     from psych_mcp.tools import McpTools as McpTools, PoolKey as PoolKey
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "McpPool": "psych_mcp.pool",
+        "McpPoolKey": "psych_mcp.pool",
         "McpTools": "psych_mcp.tools",
         "PoolKey": "psych_mcp.tools",
         "McpStubServer": "psych_mcp.stub",
@@ -52,4 +58,12 @@ __getattr__, __dir__ = lazy_exports(
     },
 )
 
-__all__ = ["McpStubServer", "McpTools", "PoolKey", "StubCall", "__version__"]
+__all__ = [
+    "McpPool",
+    "McpPoolKey",
+    "McpStubServer",
+    "McpTools",
+    "PoolKey",
+    "StubCall",
+    "__version__",
+]

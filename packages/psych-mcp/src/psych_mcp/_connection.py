@@ -10,7 +10,9 @@ still does not finish is abandoned, so closing never hangs.
 """
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 
@@ -19,13 +21,14 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from psych_mcp._classify import failure_of
-from psych_mcp._egress import EgressTransport
-from psych_mcp._errors import Failure, McpFailure
-from psych_mcp._policy import AnyPolicy
+from psych_mcp._egress import EgressTransport, gated_client
+from psych_mcp._stdio import ServerProcess
 from psych_mcp._version import __version__
 from psych_runtime import Scope
+from psych_runtime.adapters import AnyPolicy, Catalogue, RemoteError, RemoteFailure
 from psych_runtime.spec import McpServer
 
 log = logging.getLogger(__name__)
@@ -42,6 +45,12 @@ cannot hang a turn."""
 
 CLIENT_INFO = types.Implementation(name="psych-mcp", version=__version__)
 
+EXIT_WAIT_SECONDS: Final = 2.0
+"""How long a failure waits for a stdio server's exit status before it is reported."""
+
+STDERR_IN_MESSAGE: Final = 1000
+"""How much of a stdio server's stderr a failure's message quotes (the end of it)."""
+
 
 type _Session = AbstractAsyncContextManager[Client]
 
@@ -55,15 +64,25 @@ class McpConnection:
         server: the server's name in the Spec.
         transport: the egress-checking transport every request goes through.
         served: how many requests were made through this connection.
-        catalogue: the server's tools as last listed, with when they were listed
-            (monotonic seconds), or None before the first listing.
+        catalogue: the server's tools as last listed, and when; a change the server
+            announces makes it stale.
+        changes: how many tool changes the server has announced.
     """
 
-    def __init__(self, server: str, transport: EgressTransport, timeout: float) -> None:
+    def __init__(
+        self,
+        server: str,
+        transport: EgressTransport | None,
+        timeout: float,
+        process: ServerProcess | None = None,
+    ) -> None:
         self.server = server
         self.transport = transport
+        self.process = process
         self.served = 0
-        self.catalogue: tuple[float, tuple[types.Tool, ...]] | None = None
+        self.catalogue: Catalogue[tuple[types.Tool, ...]] = Catalogue()
+        self.changes = 0
+        self._exits = contextlib.AsyncExitStack()
         self._timeout = timeout
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -93,28 +112,65 @@ class McpConnection:
                 ``Bearer ...``); sent instead of ``bearer`` when given.
 
         Raises:
-            McpFailure: the server could not be reached or refused the handshake.
+            RemoteError: the server could not be reached or refused the handshake.
         """
         transport = EgressTransport(policy, scope)
         connection = cls(server.name, transport, timeout)
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
         if authorization:
             headers = {"Authorization": authorization}
-        session = connection._session(server, headers)
-        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
-        connection._task = asyncio.create_task(
-            connection._hold(session, ready), name=f"psych-mcp connection to {server.name}"
-        )
+        await connection._enter(connection._session(server, headers))
+        return connection
+
+    @classmethod
+    async def open_stdio(
+        cls, server: McpServer, process: ServerProcess, *, timeout: float
+    ) -> "McpConnection":
+        """Complete the MCP handshake with a stdio server whose process is running.
+
+        The connection owns ``process`` from here on: closing it stops the process.
+
+        Raises:
+            RemoteError: the server did not complete the handshake (its stderr is in
+                the message).
+        """
+        from psych_mcp._stdio import stdio_streams  # deferred: only stdio servers need it
+
+        connection = cls(server.name, None, timeout, process=process)
         try:
-            async with asyncio.timeout(timeout):
-                connection._client = await asyncio.shield(ready)
-        except BaseException as error:
-            await connection.close()
-            if isinstance(error, Exception):
-                failure = failure_of(error, server.name, transport)
-                raise McpFailure(failure, challenge=_challenge(failure, transport)) from error
+            transport = stdio_streams(process, on_tools_changed=connection.tools_changed)
+            await connection._enter(Client(transport, **connection._options()))
+        except BaseException:
+            await process.stop()
             raise
         return connection
+
+    async def _enter(self, session: _Session) -> None:
+        """Enter ``session`` in a task of its own and wait for the handshake.
+
+        Raises:
+            RemoteError: the handshake failed or took longer than the timeout.
+        """
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(
+            self._hold(session, ready), name=f"psych-mcp connection to {self.server}"
+        )
+        try:
+            async with asyncio.timeout(self._timeout):
+                self._client = await asyncio.shield(ready)
+        except BaseException as error:
+            await self.close()
+            if isinstance(error, Exception):
+                raise await self._failure(error, refused_kind="tool_error") from error
+            raise
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "cache": None,
+            "read_timeout_seconds": self._timeout,
+            "client_info": CLIENT_INFO,
+            "message_handler": self._on_message,
+        }
 
     def _session(self, server: McpServer, headers: dict[str, str]) -> _Session:
         """The SDK client for ``server``'s transport, sending through ``self.transport``."""
@@ -125,18 +181,11 @@ class McpConnection:
             timeout: httpx2.Timeout | None = None,
             auth: httpx2.Auth | None = None,
         ) -> httpx2.AsyncClient:
-            return httpx2.AsyncClient(
-                transport=self.transport,
-                headers=headers,
-                timeout=timeout,
-                follow_redirects=False,
-            )
+            assert self.transport is not None
+            return gated_client(self.transport, headers=headers, timeout=timeout)
 
-        options: dict[str, Any] = {
-            "cache": None,
-            "read_timeout_seconds": self._timeout,
-            "client_info": CLIENT_INFO,
-        }
+        options = self._options()
+        assert self.transport is not None and server.url is not None  # an HTTP server
         if server.transport == "sse":
             streams = sse_client(
                 server.url,
@@ -151,7 +200,7 @@ class McpConnection:
     async def _hold(self, session: _Session, ready: asyncio.Future[Client]) -> None:
         """Enter the session, hand it over, and stay inside until told to stop."""
         try:
-            async with session as client:
+            async with session as client, self._listening(client):
                 if ready.cancelled():
                     return
                 ready.set_result(client)
@@ -163,22 +212,71 @@ class McpConnection:
             elif not isinstance(error, asyncio.CancelledError):
                 log.debug("MCP connection to %s ended: %r", self.server, error)
 
+    @contextlib.asynccontextmanager
+    async def _listening(self, client: Client) -> AsyncIterator[None]:
+        """Follow the server's announcements that its tools changed, while inside.
+
+        A server on the 2026-07-28 protocol announces changes only on a
+        ``subscriptions/listen`` stream, so one is opened (and acknowledged) before the
+        connection is handed over, when the server says it announces tool changes. An
+        earlier server sends ``notifications/tools/list_changed`` unasked (see
+        ``_on_message``). A stream that cannot be opened, or that is lost, leaves the
+        catalogue to its TTL.
+        """
+        capabilities = client.session.server_capabilities
+        announces = capabilities is not None and bool(
+            capabilities.tools is not None and capabilities.tools.list_changed
+        )
+        if not announces or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            yield
+            return
+        try:
+            subscription = await self._exits.enter_async_context(
+                client.listen(tools_list_changed=True)
+            )
+        except Exception as error:  # not offered after all: the TTL does the work
+            log.debug("MCP server %s: no change stream (%r)", self.server, error)
+            yield
+            return
+        follower = asyncio.create_task(self._follow_changes(subscription))
+        try:
+            yield
+        finally:
+            follower.cancel()
+            with contextlib.suppress(BaseException):
+                await follower
+            with contextlib.suppress(BaseException):
+                await self._exits.aclose()
+
+    async def _follow_changes(self, subscription: AsyncIterator[object]) -> None:
+        try:
+            async for _ in subscription:
+                self.tools_changed()
+        except Exception as error:  # lost: changes in between may have been missed
+            log.debug("MCP server %s: change stream lost (%r)", self.server, error)
+        self.tools_changed()
+
+    def tools_changed(self) -> None:
+        """The server said its tools changed: the next listing asks it again."""
+        self.catalogue.invalidate()
+        self.changes += 1
+
+    async def _on_message(self, message: object) -> None:
+        """The session's message handler: a tools change announcement stales the catalogue."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed()
+
     @property
     def broken(self) -> bool:
         """Whether the connection is gone or failed, so it must not be used again."""
-        return self._failed or self._task is None or self._task.done()
-
-    def catalogue_since(self, since: float) -> tuple[types.Tool, ...] | None:
-        """The tools as listed at or after ``since``, or None when that listing is older."""
-        if self.catalogue is None or self.catalogue[0] < since:
-            return None
-        return self.catalogue[1]
+        exited = self.process is not None and self.process.returncode is not None
+        return exited or self._failed or self._task is None or self._task.done()
 
     async def list_tools(self) -> tuple[types.Tool, ...]:
         """Every tool the server offers now, reading all pages.
 
         Raises:
-            McpFailure: the request failed.
+            RemoteError: the request failed.
         """
         client = self._require()
         tools: list[types.Tool] = []
@@ -193,14 +291,14 @@ class McpConnection:
                     if cursor is None:
                         break
         except Exception as error:
-            raise self._failure(error, refused_kind="protocol_error") from error
+            raise await self._failure(error, refused_kind="protocol_error") from error
         return tuple(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Call the server's tool ``name`` once.
 
         Raises:
-            McpFailure: the call failed before the tool could answer.
+            RemoteError: the call failed before the tool could answer.
         """
         client = self._require()
         self.served += 1
@@ -208,20 +306,27 @@ class McpConnection:
             async with asyncio.timeout(self._timeout):
                 return await client.call_tool(name, arguments)
         except Exception as error:
-            raise self._failure(error, refused_kind="tool_error") from error
+            raise await self._failure(error, refused_kind="tool_error") from error
 
     def _require(self) -> Client:
         if self._client is None or self.broken:
-            failure = Failure("unreachable", f"the connection to {self.server} is closed", True)
-            raise McpFailure(failure)
+            message = f"the connection to MCP server {self.server} is closed"
+            raise RemoteError(RemoteFailure("unreachable", message, transient=True))
         return self._client
 
-    def _failure(self, error: Exception, *, refused_kind: str) -> McpFailure:
+    async def _failure(self, error: Exception, *, refused_kind: str) -> RemoteError:
+        if isinstance(error, RemoteError):
+            return error
         failure = failure_of(error, self.server, self.transport, refused_kind=refused_kind)
         if failure.kind != refused_kind:
             # Not the server refusing one request: the connection itself is in doubt.
             self._failed = True
-        return McpFailure(failure, challenge=_challenge(failure, self.transport))
+        if self.process is not None and (failure.kind != refused_kind or self.broken):
+            # A server that closed its stdout is usually exiting: wait (briefly) for its
+            # exit status, which says more than "connection closed" does.
+            await self.process.exited(EXIT_WAIT_SECONDS)
+            failure = _with_stderr(failure, self.process)
+        return RemoteError(failure, challenge=_challenge(failure, self.transport))
 
     async def close(self) -> None:
         """Leave the session and close its HTTP client; never raises, never hangs."""
@@ -242,9 +347,34 @@ class McpConnection:
             log.warning("the MCP connection to %s did not close; abandoning it", self.server)
 
 
-def _challenge(failure: Failure, transport: EgressTransport) -> tuple[int, str | None] | None:
+def _with_stderr(failure: RemoteFailure, process: ServerProcess) -> RemoteFailure:
+    """``failure`` of a stdio server, with its exit status and the end of its stderr.
+
+    A server whose process has exited is ``unreachable`` (transient): the pool starts
+    a new process on next use.
+    """
+    said = process.stderr_tail.strip()[-STDERR_IN_MESSAGE:]
+    exited = process.returncode
+    notes = []
+    if exited is not None:
+        notes.append(f"the process exited with status {exited}")
+    if said:
+        notes.append(f"its stderr ends: {said}")
+    if not notes:
+        return failure
+    message = f"{failure.message} ({'; '.join(notes)})"
+    if exited is not None:  # gone: a new process is started on next use
+        return RemoteFailure("unreachable", message, transient=True)
+    return RemoteFailure(failure.kind, message, transient=failure.transient)
+
+
+def _challenge(
+    failure: RemoteFailure, transport: EgressTransport | None
+) -> tuple[int, str | None] | None:
     """The 401/403 challenge behind an ``unauthorized`` failure, if the transport saw one."""
-    return transport.challenge if failure.kind == "unauthorized" else None
+    if transport is None or failure.kind != "unauthorized":
+        return None
+    return transport.challenge
 
 
 class _OwnedHttpClient:

@@ -22,6 +22,7 @@ from psych_runtime.adapters import (
 if TYPE_CHECKING:
     from psych_mcp.tools import McpTools
     from psych_runtime import HttpTransport, SecretResolver
+    from psych_runtime.adapters import Sandbox
 
 PSYCH_PLUGIN_API = 1
 
@@ -29,17 +30,23 @@ _PACKAGE = "psych-mcp"
 
 
 def build_mcp_tools(
-    *, http: "HttpTransport | None" = None, secrets: "SecretResolver | None" = None
+    *,
+    http: "HttpTransport | None" = None,
+    secrets: "SecretResolver | None" = None,
+    sandbox: "Sandbox | None" = None,
 ) -> "McpTools":
     """The ``McpTools`` a ``Runtime`` uses by default: its egress policy and secrets.
 
     Args:
         http: the Runtime's transport; its policy judges every MCP request.
-        secrets: where servers' credentials are looked up per tenant.
+        secrets: where servers' credentials (and stdio servers' secrets) are looked up
+            per tenant.
+        sandbox: where stdio servers start, when the Runtime has one.
     """
-    from psych_mcp.tools import McpTools  # deferred: keep loading the plugin cheap
+    from psych_mcp.pool import McpPool  # deferred: keep loading the plugin cheap
+    from psych_mcp.tools import McpTools
 
-    return McpTools(http=http, secrets=secrets)
+    return McpTools(McpPool(transport=http, secrets=secrets, sandbox=sandbox))
 
 
 psych_register_tool_sources = offer_tool_sources(
@@ -48,7 +55,7 @@ psych_register_tool_sources = offer_tool_sources(
         capability="mcp_servers",
         build=build_mcp_tools,
         package=_PACKAGE,
-        description="Tools of MCP servers over Streamable HTTP or SSE, behind the egress policy.",
+        description="Tools of MCP servers over Streamable HTTP, SSE or stdio.",
     )
 )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from psych_mcp import McpStubServer, McpTools
+from psych_mcp import McpPool, McpStubServer, McpTools
 from psych_mcp.oauth import InMemoryTokenStore, TokenKey
 from psych_runtime import (
     AgentSpec,
@@ -249,3 +249,38 @@ async def test_two_tenants_get_their_own_tokens(world: World, crm: McpStubServer
         assert seen[scope.tenant] == stored.access_token.get_secret_value()
     assert seen["acme"] != seen["globex"]
     assert world.grants["client_credentials"] == 2
+
+
+async def test_the_pools_identity_serves_a_server_whose_spec_names_no_oauth(
+    world: World, crm: McpStubServer
+) -> None:
+    crm.tool("find", "found")
+    plain = McpServer(name="crm", url=crm.url)  # the Spec says nothing about OAuth
+    pool = McpPool(
+        egress=LOOPBACK,
+        secrets=StaticSecretResolver({"crm-secret": SECRET}),
+        oauth_identity=McpOAuth(
+            preregistered_client_id="svc", client_secret_credential="crm-secret"
+        ),
+        oauth_grant="client_credentials",
+    )
+    model = FakeModel().turn(tool_calls=[("crm__find", {})]).turn(text="Found.")
+    log = await run_once(_spec(plain), model, McpTools(pool))
+    assert log[-1].state is TerminalState.COMPLETED
+    [call] = crm.calls
+    assert world.tokens[bearer_value(call.authorization)].client.client_id == "svc"
+    assert world.grants["client_credentials"] == 1
+
+
+async def test_without_an_identity_the_failure_says_the_server_wants_oauth(
+    world: World, crm: McpStubServer
+) -> None:
+    crm.tool("find", "found")
+    model = FakeModel().turn(text="unused")
+    log = await run_once(
+        _spec(McpServer(name="crm", url=crm.url)), model, McpTools(McpPool(egress=LOOPBACK))
+    )
+    assert log[-1].state is TerminalState.FAILED
+    assert log[-1].failure.kind == "tool_resolution"
+    assert "wants OAuth" in log[-1].failure.message and "401" in log[-1].failure.message
+    assert not crm.calls and world.grants["client_credentials"] == 0

@@ -75,7 +75,7 @@ async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_sec
         )
         (source,) = runtime.tool_sources
         assert isinstance(source, McpTools)
-        assert source._policy is policy and source._secrets is secrets
+        assert source.pool.policy is policy and source.pool.secrets is secrets
         assert isinstance(plugin.build_mcp_tools(), McpTools)
 
 

@@ -312,7 +312,7 @@ async def test_a_slow_call_times_out_as_transient(
         offered = (await tools.resolve(_spec(server), ACME, permitted=None)).tools
         with pytest.raises(SourceCallFailed) as failed:
             await tools.call(_spec(server), offered[0], {}, _context(), permitted=None)
-    assert failed.value.kind == "unreachable" and failed.value.transient
+    assert failed.value.kind == "timeout" and failed.value.transient
 
 
 async def test_a_broken_connection_is_reopened_on_next_use(

@@ -3,8 +3,8 @@
 An egress policy enforced on some routes out of the process and not others is worse
 than none, because people trust it. This walks the source of every package in the
 repository (``packages/*/src`` and ``contract/src``) and fails when a module other than
-``psych_runtime/egress/transport.py`` builds an HTTP client, imports an HTTP library
-that would let it build one, or opens a socket.
+the egress seam builds an HTTP client (of ``httpx`` or of the ``httpx2`` fork the MCP
+SDK uses), imports an HTTP library that would let it build one, or opens a socket.
 
 The check reads the syntax tree, following import aliases (``import httpx as h``,
 ``from socket import create_connection as cc``), so docstrings that merely mention a
@@ -23,10 +23,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[5]
 ALLOWED = {
     Path("packages/psych-core/src/psych_runtime/egress/transport.py"),
-    # The A2A SDK sends through an httpx client it is handed; this module builds that
-    # client around a transport that asks the egress policy about every request (its
-    # refusals are tested in psych-a2a's tests).
-    Path("packages/psych-a2a/src/psych_a2a/_egress.py"),
+    # SDKs that send through an httpx client they are handed (the A2A SDK) get it from
+    # here, built around the core's GatedTransport, which asks the egress policy about
+    # every request (tests/unit/egress/test_gated.py).
+    Path("packages/psych-core/src/psych_runtime/egress/sdk_client.py"),
+    # The same GatedTransport bound to httpx2, the HTTP client of the MCP SDK.
+    Path("packages/psych-mcp/src/psych_mcp/_egress.py"),
 }
 TEMPLATES = "packages/psych-core/src/psych_runtime/templates"
 """Projects ``psych new`` writes out: a user's code, which this library does not run."""
@@ -45,6 +47,14 @@ FORBIDDEN_CALLS = {
     "httpx.delete",
     "httpx.head",
     "httpx.options",
+    "httpx2.AsyncClient",
+    "httpx2.Client",
+    "httpx2.AsyncHTTPTransport",
+    "httpx2.HTTPTransport",
+    "httpx2.request",
+    "httpx2.stream",
+    "httpx2.get",
+    "httpx2.post",
     "socket.socket",
     "socket.create_connection",
     "socket.socketpair",
@@ -157,6 +167,7 @@ PLANTED = [
     ("import httpx as h\nc = h.Client(timeout=1)\n", "httpx.Client"),
     ("from httpx import AsyncClient as Sneaky\nc = Sneaky()\n", "httpx.AsyncClient"),
     ("import httpx\nhttpx.get('https://example.com')\n", "httpx.get"),
+    ("import httpx2\nc = httpx2.AsyncClient()\n", "httpx2.AsyncClient"),
     ("import aiohttp\n", "aiohttp"),
     ("from aiohttp import ClientSession\n", "aiohttp"),
     ("import urllib.request\n", "urllib.request"),

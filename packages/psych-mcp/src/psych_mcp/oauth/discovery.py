@@ -92,6 +92,8 @@ class Discovery:
             OAuthError: ``discovery`` when no usable metadata is found or it does not
                 fit the server; ``transport`` when a request fails.
         """
+        if server.url is None:
+            raise OAuthError("configuration", f"MCP server {server.name!r} has no URL for OAuth")
         server_url = canonical_resource(server.url)
         configured = server.oauth.issuer if server.oauth is not None else None
         resource_metadata = await self._resource_metadata(scope, server_url, metadata_url)

@@ -34,7 +34,7 @@ from psych_runtime.core.spec.code_execution import (
     OutputPreservation,
     WorkspaceMode,
 )
-from psych_runtime.core.spec.connections import A2APeer, McpOAuth, McpServer
+from psych_runtime.core.spec.connections import A2APeer, McpEnv, McpOAuth, McpServer
 from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
 from psych_runtime.core.spec.models import ModelRef, NamedToolChoice, ToolChoice
 from psych_runtime.core.spec.names import (
@@ -108,6 +108,7 @@ __all__ = [
     "LiveObjectInSpec",
     "LoopStep",
     "MapStep",
+    "McpEnv",
     "McpOAuth",
     "McpServer",
     "ModelRef",
