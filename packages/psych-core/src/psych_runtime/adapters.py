@@ -19,9 +19,15 @@ from psych_runtime.blob.port import (
     BlobNotFound,
     BlobStore,
     InvalidBlobKey,
+    RunBlobDeletion,
 )
 from psych_runtime.core.errors import (
     UnstorableValue,
+)
+from psych_runtime.core.raw import (
+    RawItem,
+    RawStorage,
+    mentions,
 )
 from psych_runtime.core.storable import (
     MAX_JSON_DEPTH,
@@ -148,6 +154,7 @@ from psych_runtime.store.port import (
     Admission,
     Fence,
     Migratable,
+    RunDeletion,
     RunHeader,
     RunListing,
     RunState,
@@ -161,6 +168,7 @@ from psych_runtime.store.rules import (
     holds_lease,
     leased,
     newest_runs,
+    oldest_settled_runs,
     parked,
     released,
     sweep_expired_leases,
@@ -304,6 +312,8 @@ __all__ = [
     "PluginError",
     "Poolable",
     "Program",
+    "RawItem",
+    "RawStorage",
     "RecordTooLarge",
     "RedirectRefusal",
     "RedirectRefused",
@@ -312,6 +322,8 @@ __all__ = [
     "RemotePool",
     "RemoteTools",
     "ResolvedLimits",
+    "RunBlobDeletion",
+    "RunDeletion",
     "RunHeader",
     "RunListing",
     "RunState",
@@ -383,6 +395,7 @@ __all__ = [
     "leased",
     "leaves",
     "memory_store_backends",
+    "mentions",
     "mint_memory",
     "newest_facts",
     "newest_runs",
@@ -395,6 +408,7 @@ __all__ = [
     "offer_telemetry",
     "offer_tool_sources",
     "offerable",
+    "oldest_settled_runs",
     "parked",
     "permitted_for",
     "pool_or_own",

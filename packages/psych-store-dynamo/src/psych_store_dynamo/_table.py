@@ -230,6 +230,20 @@ class Table:
             raise self._fail(exc, "Scan") from exc
         return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
 
+    async def scan_all(self, *, start: Item | None = None) -> tuple[list[Item], Item | None]:
+        """One strongly consistent page of every item of the table, unfiltered.
+
+        Only ``raw_storage`` calls this, for tests and audits.
+        """
+        request: dict[str, object] = {"TableName": self.name, "ConsistentRead": True}
+        if start is not None:
+            request["ExclusiveStartKey"] = start
+        try:
+            response = await self.client.scan(**request)
+        except Exception as exc:
+            raise self._fail(exc, "Scan") from exc
+        return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
+
     async def batch_get(self, keys: Sequence[Item]) -> list[Item]:
         """The items under ``keys`` that exist (strongly consistent), in no set order."""
         found: list[Item] = []

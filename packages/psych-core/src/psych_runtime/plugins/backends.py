@@ -61,9 +61,12 @@ class _SchemeBackend[T]:
     open: Callable[..., Awaitable[T]]
     package: str
     description: str = ""
+    single_process: bool = False
 
     def __post_init__(self) -> None:
         _check_name(self._kind, self.name)
+        if not isinstance(self.single_process, bool):
+            raise ValueError(f"{self._kind} {self.name!r}: single_process must be a bool")
         schemes = _checked_schemes(self._kind, self.name, self.schemes)
         object.__setattr__(self, "schemes", schemes)
         if not callable(self.open):
@@ -90,6 +93,9 @@ class StoreBackend(_SchemeBackend[Store]):
         package: the distribution that ships the backend; shown in diagnostics so a
             user knows what to upgrade or remove.
         description: one line for humans.
+        single_process: the store's data lives in the opening process only, so no
+            second instance or process can share it (``memory://``). ``psych doctor``
+            shows it; the contract then runs without a second instance.
     """
 
     _kind = "store backend"

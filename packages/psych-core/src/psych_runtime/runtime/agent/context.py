@@ -78,6 +78,8 @@ class AttemptContext:
             end user named), or None.
         memory_prompt: the system prompt's section of recalled facts, filled in when
             the Attempt starts.
+        memory_prompt_recorded: the same section as the log keeps it: the facts' ids
+            without their text, which only the MemoryStore holds.
         execute: runs a call that passed its checks; a program's calls to host tools
             go through it too. Handed in by the loop, so the phases that need it do not
             import the executor (which imports them).
@@ -96,6 +98,7 @@ class AttemptContext:
     memory_key: MemoryKey | None = None
     missing_end_user: str | None = None
     memory_prompt: str = ""
+    memory_prompt_recorded: str = ""
     execute: Execute = _no_execute
     run_nested: RunNested = _no_nesting
 

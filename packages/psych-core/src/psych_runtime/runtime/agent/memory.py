@@ -19,6 +19,7 @@ from psych_runtime.tools.memory import (
     memory_section,
     read_fact,
     read_fact_id,
+    recorded_memory_section,
     shared_section,
 )
 
@@ -34,15 +35,21 @@ async def recall(ctx: AttemptContext) -> None:
     shared = shared_section(ctx.deps.memories)
     memory, key = ctx.deps.memory, ctx.memory_key
     if memory is None or key is None:
-        ctx.memory_prompt = shared
+        ctx.memory_prompt = ctx.memory_prompt_recorded = shared
         return
     try:
         facts = await memory.recall(key, limit=ctx.deps.recall_limit)
     except Exception:
         log.warning("run %s: could not recall memories", ctx.journal.run_id, exc_info=True)
-        ctx.memory_prompt = shared
+        ctx.memory_prompt = ctx.memory_prompt_recorded = shared
         return
-    ctx.memory_prompt = "\n\n".join(part for part in (shared, memory_section(facts)) if part)
+    ctx.memory_prompt = _joined(shared, memory_section(facts))
+    # The log keeps the facts by id only: their text lives where erase reaches it.
+    ctx.memory_prompt_recorded = _joined(shared, recorded_memory_section(facts))
+
+
+def _joined(*sections: str) -> str:
+    return "\n\n".join(section for section in sections if section)
 
 
 async def run_memory_tool(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:

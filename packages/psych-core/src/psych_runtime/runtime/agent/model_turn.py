@@ -76,13 +76,21 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
         sections=(*ctx.tools.prompt_sections, ctx.memory_prompt),
         advisories=advisories,
     )
+    # Remembered facts are sent to the model but recorded by id only (erase reaches
+    # the MemoryStore, never the log).
+    recorded_prompt = system_prompt(
+        spec.instructions,
+        answer_style=spec.answer_style,
+        sections=(*ctx.tools.prompt_sections, ctx.memory_prompt_recorded),
+        advisories=advisories,
+    )
     model_id = model_for_turn(ctx)
     journal.stage(
         ModelCallStarted,
         turn=turn,
         model=model_id,
         tool_names=tuple(d.name for d in definitions),
-        system_prompt=prompt,
+        system_prompt=recorded_prompt,
     )
     await journal.flush()
     if ctx.aborted():
