@@ -147,7 +147,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         sent = None if credential is None else f"{peer.scheme} {credential}"
         digest = credential_digest(sent)
         return A2APoolKey(
-            scope.tenant, scope.principal, peer.name, peer.url, digest, peer.extensions
+            *scope.pool_key, peer.name, peer.url, digest, peer.extensions
         )
 
     async def card(self, peer: A2APeer, scope: Scope) -> "AgentCard":

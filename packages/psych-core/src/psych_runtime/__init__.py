@@ -63,6 +63,10 @@ if TYPE_CHECKING:
     from psych_runtime.core.messages import (
         ToolDefinition as ToolDefinition,
     )
+    from psych_runtime.core.metering import (
+        Cost as Cost,
+        Usage as Usage,
+    )
     from psych_runtime.core.projections.answer import (
         AnswerView as AnswerView,
     )
@@ -94,6 +98,7 @@ if TYPE_CHECKING:
         CodeTool as CodeTool,
         HttpTool as HttpTool,
         Limits as Limits,
+        McpEnv as McpEnv,
         McpServer as McpServer,
         ModelRef as ModelRef,
         SpawnEnvelope as SpawnEnvelope,
@@ -158,6 +163,13 @@ if TYPE_CHECKING:
         open_blob_store as open_blob_store,
         open_memory_store as open_memory_store,
     )
+    from psych_runtime.retention import (
+        DeletedRuns as DeletedRuns,
+        DeletionUnsupported as DeletionUnsupported,
+        RunStillActive as RunStillActive,
+        delete_run as delete_run,
+        delete_settled_runs as delete_settled_runs,
+    )
     from psych_runtime.runtime.admission import (
         Dispatched as Dispatched,
         InvalidDispatch as InvalidDispatch,
@@ -218,6 +230,7 @@ if TYPE_CHECKING:
         SandboxResult as SandboxResult,
     )
     from psych_runtime.store.errors import (
+        SchemaNotMigrated as SchemaNotMigrated,
         StoreError as StoreError,
         StoreUnavailable as StoreUnavailable,
     )
@@ -266,28 +279,52 @@ if TYPE_CHECKING:
 
 # Where each name lives; the same names, grouped the same way, as above.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    # describing and publishing agents
     "psych_runtime.core.spec": (
         "A2APeer",
         "AgentSpec",
         "CodeTool",
         "HttpTool",
         "Limits",
+        "McpEnv",
         "McpServer",
         "ModelRef",
         "SpawnEnvelope",
         "SubagentRef",
         "WorkflowSpec",
     ),
-    "psych_runtime.core.spec.builders": ("AgentBuilder", "WorkflowBuilder"),
+    "psych_runtime.core.spec.builders": (
+        "AgentBuilder",
+        "WorkflowBuilder",
+    ),
     "psych_runtime.core.version": ("Version",),
-    "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
-    # running
-    "psych_runtime.runtime.session": ("Session", "session"),
-    "psych_runtime.runtime.settings": ("RuntimeSettings", "WorkerSettings"),
-    "psych_runtime.runtime.publish": ("publish", "SharedVersionScope"),
-    "psych_runtime.runtime.admission": ("dispatch", "Dispatched", "InvalidDispatch"),
-    "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "RunStopping", "send"),
+    "psych_runtime.core.validation": (
+        "SpecValidationError",
+        "validate",
+        "ValidationContext",
+    ),
+    "psych_runtime.runtime.session": (
+        "Session",
+        "session",
+    ),
+    "psych_runtime.runtime.settings": (
+        "RuntimeSettings",
+        "WorkerSettings",
+    ),
+    "psych_runtime.runtime.publish": (
+        "publish",
+        "SharedVersionScope",
+    ),
+    "psych_runtime.runtime.admission": (
+        "dispatch",
+        "Dispatched",
+        "InvalidDispatch",
+    ),
+    "psych_runtime.runtime.control": (
+        "interrupt",
+        "RunAlreadySettled",
+        "RunStopping",
+        "send",
+    ),
     "psych_runtime.runtime.resume": (
         "InvalidResume",
         "resume",
@@ -306,11 +343,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PriceResolver",
         "StaticPriceTable",
     ),
-    "psych_runtime.model.port": ("ModelClient", "ModelRequest"),
+    "psych_runtime.model.port": (
+        "ModelClient",
+        "ModelRequest",
+    ),
     "psych_runtime.core.messages": ("ToolDefinition",),
-    # tools, HTTP egress and secrets
     "psych_runtime.tools.registry": ("ToolRegistry",),
-    "psych_runtime.tools.access": ("PermitAll", "TenantAccess"),
+    "psych_runtime.tools.access": (
+        "PermitAll",
+        "TenantAccess",
+    ),
     "psych_runtime.tools.approval": (
         "AllowAll",
         "ApprovalRules",
@@ -319,7 +361,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Policy",
         "ToolClass",
     ),
-    "psych_runtime.tools.context": ("idempotency_key_for", "ToolContext"),
+    "psych_runtime.tools.context": (
+        "idempotency_key_for",
+        "ToolContext",
+    ),
     "psych_runtime.tools.errors": (
         "ToolArgumentsInvalid",
         "ToolResultInvalid",
@@ -333,8 +378,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StaticSecretResolver",
     ),
     "psych_runtime.egress.transport": ("HttpTransport",),
-    "psych_runtime.egress.policy": ("EgressDecision", "EgressDenied", "EgressPolicy", "EgressRule"),
-    # reading a Run
+    "psych_runtime.egress.policy": (
+        "EgressDecision",
+        "EgressDenied",
+        "EgressPolicy",
+        "EgressRule",
+    ),
     "psych_runtime.runtime.reads": (
         "answer",
         "read_log",
@@ -351,7 +400,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.projections.status": ("RunStatus",),
     "psych_runtime.core.projections.answer": ("AnswerView",),
     "psych_runtime.core.projections.thread": ("ThreadView",),
-    "psych_runtime.core.projections.report": ("LatencyReport", "RunReport", "TotalsReport"),
+    "psych_runtime.core.projections.report": (
+        "LatencyReport",
+        "RunReport",
+        "TotalsReport",
+    ),
     "psych_runtime.core.state": ("RunStateView",),
     "psych_runtime.core.records": (
         "ModelTimings",
@@ -361,8 +414,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolFailure",
         "ToolOutcome",
     ),
-    "psych_runtime.core.ids": ("RunId", "ToolCallId", "VersionHash", "WorkerId"),
-    # durable memory
+    "psych_runtime.core.ids": (
+        "RunId",
+        "ToolCallId",
+        "VersionHash",
+        "WorkerId",
+    ),
     "psych_runtime.memory.port": (
         "EndUserRequired",
         "Memory",
@@ -371,13 +428,21 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "MemoryStore",
     ),
     "psych_runtime.memory.local": ("InMemoryMemoryStore",),
-    # stores
     "psych_runtime.plugins": ("open_store",),
-    "psych_runtime.plugins.urls": ("open_blob_store", "open_memory_store"),
-    "psych_runtime.store.port": ("RunHeader", "RunState", "Store"),
-    "psych_runtime.blob.port": ("BlobKey", "BlobStore"),
+    "psych_runtime.plugins.urls": (
+        "open_blob_store",
+        "open_memory_store",
+    ),
+    "psych_runtime.store.port": (
+        "RunHeader",
+        "RunState",
+        "Store",
+    ),
+    "psych_runtime.blob.port": (
+        "BlobKey",
+        "BlobStore",
+    ),
     "psych_runtime.blob.memory": ("InMemoryBlobStore",),
-    # running model-written code
     "psych_runtime.sandbox.port": (
         "HostBinding",
         "Sandbox",
@@ -388,8 +453,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "psych_runtime.telemetry.port": ("Telemetry",),
     "psych_runtime.store.memory": ("InMemoryStore",),
-    "psych_runtime.store.errors": ("StoreError", "StoreUnavailable"),
-    # tenancy and errors
+    "psych_runtime.store.errors": (
+        "SchemaNotMigrated",
+        "StoreError",
+        "StoreUnavailable",
+    ),
     "psych_runtime.core.scope": ("Scope",),
     "psych_runtime.core.errors": (
         "AccessDenied",
@@ -400,6 +468,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "VersionNotFound",
     ),
     "psych_runtime.core.corruption": ("CorruptLog",),
+    "psych_runtime.retention": (
+        "DeletedRuns",
+        "DeletionUnsupported",
+        "RunStillActive",
+        "delete_run",
+        "delete_settled_runs",
+    ),
+    "psych_runtime.core.metering": (
+        "Cost",
+        "Usage",
+    ),
 }
 
 # Names that live in separately installed adapter packages: (module, distribution).

@@ -56,6 +56,7 @@ psych_register_tool_sources = offer_tool_sources(
         build=build_mcp_tools,
         package=_PACKAGE,
         description="Tools of MCP servers over Streamable HTTP, SSE or stdio.",
+        takes_sandbox=True,
     )
 )
 

@@ -174,10 +174,14 @@ class ToolSourceFactory:
         name: a short label, shown by ``psych doctor``.
         capability: the Spec field this source runs (``"mcp_servers"``, ``"a2a_peers"``).
         build: called as ``build(http=..., secrets=...)`` with the Runtime's
-            ``HttpTransport`` (or None) and ``SecretResolver`` (or None); returns a
+            ``HttpTransport`` (or None) and ``SecretResolver`` (or None), and also
+            ``sandbox=`` (the Runtime's default sandbox, or None) when
+            ``takes_sandbox`` is set; returns a
             ``psych_runtime.tools.sources.ToolSource``. Import heavy modules inside it.
         package: the distribution that ships it.
         description: one line for humans.
+        takes_sandbox: ``build`` accepts ``sandbox=``, to start what it runs (an MCP
+            server's process, say) inside the Runtime's sandbox.
     """
 
     name: str
@@ -185,6 +189,7 @@ class ToolSourceFactory:
     build: Callable[..., object]
     package: str
     description: str = ""
+    takes_sandbox: bool = False
 
     def __post_init__(self) -> None:
         _check_name("tool source", self.name)

@@ -21,6 +21,7 @@ from psych_runtime.runtime.settlement import settle_cut_short
 from psych_runtime.runtime.workflow.agent_step import replay_source, run_agent_step
 from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
+from psych_runtime.sandbox.port import Sandbox
 from psych_runtime.store.port import RunHeader, Store
 from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.tools.access import PermitAll
@@ -50,6 +51,7 @@ def installed_sources(
     secrets: SecretResolver | None,
     *,
     skip: frozenset[str] = frozenset(),
+    sandbox: Sandbox | None = None,
 ) -> tuple[ToolSource, ...]:
     """One tool source per installed factory, built with the Runtime's egress and secrets.
 
@@ -58,6 +60,7 @@ def installed_sources(
         secrets: the Runtime's secret resolver.
         skip: capabilities (``"mcp_servers"``, ``"a2a_peers"``) whose factory is not
             built, because the Runtime was given a source of its own for them.
+        sandbox: the Runtime's default sandbox, for factories that start processes.
 
     Raises:
         TypeError: a factory built something that is not a ``ToolSource``.
@@ -66,7 +69,10 @@ def installed_sources(
     for factory in tool_source_factories():
         if factory.capability in skip:
             continue
-        source = factory.build(http=http, secrets=secrets)
+        if factory.takes_sandbox:
+            source = factory.build(http=http, secrets=secrets, sandbox=sandbox)
+        else:
+            source = factory.build(http=http, secrets=secrets)
         if not isinstance(source, ToolSource):
             raise TypeError(
                 f"tool source {factory.name!r} from {factory.package} built "
@@ -138,7 +144,10 @@ def _sources(runtime: "Runtime") -> tuple[ToolSource, ...]:
     if runtime.tool_sources is not None:
         given = tuple(runtime.tool_sources)
     else:
-        given = installed_sources(runtime.http, runtime.secrets, skip=frozenset(own))
+        default_sandbox = runtime.sandbox or (runtime.sandboxes or {}).get("default")
+        given = installed_sources(
+            runtime.http, runtime.secrets, skip=frozenset(own), sandbox=default_sandbox
+        )
     return (*given, *(source for source in own.values() if source not in given))
 
 
