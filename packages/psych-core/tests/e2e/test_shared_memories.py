@@ -1,5 +1,7 @@
 """``Runtime(memories=...)``: facts every Run of the process is shown, no end user needed."""
 
+import pytest
+
 import psych_runtime
 from psych_runtime.testing import FakeModel
 
@@ -20,13 +22,10 @@ async def test_every_run_sees_the_processes_memories_in_its_system_prompt() -> N
     assert "Orders ship from the Oslo warehouse." in started.system_prompt
 
 
-async def test_memories_must_be_a_collection_of_texts() -> None:
+@pytest.mark.parametrize("bad", ["one string", ("",), (3,)])
+async def test_memories_must_be_a_collection_of_texts(bad: object) -> None:
     store = psych_runtime.InMemoryStore()
     registry = psych_runtime.ToolRegistry()
-    for bad in ("one string", ("",), (3,)):
-        try:
-            psych_runtime.Runtime(store, FakeModel(), registry, memories=bad)  # type: ignore[arg-type]
-        except psych_runtime.InvalidArgument as error:
-            assert error.argument == "memories"
-        else:
-            raise AssertionError(f"memories={bad!r} was accepted")
+    with pytest.raises(psych_runtime.InvalidArgument) as refused:
+        psych_runtime.Runtime(store, FakeModel(), registry, memories=bad)  # type: ignore[arg-type]
+    assert refused.value.argument == "memories"
