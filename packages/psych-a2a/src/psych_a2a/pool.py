@@ -146,9 +146,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         """The key of ``peer`` for ``scope``, carrying ``credential`` (a digest of it)."""
         sent = None if credential is None else f"{peer.scheme} {credential}"
         digest = credential_digest(sent)
-        return A2APoolKey(
-            *scope.pool_key, peer.name, peer.url, digest, peer.extensions
-        )
+        return A2APoolKey(*scope.pool_key, peer.name, peer.url, digest, peer.extensions)
 
     async def card(self, peer: A2APeer, scope: Scope) -> "AgentCard":
         """The peer's Agent Card for ``scope``, read again once ``card_ttl_seconds`` passed.
