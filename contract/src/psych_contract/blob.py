@@ -23,15 +23,8 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
-from psych_runtime.adapters import (
-    BlobInfo,
-    BlobKey,
-    BlobNotFound,
-    BlobStore,
-    RawStorage,
-    RunBlobDeletion,
-    mentions,
-)
+from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore, RunBlobDeletion
+from psych_runtime.adapters.store import RawStorage, mentions
 from psych_runtime.records import ToolCallId
 
 JSON = "application/json"

@@ -20,14 +20,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import pytest_asyncio
 
-from psych_runtime.adapters import (
-    MAX_MEMORY_CHARS,
-    Memory,
-    MemoryKey,
-    MemoryStore,
-    RawStorage,
-    mentions,
-)
+from psych_runtime.adapters.memory import MAX_MEMORY_CHARS, Memory, MemoryKey, MemoryStore
+from psych_runtime.adapters.store import RawStorage, mentions
 
 
 def _tenant(label: str) -> str:

@@ -30,7 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from psych_contract import _data as data
 from psych_contract.reference import ReferenceStore
 from psych_runtime import PsychError, RunId, Scope, Store, VersionHash
-from psych_runtime.adapters import WORK, Fence, Notifier, RunHeader, RunState
+from psych_runtime.adapters.store import WORK, Fence, Notifier, RunHeader, RunState
 from psych_runtime.records import WorkerId
 
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_contract.stateful import check_against_reference
 from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     MAX_RECORD_DEPTH,
     WORK,
     Fence,

@@ -36,7 +36,7 @@ from psych_runtime import (
     dispatch,
     publish,
 )
-from psych_runtime.adapters import (
+from psych_runtime.adapters.telemetry import (
     PSYCH_SCHEMA,
     FinishedSpan,
     Telemetry,

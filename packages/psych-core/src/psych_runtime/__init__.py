@@ -532,7 +532,11 @@ def _missing(name: str) -> str:
     if name.startswith("__"):
         return message
     for namespace in sorted(_NAMESPACES):
-        if name in importlib.import_module(f"psych_runtime.{namespace}").__all__:
+        module = importlib.import_module(f"psych_runtime.{namespace}")
+        if name in module.__all__:
+            if namespace == "adapters":
+                # Adapter names are organised by port: point at the port's module.
+                namespace = f"adapters.{module.home_of(name)}"
             return f"{message}; it is psych_runtime.{namespace}.{name}"
     return message
 

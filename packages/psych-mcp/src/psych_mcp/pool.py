@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from psych_runtime import EgressDenied, HttpTransport, ResolvedCredential, Scope, SecretResolver
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import Sandbox
+from psych_runtime.adapters.tools import (
     AnyPolicy,
     RemoteError,
     RemoteFailure,
     RemotePool,
-    Sandbox,
     credential_digest,
 )
 from psych_runtime.spec import McpOAuth, McpServer

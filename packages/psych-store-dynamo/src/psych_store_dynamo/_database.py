@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
 from psych_runtime import StoreError
-from psych_runtime.adapters import RawItem, settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_dynamo import _connection, schema
 from psych_store_dynamo._table import Table
 from psych_store_dynamo.settings import DynamoSettings

@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters.store import SchemaNotMigrated
 from psych_store_dynamo import errors
 from psych_store_dynamo._connection import DynamoClient, Response
 from psych_store_dynamo._rows import Attribute, Item, names_in, wire_item, wire_items

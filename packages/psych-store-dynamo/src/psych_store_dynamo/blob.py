@@ -17,17 +17,16 @@ from contextlib import AsyncExitStack
 from urllib.parse import quote
 
 from psych_runtime import RunId, StoreError
-from psych_runtime.adapters import (
+from psych_runtime.adapters.blob import (
     BlobInfo,
     BlobKey,
     BlobNotFound,
     InvalidBlobKey,
-    RawItem,
     check_content_type,
     check_window,
     coerce_bytes,
-    settings_from,
 )
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_runtime.records import ToolCallId
 from psych_store_dynamo import _connection, errors
 from psych_store_dynamo._connection import S3Client

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from psych_runtime import StoreError, StoreUnavailable
-from psych_runtime.adapters import BatchTooLarge as PortBatchTooLarge
+from psych_runtime.adapters.store import BatchTooLarge as PortBatchTooLarge
 from psych_store_dynamo.settings import AwsSettings
 
 

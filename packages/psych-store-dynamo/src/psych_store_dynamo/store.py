@@ -30,7 +30,7 @@ from psych_runtime import (
     Version,
     VersionHash,
 )
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,

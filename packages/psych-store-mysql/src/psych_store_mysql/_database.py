@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psych_runtime
-from psych_runtime.adapters import RawItem, settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_mysql import _connection, errors, schema
 from psych_store_mysql._batches import PACKET_MARGIN, Batch
 from psych_store_mysql._rows import integer

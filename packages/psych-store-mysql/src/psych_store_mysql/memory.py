@@ -6,7 +6,7 @@ Runs and the facts of a deployment. Every call is one statement in one round tri
 committed by autocommit before it returns.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,

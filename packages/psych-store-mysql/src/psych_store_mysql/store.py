@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters import WORK
+from psych_runtime.adapters.store import WORK
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch, Result, pack

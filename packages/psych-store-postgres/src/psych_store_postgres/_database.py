@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import RawItem, SchemaNotMigrated, SchemaTooNew, settings_from
+from psych_runtime.adapters.store import RawItem, SchemaNotMigrated, SchemaTooNew, settings_from
 from psych_store_postgres._connection import GuardedPool
 from psych_store_postgres._rows import decompress
 from psych_store_postgres.errors import is_connection_error, is_unavailable, unavailable
@@ -322,7 +322,7 @@ WHERE n.nspname = $1 AND c.relkind = 'r'
 
 
 async def _raw_pages(conn: "asyncpg.Connection", schema: str) -> list[RawItem]:
-    from psych_runtime.adapters import StoreError
+    from psych_runtime.adapters.store import StoreError
 
     try:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")

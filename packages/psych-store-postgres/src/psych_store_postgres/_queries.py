@@ -7,7 +7,7 @@ one Bind/Execute round trip and no parsing or planning.
 
 from dataclasses import dataclass
 
-from psych_runtime.adapters import HEADER_COLUMNS as CORE_HEADER_COLUMNS
+from psych_runtime.adapters.store import HEADER_COLUMNS as CORE_HEADER_COLUMNS
 from psych_store_postgres.schema import quote_ident
 
 HEADER_COLUMNS = ", ".join(CORE_HEADER_COLUMNS)

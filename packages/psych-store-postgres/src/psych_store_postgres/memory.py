@@ -6,14 +6,14 @@ too. Every call is one statement, one round trip, and commits on its own; the
 connections come from a pool of this instance's own, opened on first use.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,
     check_recall_limit,
     mint_memory,
-    no_run_can_match,
 )
+from psych_runtime.adapters.store import no_run_can_match
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._queries import MemoryQueries
 from psych_store_postgres._rows import memory_from_row

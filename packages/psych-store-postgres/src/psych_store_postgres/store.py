@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,

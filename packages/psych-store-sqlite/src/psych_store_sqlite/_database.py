@@ -11,7 +11,7 @@ import functools
 import sqlite3
 from pathlib import Path
 
-from psych_runtime.adapters import RawItem, settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_sqlite import schema
 from psych_store_sqlite._lanes import Lanes
 from psych_store_sqlite.settings import SqliteSettings

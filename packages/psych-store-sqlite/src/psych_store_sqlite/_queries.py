@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.store import (
     Admission,
     Fence,
     LeaseLost,
-    Memory,
-    MemoryKey,
     RecordTooLarge,
     RunHeader,
     RunState,

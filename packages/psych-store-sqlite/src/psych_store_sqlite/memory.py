@@ -6,14 +6,14 @@ deployment. Writes go through the writer thread inside ``BEGIN IMMEDIATE`` like 
 write of the store; a recall is one statement on a reader thread.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,
     check_recall_limit,
     mint_memory,
-    no_run_can_match,
 )
+from psych_runtime.adapters.store import no_run_can_match
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 

@@ -42,7 +42,7 @@ import sqlite3
 import time
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters.store import SchemaNotMigrated, SchemaTooNew
 
 VERSION_TABLE = "psych_schema_version"
 

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from psych_runtime import RunId, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,
