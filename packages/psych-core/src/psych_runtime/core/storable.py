@@ -230,6 +230,34 @@ def _string_problem(text: str, path: _Path) -> str | None:
     )
 
 
+# NUL has no place in a PostgreSQL text column; a lone surrogate has no UTF-8 encoding.
+_UNSTORABLE_KEY_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+
+
+def key_problem(key: str) -> str | None:
+    """Say why a string cannot be a key (a tenant, run id, idempotency key) in every store.
+
+    Keys are written into indexed text columns, which are stricter than the JSON the
+    records are kept as: PostgreSQL refuses the NUL character in text, and no store can
+    encode a lone surrogate. A key holding either cannot be stored anywhere, so no Run
+    can have it.
+
+    Args:
+        key: the string to check.
+
+    Returns:
+        The reason, or ``None`` when every store can hold the key.
+    """
+    found = _UNSTORABLE_KEY_CHARACTER.search(key)
+    if found is None:
+        return None
+    character = found.group()
+    what = (
+        "the NUL character" if character == "\x00" else f"a lone surrogate (U+{ord(character):04X})"
+    )
+    return f"it holds {what} at character {found.start()}"
+
+
 def check_storable(value: object, *, what: str = "value", strict: bool = False) -> None:
     """Raise ``UnstorableValue`` if ``value`` cannot be stored by every store.
 
@@ -248,4 +276,4 @@ def check_storable(value: object, *, what: str = "value", strict: bool = False) 
         raise UnstorableValue(f"{what} cannot be stored: {problem}", reason=problem)
 
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_DEPTH", "check_storable", "unstorable"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_DEPTH", "check_storable", "key_problem", "unstorable"]
