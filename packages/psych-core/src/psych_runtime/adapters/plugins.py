@@ -27,6 +27,11 @@ from psych_runtime.plugins.errors import (
     UnknownBlobStoreScheme as UnknownBlobStoreScheme,
     UnknownMemoryStoreScheme as UnknownMemoryStoreScheme,
 )
+from psych_runtime.plugins.installed import (
+    installed_telemetry as installed_telemetry,
+    sandbox_backends as sandbox_backends,
+    telemetry_backends as telemetry_backends,
+)
 from psych_runtime.plugins.manager import (
     AUTOLOAD_ENV as AUTOLOAD_ENV,
     reset_plugin_manager as reset_plugin_manager,
@@ -43,11 +48,8 @@ from psych_runtime.plugins.offer import (
 )
 from psych_runtime.plugins.urls import (
     blob_store_backends as blob_store_backends,
-    installed_telemetry as installed_telemetry,
     memory_store_backends as memory_store_backends,
-    sandbox_backends as sandbox_backends,
     store_backends as store_backends,
-    telemetry_backends as telemetry_backends,
 )
 
 __all__ = [

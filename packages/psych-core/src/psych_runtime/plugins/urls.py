@@ -19,10 +19,7 @@ from psych_runtime.plugins import builtin
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     MemoryStoreBackend,
-    SandboxBackend,
     StoreBackend,
-    TelemetryBackend,
-    ToolSourceFactory,
 )
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
@@ -35,14 +32,11 @@ from psych_runtime.plugins.manager import (
     Registered,
     autoload_enabled,
     broken_plugins,
-    get_plugin_manager,
-    loaded_plugins,
     registrations,
     unloaded_plugins,
 )
 from psych_runtime.store.errors import InvalidStoreUrl
 from psych_runtime.store.port import Migratable, Store
-from psych_runtime.telemetry.port import NO_TELEMETRY, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -241,76 +235,6 @@ async def open_memory_store(url: str, *, migrate: bool = False, **options: objec
     return memory
 
 
-def tool_source_factories() -> tuple[ToolSourceFactory, ...]:
-    """Every installed tool source factory, in plugin order."""
-    return tuple(
-        entry.item for entry in registrations("psych_register_tool_sources", ToolSourceFactory)
-    )
-
-
-def telemetry_backends() -> tuple[TelemetryBackend, ...]:
-    """Every installed telemetry backend, in plugin order."""
-    return tuple(
-        entry.item for entry in registrations("psych_register_telemetry", TelemetryBackend)
-    )
-
-
-_installed: list[tuple[tuple[object, int], Telemetry]] = []
-
-
-def installed_telemetry() -> Telemetry:
-    """The telemetry of the first installed backend, or ``NO_TELEMETRY`` when none is.
-
-    Built once per set of registered plugins (``reset_plugin_manager`` forgets it). A backend
-    whose ``build`` raises is logged and skipped: telemetry never stops a program.
-    """
-    # A plugin registered by hand since the last look changes the answer.
-    manager = (get_plugin_manager(), len(loaded_plugins()))
-    if _installed and _installed[0][0] == manager:
-        return _installed[0][1]
-    chosen: Telemetry = NO_TELEMETRY
-    for backend in telemetry_backends():
-        try:
-            chosen = backend.build()
-        except Exception:
-            log.exception(
-                "telemetry backend %r from %s failed to build", backend.name, backend.package
-            )
-            continue
-        break
-    _installed[:] = [(manager, chosen)]
-    return chosen
-
-
-def sandbox_backends() -> dict[str, SandboxBackend]:
-    """Every installed sandbox backend, by name.
-
-    Raises:
-        DuplicateBackend: two plugins offer a backend of the same name.
-    """
-    table: dict[str, SandboxBackend] = {}
-    for entry in registrations("psych_register_sandboxes", SandboxBackend):
-        if entry.item.name in table:
-            raise DuplicateBackend(
-                f"sandbox backend {entry.item.name!r} is offered twice (the second by "
-                f"{entry.item.package}); uninstall one of them"
-            )
-        table[entry.item.name] = entry.item
-    return table
-
-
-def installed_capabilities() -> frozenset[str]:
-    """The Spec fields installed plugins make runnable (``"mcp_servers"``...).
-
-    Tool sources name theirs; any installed sandbox backend makes ``code_execution``
-    runnable.
-    """
-    found = {factory.capability for factory in tool_source_factories()}
-    if sandbox_backends():
-        found.add("code_execution")
-    return frozenset(found)
-
-
 def _url_scheme(url: str, *, what: str, examples: str) -> str:
     """The lower-cased scheme of ``url``; ``what`` and ``examples`` word the error."""
     match = _SCHEME.match(url)
@@ -494,16 +418,11 @@ __all__ = [
     "SchemeConflict",
     "blob_store_backends",
     "blob_store_scheme",
-    "installed_capabilities",
-    "installed_telemetry",
     "memory_store_backends",
     "open_blob_store",
     "open_memory_store",
     "open_store",
-    "sandbox_backends",
     "scheme_conflicts",
     "store_backends",
     "store_scheme",
-    "telemetry_backends",
-    "tool_source_factories",
 ]

@@ -20,7 +20,7 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.version import HASH_PATTERN, Version
-from psych_runtime.plugins.urls import installed_telemetry
+from psych_runtime.plugins.installed import installed_telemetry
 from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id

@@ -11,7 +11,7 @@ from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.port import ModelClient
-from psych_runtime.plugins.urls import installed_telemetry, tool_source_factories
+from psych_runtime.plugins.installed import installed_telemetry, tool_source_factories
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent import AgentDeps, AgentLoop
 from psych_runtime.runtime.history import continuation_history

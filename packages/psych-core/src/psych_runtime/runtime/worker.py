@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import RunId, WorkerId
-from psych_runtime.plugins.urls import installed_telemetry
+from psych_runtime.plugins.installed import installed_telemetry
 from psych_runtime.runtime.abort import AbortReason
 from psych_runtime.runtime.attempt import (
     ActiveAttempt,
