@@ -395,6 +395,107 @@ async def bench_resume(name: str, factory: StoreFactory, quick: bool) -> None:
     emit("resume_to_next_record", name, median_ms=median_ms(samples[1:]), samples=n)
 
 
+class _StreamingModel:
+    """A model whose answer takes a minute to stream: what an interrupt cuts short."""
+
+    async def known_models(self) -> frozenset[str]:
+        return frozenset()
+
+    def stream(self, request: ModelRequest) -> Any:
+        script = FakeModel().turn(text=" ".join(["word"] * 120), chunk_delay_seconds=0.5)
+        return script.stream(request)
+
+
+async def _wait_for_record(store: Store, run_id: RunId, kind: str) -> None:
+    async with asyncio.timeout(30):
+        while not any(r.type == kind for r in await store.read(run_id)):
+            await asyncio.sleep(0.002)
+
+
+async def _settled_after(store: Store, run_id: RunId, start: float) -> float:
+    """Seconds from ``start`` until the Run's ``run_settled`` can be read."""
+    async with asyncio.timeout(30):
+        while True:
+            head = await store.head(run_id)
+            last = await store.read(run_id, after=head - 1)
+            if last and last[-1].type == "run_settled":
+                return time.perf_counter() - start
+            await asyncio.sleep(0.001)
+
+
+async def bench_interrupt(name: str, factory: StoreFactory, quick: bool) -> None:
+    """From ``interrupt()`` to the Run settled ``aborted``: a hanging tool, a long stream.
+
+    Measured with the Worker in this process (the interrupt reaches the Attempt at once)
+    and, on durable stores, in another process, where the Attempt learns of it from
+    its store (the notifier's wake-up where it hears other processes, else a poll of
+    the log's head every ``poll_interval``, 50 ms in the worker process).
+    """
+    n = 5 if quick else 15
+
+    async def hang(order_id: str) -> str:
+        """Never return."""
+        await asyncio.Event().wait()
+        return order_id
+
+    hanging_spec = psych_runtime.AgentSpec(name="pay", model="fake-standard", tools=("hang",))
+
+    def hanging_model() -> Any:
+        return FakeModel().turn(tool_calls=[("hang", {"order_id": "A"})])
+
+    cases: tuple[tuple[str, Callable[[], Any], psych_runtime.AgentSpec, str], ...] = (
+        ("tool", hanging_model, hanging_spec, "tool_call_started"),
+        ("stream", _StreamingModel, spec(), "model_call_started"),
+    )
+    for case, make_model, agent, started in cases:
+        async with factory() as store:
+            samples = []
+            for _ in range(n):
+                async with psych_runtime.session(
+                    make_model(), tools=[hang, lookup], store=store, scope=SCOPE
+                ) as s:
+                    run = await s.dispatch(agent, "go")
+                    await _wait_for_record(store, run.run_id, started)
+                    start = time.perf_counter()
+                    await s.interrupt(run.run_id)
+                    samples.append(await _settled_after(store, run.run_id, start))
+        emit(
+            f"interrupt_to_settled_{case}",
+            name,
+            process="same",
+            median_ms=median_ms(samples),
+            samples=n,
+        )
+    if name == "memory":
+        return
+    remote = (
+        ("tool", {"PSYCH_E2E_HANG": "1"}, "tool_call_started"),
+        ("stream", {"PSYCH_E2E_TURNS": "0", "PSYCH_E2E_SLOW_ANSWER": "1"}, "model_call_started"),
+    )
+    for case, env, started in remote:
+        with tempfile.TemporaryDirectory() as folder:
+            async with factory() as store:
+                version = await psych_runtime.publish(store, _pay_spec(), scope=SCOPE)
+                worker = spawn_worker(factory.url, Path(folder), env={**NO_MARKERS, **env})
+                try:
+                    samples = []
+                    for _ in range(n):
+                        run = await psych_runtime.dispatch(store, version, "go", scope=SCOPE)
+                        await _wait_for_record(store, run.run_id, started)
+                        start = time.perf_counter()
+                        await psych_runtime.interrupt(store, run.run_id, scope=SCOPE)
+                        samples.append(await _settled_after(store, run.run_id, start))
+                finally:
+                    _stop([worker])
+        emit(
+            f"interrupt_to_settled_{case}",
+            name,
+            process="other",
+            median_ms=median_ms(samples),
+            samples=n,
+        )
+
+
 def _registry() -> psych_runtime.ToolRegistry:
     registry = psych_runtime.ToolRegistry()
     registry.register(lookup)
@@ -672,6 +773,7 @@ BENCHMARKS = (
     "ask",
     "claim",
     "resume",
+    "interrupt",
     "workflows",
     "drain",
     "processes",
@@ -720,6 +822,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
             await bench_dispatch_to_claim(name, factory, args.quick)
         if "resume" in only:
             await bench_resume(name, factory, args.quick)
+        if "interrupt" in only:
+            await bench_interrupt(name, factory, args.quick)
         if "workflows" in only:
             await bench_workflows(name, factory, args.quick)
         if "drain" in only:

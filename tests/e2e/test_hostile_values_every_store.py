@@ -51,7 +51,7 @@ def _model() -> FakeModel:
     )
 
 
-_VOLATILE = {"run_id", "at", "attempt_id", "worker_id", "deadline_at", "timings"}
+_VOLATILE = {"run_id", "at", "attempt_id", "worker_id", "deadline_at", "timings", "trace_context"}
 
 
 def _normalised(log: list[psych_runtime.records.Record]) -> list[dict[str, object]]:

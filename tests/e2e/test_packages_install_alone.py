@@ -62,7 +62,7 @@ assert {"dynamodb"} & set(store_backends()), store_backends()
 """,
     "psych-a2a": """
 import psych_a2a
-from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
+from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 assert "a2a_peers" in installed_capabilities(), installed_capabilities()
 [factory] = [f for f in tool_source_factories() if f.name == "a2a"]
 assert isinstance(factory.build(http=None, secrets=None), psych_a2a.A2ATools)
@@ -70,7 +70,7 @@ assert psych_a2a.A2AMount is not None and psych_a2a.CardVerifier is not None
 """,
     "psych-mcp": """
 import psych_mcp
-from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
+from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 assert "mcp_servers" in installed_capabilities(), installed_capabilities()
 [factory] = [f for f in tool_source_factories() if f.name == "mcp"]
 assert isinstance(factory.build(http=None, secrets=None), psych_mcp.McpTools)
@@ -79,7 +79,7 @@ assert isinstance(factory.build(http=None, secrets=None), psych_mcp.McpTools)
 import asyncio
 import psych_sandbox
 from psych_runtime.adapters import Program
-from psych_runtime.plugins.urls import installed_capabilities, sandbox_backends
+from psych_runtime.plugins.installed import installed_capabilities, sandbox_backends
 assert "code_execution" in installed_capabilities(), installed_capabilities()
 assert {"subprocess", "namespaces", "oci"} <= set(sandbox_backends()), sandbox_backends()
 
@@ -97,7 +97,7 @@ asyncio.run(main())
 """,
     "psych-otel": """
 import psych_otel
-from psych_runtime.plugins.urls import installed_telemetry
+from psych_runtime.plugins.installed import installed_telemetry
 assert isinstance(installed_telemetry(), psych_otel.OtelTelemetry), installed_telemetry()
 """,
     "psych-contract": """

@@ -258,7 +258,7 @@ async def test_killed_connections_during_a_drain_fail_no_run(
     url = await store_url_for(kind)
     observer = await psych_runtime.open_store(url)
     outages = _Outages()
-    worker_log = logging.getLogger("psych_runtime.runtime.worker")
+    worker_log = logging.getLogger("psych_runtime.runtime.attempt")
     worker_log.addHandler(outages)
     try:
         async with _victim_store(kind, url) as (victim_url, kill):

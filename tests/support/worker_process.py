@@ -9,8 +9,9 @@ then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
 ``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
 ``PSYCH_E2E_TURNS`` times (default 1) and then answers; for the model id ``lead`` it
 delegates once to its roster subagent ``clerk`` and then answers. ``PSYCH_E2E_CONCURRENCY`` and
-``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit, and
-``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval.
+``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit,
+``PSYCH_E2E_APPROVE=1`` makes every ``charge`` call wait for an approval, and
+``PSYCH_E2E_SLOW_ANSWER=1`` streams the final answer one word every half second.
 ``PSYCH_E2E_MARKERS=0`` leaves the marker files out (for benchmarks that only count
 settled Runs: the documented workload's tool does no IO).
 ``PSYCH_E2E_DEFAULT_TIMING=1`` keeps the Worker's own lease, heartbeat, poll and
@@ -58,7 +59,11 @@ class ConversationModel:
             else:
                 script.turn(tool_calls=[("delegate", {"agent": "clerk", "task": "Charge A0."})])
         elif done >= self.turns:
-            script.turn(text="The charge is settled.")
+            if os.environ.get("PSYCH_E2E_SLOW_ANSWER") == "1":
+                # An answer that takes a minute to stream, for interrupts mid-stream.
+                script.turn(text=" ".join(["word"] * 120), chunk_delay_seconds=0.5)
+            else:
+                script.turn(text="The charge is settled.")
         else:
             script.turn(tool_calls=[("charge", {"order_id": f"A{done}"})])
         return script.stream(request)

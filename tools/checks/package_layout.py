@@ -24,6 +24,14 @@ PUBLIC_MODULES = frozenset(
     {
         "psych_runtime",
         "psych_runtime.adapters",
+        # One public module per port, for adapter authors.
+        "psych_runtime.adapters.blob",
+        "psych_runtime.adapters.memory",
+        "psych_runtime.adapters.plugins",
+        "psych_runtime.adapters.sandbox",
+        "psych_runtime.adapters.store",
+        "psych_runtime.adapters.telemetry",
+        "psych_runtime.adapters.tools",
         "psych_runtime.models",
         "psych_runtime.records",
         "psych_runtime.spec",

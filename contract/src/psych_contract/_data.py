@@ -14,7 +14,7 @@ from itertools import count
 from pydantic import JsonValue
 
 from psych_runtime import AgentSpec, ModelRef, RunId, Scope, ToolOutcome, Version, VersionHash
-from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime.adapters.store import RunHeader, RunState
 from psych_runtime.records import (
     AbortRequested,
     AttemptId,

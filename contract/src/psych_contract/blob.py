@@ -12,6 +12,7 @@ bucket, does not have to be emptied first.
 
 import asyncio
 import random
+import uuid
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
@@ -22,7 +23,8 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
-from psych_runtime.adapters import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore, RunBlobDeletion
+from psych_runtime.adapters.store import RawStorage, mentions
 from psych_runtime.records import ToolCallId
 
 JSON = "application/json"
@@ -51,6 +53,15 @@ AWKWARD_PARTS: tuple[str, ...] = (
     "con",
     "semi;colon:and?query#frag",
     "t" * 256,
+    "%",
+    "_",
+    "*",
+    "?",
+    "acm%",
+    "acm_",
+    "acme ",
+    "\u0430cme",
+    "acme\u200b",
 )
 """Key parts that break a naive mapping to paths or object names.
 
@@ -81,6 +92,9 @@ class BlobStoreContract:
 
     Attributes:
         concurrency: how many concurrent writers the contention cases start.
+        single_process: the blobs live in this process only (the in-memory store), so
+            there is no second instance. Every other blob store overrides
+            ``peer_blob_store``.
         model_examples: random call sequences the model-based case tries.
         model_steps: the most calls in one such sequence.
         large_blob_bytes: size of the large round-trip case. Lower it only when the
@@ -92,6 +106,7 @@ class BlobStoreContract:
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
 
     concurrency: ClassVar[int] = 12
+    single_process: ClassVar[bool] = False
     large_blob_bytes: ClassVar[int] = 6 * 1024 * 1024
     model_examples: ClassVar[int] = 40
     model_steps: ClassVar[int] = 25
@@ -106,6 +121,29 @@ class BlobStoreContract:
     async def blob_store(self) -> AsyncIterator[BlobStore]:
         """Override: yield a ready blob store, and close it after the test."""
         yield _must_override("override the `blob_store` fixture in your BlobStoreContract subclass")
+
+    @pytest_asyncio.fixture
+    async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[BlobStore]:
+        """Override: a second instance on the same backend as ``blob_store``.
+
+        Only a store that declares ``single_process = True`` may leave it out.
+        """
+        if self.single_process:
+            pytest.skip("the adapter declares single_process = True: no second instance")
+        yield _must_override(
+            "override `peer_blob_store` to yield a second instance on the same backend, "
+            "or declare single_process = True if the store cannot have one"
+        )
+
+    @pytest.fixture
+    def blob_readers(
+        self, blob_store: BlobStore, request: pytest.FixtureRequest
+    ) -> list[BlobStore]:
+        """The instances readers run on: ``blob_store``, and its peer unless single process."""
+        stores = [blob_store]
+        if not self.single_process:
+            stores.append(request.getfixturevalue("peer_blob_store"))
+        return stores
 
     # --- the suite itself --------------------------------------------------------------
 
@@ -306,6 +344,111 @@ class BlobStoreContract:
         await blob_store.put(key, b"short", content_type=JSON)
         assert await blob_store.get(key) == b"short"
         assert await blob_store.stat(key) == BlobInfo(key=key, size=5, content_type=JSON)
+
+    # --- below the port ----------------------------------------------------------------
+
+    async def test_raw_storage_shows_a_blob_and_loses_it_on_delete(
+        self, blob_store: BlobStore
+    ) -> None:
+        """``raw_storage()`` holds a written blob's bytes, and none of them after ``delete``.
+
+        Every BlobStore implements ``psych_runtime.adapters.RawStorage``. A delete that
+        only hides the blob (a marker, a kept older version, a renamed file) fails
+        here; so does a raw view that shows nothing at all.
+        """
+        assert isinstance(blob_store, RawStorage), (
+            f"{type(blob_store).__name__} has no raw_storage(): every BlobStore must show "
+            "what its backend holds, so deletion can be checked below the port"
+        )
+        key = _key("tenant-a", "raw")
+        marker = f"raw-blob-{uuid.uuid4().hex}"
+        kept = f"kept-blob-{uuid.uuid4().hex}"
+        other = _key("tenant-a", "raw-kept")
+        await blob_store.put(key, f"first {marker}".encode(), content_type=TEXT)
+        await blob_store.put(key, f"second {marker}".encode(), content_type=TEXT)
+        await blob_store.put(other, kept.encode(), content_type=TEXT)
+        assert mentions(await blob_store.raw_storage(), [marker]), "a stored blob is not raw"
+        assert await blob_store.delete(key) is True
+        items = await blob_store.raw_storage()
+        assert mentions(items, [marker]) == [], "a deleted blob's bytes are still stored"
+        assert mentions(items, [kept]), "deleting one blob took another's bytes too"
+
+    async def test_run_blobs_are_deleted_together_and_only_theirs(
+        self, blob_store: BlobStore
+    ) -> None:
+        """``delete_run_blobs`` deletes every blob of one Run of one tenant, and no other.
+
+        Every BlobStore implements ``psych_runtime.adapters.RunBlobDeletion``: retention
+        deletes a Run's blobs, including any no log names. Another tenant's blobs of the
+        same run id, and a Run whose id merely starts the same, stay.
+        """
+        assert isinstance(blob_store, RunBlobDeletion), (
+            f"{type(blob_store).__name__} does not implement delete_run_blobs"
+        )
+        run = data.new_run_id("doomed")
+        doomed = [BlobKey("tenant-a", run, ToolCallId(c)) for c in ("c1", "c2.stdout", "c/3")]
+        kept = [
+            BlobKey("tenant-b", run, ToolCallId("c1")),
+            BlobKey("Tenant-A", run, ToolCallId("c1")),
+            BlobKey("tenant-a", RunId(f"{run}0"), ToolCallId("c1")),
+            BlobKey("tenant-a", RunId(f"{run}/x"), ToolCallId("c1")),
+        ]
+        for key in (*doomed, *kept):
+            await blob_store.put(key, repr(key).encode(), content_type=TEXT)
+        assert await blob_store.delete_run_blobs("tenant-a", run) == len(doomed)
+        for key in doomed:
+            assert await blob_store.stat(key) is None, key
+        for key in kept:
+            assert await blob_store.get(key) == repr(key).encode(), key
+        assert await blob_store.delete_run_blobs("tenant-a", run) == 0
+
+    # --- second instances and readers during writes -----------------------------------
+
+    async def test_a_second_instance_sees_writes_and_deletes(
+        self, blob_store: BlobStore, peer_blob_store: BlobStore
+    ) -> None:
+        """What one instance puts, overwrites or deletes, another on the backend sees at once."""
+        key = _key("tenant-a", "shared")
+        await blob_store.put(key, b"first", content_type=TEXT)
+        assert await peer_blob_store.get(key) == b"first"
+        await peer_blob_store.put(key, b"second, longer", content_type=JSON)
+        assert await blob_store.get(key) == b"second, longer"
+        assert await blob_store.stat(key) == BlobInfo(key=key, size=14, content_type=JSON)
+        assert await peer_blob_store.delete(key) is True
+        assert await blob_store.stat(key) is None
+
+    async def test_reads_during_overwrites_are_never_torn(
+        self, blob_store: BlobStore, blob_readers: list[BlobStore]
+    ) -> None:
+        """Readers running while a blob is overwritten get one whole version, never a mix.
+
+        Readers on this instance (and on ``peer_blob_store`` unless the store is single
+        process) read in a loop while the key is overwritten again and again. Write to
+        a temporary object and move or commit it into place, never in place.
+        """
+        readers = blob_readers
+        key = _key("tenant-a", "torn")
+        versions = [bytes([index]) * 100_000 for index in range(1, 9)]
+        await blob_store.put(key, versions[0], content_type=BINARY)
+        done = asyncio.Event()
+        seen: list[bytes] = []
+
+        async def read_until_done(store: BlobStore) -> None:
+            while not done.is_set():
+                seen.append(await store.get(key))
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(read_until_done(store)) for store in readers for _ in (0, 1)]
+        try:
+            for version in versions[1:]:
+                await blob_store.put(key, version, content_type=BINARY)
+                await asyncio.sleep(0)
+        finally:
+            done.set()
+            await asyncio.gather(*tasks)
+        torn = [len(blob) for blob in seen if blob not in versions]
+        assert not torn, f"{len(torn)} of {len(seen)} reads were a mix of versions"
+        assert seen, "no read ran"
 
     # --- isolation ---------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from psych_contract import _data as data
 from psych_contract.stateful import hypothesis_settings
 from psych_runtime import PsychError, RunId
-from psych_runtime.adapters import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore
 from psych_runtime.records import ToolCallId
 
 

@@ -20,7 +20,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import pytest_asyncio
 
-from psych_runtime.adapters import MAX_MEMORY_CHARS, Memory, MemoryKey, MemoryStore
+from psych_runtime.adapters.memory import MAX_MEMORY_CHARS, Memory, MemoryKey, MemoryStore
+from psych_runtime.adapters.store import RawStorage, mentions
 
 
 def _tenant(label: str) -> str:
@@ -46,15 +47,31 @@ def _contents(facts: tuple[Memory, ...]) -> list[str]:
     return [fact.content for fact in facts]
 
 
+def _raw(memory_store: MemoryStore) -> RawStorage:
+    assert isinstance(memory_store, RawStorage), (
+        f"{type(memory_store).__name__} has no raw_storage(): every MemoryStore must show "
+        "what its backend holds, so erase can be checked below the port"
+    )
+    return memory_store
+
+
+def _marker(label: str) -> str:
+    """A text no backend holds by chance: a label and a random tail."""
+    return f"{label}-{uuid.uuid4().hex}"
+
+
 class MemoryContract:
     """Conformance cases every MemoryStore must pass.
 
     Capability flags (override as class attributes in your subclass):
         durable: facts survive closing the store and opening a new one on the same
             backend (needs ``reopen_memory_store``).
+        single_process: the facts live in this process only, so there is no second
+            instance; every other store overrides ``peer_memory_store``.
     """
 
     durable: bool = True
+    single_process: bool = False
 
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[MemoryStore]:
@@ -63,7 +80,16 @@ class MemoryContract:
 
     @pytest_asyncio.fixture
     async def peer_memory_store(self, memory_store: MemoryStore) -> AsyncIterator[MemoryStore]:
-        """Override: a second store on the same backend; by default the same instance."""
+        """Override: a second instance on the same backend as ``memory_store``.
+
+        Only a store that declares ``single_process = True`` may leave it out; its
+        cases then run with the one instance twice.
+        """
+        if not self.single_process:
+            pytest.fail(
+                "override `peer_memory_store` to yield a second instance on the same "
+                "backend, or declare single_process = True if the store cannot have one"
+            )
         yield memory_store
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:
@@ -187,6 +213,53 @@ class MemoryContract:
             assert _contents(await memory_store.recall(key)) == ["mine"]
             assert await memory_store.erase(key) == 1
 
+    async def test_scoped_calls_refuse_look_alike_keys(self, memory_store: MemoryStore) -> None:
+        """No look-alike of a key reaches its facts: not to recall, forget or erase.
+
+        Tried with case and padding variants, prefixes, the wildcards of SQL ``LIKE``
+        and of globs (``%`` ``_`` ``*`` ``?``), separators and Unicode look-alikes of
+        the end user and of the tenant. Compare both key parts exactly: no ``LIKE``,
+        no case-insensitive or padded collation, no normalisation.
+        """
+        alice, _, _ = _keys()
+        fact = await memory_store.remember(alice, "alice's own fact")
+        users = (
+            "ALICE",
+            "Alice",
+            "alice ",
+            " alice",
+            "alic",
+            "alice2",
+            "al%",
+            "ali_",
+            "%",
+            "_",
+            "*",
+            "?",
+            "al*",
+            "alic?",
+            "alice/",
+            "alice#",
+            "\u0430lice",
+            "alice\u200b",
+        )
+        tenants = (
+            alice.tenant.upper(),
+            alice.tenant + " ",
+            alice.tenant[:-1],
+            "%",
+            "*",
+            alice.tenant[:-1] + "_",
+            alice.tenant[:-1] + "?",
+        )
+        variants = [MemoryKey(tenant=alice.tenant, end_user_id=u) for u in users]
+        variants += [MemoryKey(tenant=t, end_user_id="alice") for t in tenants]
+        for key in variants:
+            assert await memory_store.recall(key) == (), key
+            assert await memory_store.forget(key, fact.id) is False, key
+            assert await memory_store.erase(key) == 0, key
+        assert await memory_store.recall(alice) == (fact,)
+
     # --- forget ---------------------------------------------------------------------------
 
     async def test_forget_removes_one_fact(self, memory_store: MemoryStore) -> None:
@@ -253,6 +326,57 @@ class MemoryContract:
         finally:
             await reopened.close()
 
+    async def test_raw_storage_shows_what_was_kept(self, memory_store: MemoryStore) -> None:
+        """``raw_storage()`` returns the backend's bytes, and a remembered fact is in them.
+
+        Every MemoryStore implements ``psych_runtime.adapters.RawStorage``. A hook
+        that returns nothing (or only what the port would answer) makes the erase
+        checks below meaningless, so this case insists the fact's text shows up.
+        """
+        alice, _, _ = _keys()
+        text = _marker("raw-fact")
+        await memory_store.remember(alice, text)
+        items = await _raw(memory_store).raw_storage()
+        assert mentions(items, [text]), (
+            f"a remembered fact is not in raw_storage() ({len(items)} items)"
+        )
+
+    async def test_erase_leaves_no_byte_of_the_facts(self, memory_store: MemoryStore) -> None:
+        """After ``erase`` no byte the backend holds spells an erased fact; others remain.
+
+        Checked in ``raw_storage()``, not through the port: an erase that only hides
+        rows (a flag, a tombstone, a filter) fails here, and so does a delete whose
+        bytes stay in free pages or a write-ahead log (turn on the database's secure
+        delete and cut its log, or clean the table up, as part of ``erase``).
+        """
+        alice, bob, other_alice = _keys()
+        erased = [_marker("erased-a"), _marker("erased-b"), _marker("erased-c")]
+        kept = [_marker("kept-bob"), _marker("kept-other")]
+        # Erased facts before, between and after the kept ones: wherever a backend puts
+        # them, moving the survivors around must not be what makes the bytes go.
+        await memory_store.remember(alice, erased[0])
+        await memory_store.remember(bob, kept[0])
+        await memory_store.remember(alice, erased[1])
+        await memory_store.remember(other_alice, kept[1])
+        await memory_store.remember(alice, erased[2])
+        assert await memory_store.erase(alice) == 3
+        items = await _raw(memory_store).raw_storage()
+        left = mentions(items, erased)
+        assert left == [], f"erased facts are still stored: {left}"
+        found = mentions(items, kept)
+        assert len(found) >= 2, f"other people's facts vanished from raw storage: {found}"
+
+    async def test_forget_leaves_no_byte_of_the_fact(self, memory_store: MemoryStore) -> None:
+        """After ``forget`` the forgotten fact's text is gone from the backend's bytes."""
+        alice, _, _ = _keys()
+        gone, stays = _marker("forgotten"), _marker("stays")
+        await memory_store.remember(alice, stays)
+        fact = await memory_store.remember(alice, gone)
+        assert await memory_store.forget(alice, fact.id) is True
+        items = await _raw(memory_store).raw_storage()
+        assert mentions(items, [gone]) == []
+        assert mentions(items, [stays])
+
     # --- malformed input ------------------------------------------------------------------
 
     @pytest.mark.parametrize(
@@ -268,6 +392,29 @@ class MemoryContract:
         with pytest.raises(ValueError):
             await memory_store.remember(alice, content)
         assert await memory_store.recall(alice) == ()
+
+    @pytest.mark.parametrize("limit", [3, 2**31, 2**63 - 1, 2**63, 2**64, 10**30])
+    async def test_a_huge_limit_recalls_every_fact(
+        self, memory_store: MemoryStore, limit: int
+    ) -> None:
+        """Any positive ``limit``, however large, is answered; past the count it means all.
+
+        Databases cap ``LIMIT`` at 32 or 64 bits; pass no limit for a larger one
+        rather than let the driver's range error escape.
+        """
+        alice, _, _ = _keys()
+        for n in range(4):
+            await memory_store.remember(alice, f"fact {n}")
+        expected = [f"fact {n}" for n in range(4)][-limit:]
+        assert _contents(await memory_store.recall(alice, limit=limit)) == expected
+
+    async def test_hostile_fact_ids_are_simply_unknown(self, memory_store: MemoryStore) -> None:
+        """``forget`` of an id holding NUL, a lone surrogate or far too long is False."""
+        alice, _, _ = _keys()
+        await memory_store.remember(alice, "kept")
+        for memory_id in ("mem_\x00", "mem_\ud800", "m" * 5000, "%", "*"):
+            assert await memory_store.forget(alice, memory_id) is False, memory_id[:20]
+        assert _contents(await memory_store.recall(alice)) == ["kept"]
 
     @pytest.mark.parametrize("limit", [0, -1, True, 1.5, "3"])
     async def test_a_bad_limit_is_refused(self, memory_store: MemoryStore, limit: object) -> None:

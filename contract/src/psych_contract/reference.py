@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,

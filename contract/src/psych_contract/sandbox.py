@@ -40,7 +40,7 @@ import pytest_asyncio
 from pydantic import JsonValue
 
 from psych_contract._overrides import overridden_without_xfail
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import (
     BindingRefused,
     Execution,
     ExecutionStatus,

@@ -1,12 +1,16 @@
 """Random sequences of port calls, checked step by step against ``ReferenceStore``.
 
 Hypothesis drives a state machine whose every rule is one Store call with arguments
-drawn so that the interesting cases are common: times are a handful of whole and
-half seconds, so a lease, a parking time or a deadline often ends exactly at ``now``;
-appends often carry a stale fence or a wrong expected seq; tenants and keys are chosen
-so that joining them naively collides. Each rule makes the same call on the store under
-test and on the reference model and compares what comes back (values, or the type of
-the error), and, for writes, that the store's notifier signalled what it had to.
+drawn so that the interesting cases are common: times are a handful of whole and half
+seconds, so a lease, a parking time or a deadline often ends exactly at ``now``, and
+a few sub-millisecond ones, so a store that keeps milliseconds disagrees; run ids are
+random, so ties are not broken by admission order by luck; most calls name a Run the
+example admitted; appends often carry a stale fence or a wrong expected seq; tenants
+and keys are chosen so that joining them naively collides. After every write the
+affected Run's header is read back from both sides and compared. Each rule makes the
+same call on the store under test and on the reference model and compares what comes
+back (values, or the type of the error), and, for writes, that the store's notifier
+signalled what it had to.
 
 The store under test belongs to the test's event loop; Hypothesis runs in a worker
 thread and hands each call to that loop. Every example uses ids of its own, and its
@@ -26,7 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from psych_contract import _data as data
 from psych_contract.reference import ReferenceStore
 from psych_runtime import PsychError, RunId, Scope, Store, VersionHash
-from psych_runtime.adapters import WORK, Fence, Notifier, RunHeader, RunState
+from psych_runtime.adapters.store import WORK, Fence, Notifier, RunHeader, RunState
 from psych_runtime.records import WorkerId
 
 T = TypeVar("T")
@@ -35,13 +39,22 @@ _TENANTS = ("a", "a:b", "t-2")
 """Tenant names; with the keys below, ``a:b`` + ``c`` and ``a`` + ``b:c`` join alike."""
 _KEYS = (None, None, "c", "b:c", "k")
 _WORKERS = ("w1", "w2", "w3")
-_SECONDS = st.sampled_from((0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)).map(float) | st.sampled_from(
-    (0.5, 2.5, 4.5)
+_SECONDS = (
+    st.sampled_from((0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)).map(float)
+    | st.sampled_from((0.5, 2.5, 4.5))
+    | st.sampled_from((0.000501, 1.0005, 2.000001, 3.0015, 4.999999))
 )
-_LEASES = st.sampled_from((0.5, 1.0, 1.5, 2.0, 5.0))
+"""Whole and half seconds, so times often coincide, and sub-millisecond ones, so a store
+that keeps milliseconds (or rounds) disagrees with the model."""
+_LEASES = st.sampled_from((0.5, 1.0, 1.5, 2.0, 5.0, 0.0015, 1.000499, 2.000001))
+_ID_PARTS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=4)
+"""Random run id parts: ids that do not sort in admission order, so tie-breaks show."""
 _FAR = 1_000_000.0
 """Seconds after ``T0`` that outlast every time an example uses (for the clean-up)."""
 _CALL_TIMEOUT = 60.0
+_RUN_INDEXES = st.integers(0, 15)
+_UNKNOWN_FROM = 14
+"""Run indexes below this name a Run of the example (seven in eight draws)."""
 
 _examples = itertools.count(1)
 
@@ -126,9 +139,19 @@ class StoreMachine(RuleBasedStateMachine):
         return WorkerId(f"{self.tag}-{_WORKERS[index % len(_WORKERS)]}")
 
     def _run(self, index: int) -> RunId:
-        if not self.runs or index >= len(self.runs):
+        """Mostly a Run of this example; an unknown id for the top two indexes."""
+        if not self.runs or index >= _UNKNOWN_FROM:
             return RunId(f"{self.tag}-unknown")
-        return self.runs[index]
+        return self.runs[index % len(self.runs)]
+
+    def _reread(self, *run_ids: RunId | None) -> None:
+        """After a write, the store's header of each Run must still equal the model's."""
+        for run_id in dict.fromkeys(r for r in run_ids if r is not None):
+            self._both(
+                "get_run after a write",
+                lambda run_id=run_id: self.store.get_run(run_id),  # type: ignore[misc]
+                lambda run_id=run_id: self.model.get_run(run_id, None),  # type: ignore[misc]
+            )
 
     def _both(
         self, name: str, store_call: Callable[[], Awaitable[T]], model_call: Callable[[], T]
@@ -163,7 +186,7 @@ class StoreMachine(RuleBasedStateMachine):
     @initialize()
     def start(self) -> None:
         """Every example starts with one plain runnable Run."""
-        self.admit(0, 0, 0.0, None, 60.0, 0, True, False)
+        self.admit(0, 0, 0.0, None, 60.0, 0, True, False, "a")
 
     @rule(
         tenant=st.integers(0, 2),
@@ -174,6 +197,7 @@ class StoreMachine(RuleBasedStateMachine):
         state=st.integers(0, 5),
         child=st.booleans(),
         reuse=st.booleans(),
+        part=_ID_PARTS,
     )
     def admit(
         self,
@@ -185,9 +209,11 @@ class StoreMachine(RuleBasedStateMachine):
         state: int,
         child: bool,
         reuse: bool,
+        part: str,
     ) -> None:
-        """``create_run``: new ids, repeated keys, and now and then a repeated run id."""
-        run_id = self.runs[-1] if reuse and self.runs else RunId(f"{self.tag}-r{len(self.runs)}")
+        """``create_run``: random ids, repeated keys, and now and then a repeated run id."""
+        fresh = RunId(f"{self.tag}-{part}-{len(self.runs)}")
+        run_id = self.runs[-1] if reuse and self.runs else fresh
         chosen = (
             RunState.RUNNABLE,
             RunState.RUNNABLE,
@@ -218,8 +244,9 @@ class StoreMachine(RuleBasedStateMachine):
         )
         if result is not None and result.created and run_id not in self.runs:
             self.runs.append(run_id)
+        self._reread(run_id, None if result is None else result.header.run_id)
 
-    @rule(run=st.integers(0, 12), tenant=st.none() | st.integers(0, 2))
+    @rule(run=_RUN_INDEXES, tenant=st.none() | st.integers(0, 2))
     def get_run(self, run: int, tenant: int | None) -> None:
         """``get_run``, with the owner's tenant, another tenant's or none."""
         run_id = self._run(run)
@@ -233,7 +260,7 @@ class StoreMachine(RuleBasedStateMachine):
     # --- the log -----------------------------------------------------------------------
 
     @rule(
-        run=st.integers(0, 12),
+        run=_RUN_INDEXES,
         offset=st.sampled_from((0, 0, 0, 1, -1, 2)),
         size=st.integers(1, 3),
         fence=st.sampled_from(("none", "holder", "holder", "stale", "other")),
@@ -261,9 +288,10 @@ class StoreMachine(RuleBasedStateMachine):
             lambda: self.store.append(run_id, first, records, fence=chosen),
             lambda: self.model.append(run_id, first, records, chosen),
         )
+        self._reread(run_id)
 
     @rule(
-        run=st.integers(0, 12),
+        run=_RUN_INDEXES,
         after=st.integers(0, 6),
         limit=st.none() | st.integers(0, 3),
         tenant=st.none() | st.integers(0, 2),
@@ -285,14 +313,15 @@ class StoreMachine(RuleBasedStateMachine):
     def claim(self, worker: int, now: float, lease: float) -> None:
         """``claim`` at a chosen instant: order, parking, expiry and fractional leases."""
         worker_id = self._worker(worker)
-        self._both(
+        claimed = self._both(
             "claim",
             lambda: self.store.claim(worker_id, data.at(now), lease),
             lambda: self.model.claim(worker_id, data.at(now), lease),
         )
+        self._reread(None if claimed is None else claimed.run_id)
 
     @rule(
-        run=st.integers(0, 12),
+        run=_RUN_INDEXES,
         worker=st.integers(0, 2),
         now=_SECONDS,
         lease=_LEASES,
@@ -308,9 +337,10 @@ class StoreMachine(RuleBasedStateMachine):
             lambda: self.store.renew(run_id, worker_id, data.at(now), lease, attempt_count=count),
             lambda: self.model.renew(run_id, worker_id, data.at(now), lease, count),
         )
+        self._reread(run_id)
 
     @rule(
-        run=st.integers(0, 12),
+        run=_RUN_INDEXES,
         worker=st.integers(0, 2),
         state=st.sampled_from(
             (RunState.RUNNABLE, RunState.SUSPENDED, RunState.SETTLED, RunState.NESTED)
@@ -346,8 +376,9 @@ class StoreMachine(RuleBasedStateMachine):
             ),
             lambda: self.model.release(run_id, worker_id, state, until, new_deadline, count),
         )
+        self._reread(run_id)
 
-    @rule(run=st.integers(0, 12))
+    @rule(run=_RUN_INDEXES)
     def settle_inline(self, run: int) -> None:
         """``settle_inline`` on nested and on every other kind of Run."""
         run_id = self._run(run)
@@ -356,8 +387,9 @@ class StoreMachine(RuleBasedStateMachine):
             lambda: self.store.settle_inline(run_id),
             lambda: self.model.settle_inline(run_id),
         )
+        self._reread(run_id)
 
-    @rule(run=st.integers(0, 12), until=st.none() | _SECONDS)
+    @rule(run=_RUN_INDEXES, until=st.none() | _SECONDS)
     def set_runnable_at(self, run: int, until: float | None) -> None:
         """Parking and unparking any Run, settled and suspended ones included."""
         run_id = self._run(run)
@@ -367,6 +399,7 @@ class StoreMachine(RuleBasedStateMachine):
             lambda: self.store.set_runnable_at(run_id, when),
             lambda: self.model.set_runnable_at(run_id, when),
         )
+        self._reread(run_id)
 
     # --- sweeps ------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ before its generous timeout".
 
 import asyncio
 import math
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar
@@ -24,19 +25,23 @@ from psych_contract import _data as data
 from psych_contract._overrides import overridden_without_xfail
 from psych_contract.stateful import check_against_reference
 from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     MAX_RECORD_DEPTH,
     WORK,
     Fence,
     LeaseLost,
     Migratable,
     Notifier,
+    RawStorage,
+    RunDeletion,
     RunHeader,
     RunListing,
     RunState,
+    SchemaInspection,
     SchemaNotMigrated,
     SeqConflict,
     StoreError,
+    mentions,
 )
 from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record, WorkerId
 
@@ -94,13 +99,146 @@ def _notifier(store: Store) -> Notifier:
     return notifier
 
 
-async def _wakes(notifier: Notifier, key: str, action: Callable[[], Awaitable[object]]) -> bool:
-    """Start a waiter on ``key``, run ``action``, and report whether the waiter woke."""
+async def _wakes(
+    notifier: Notifier,
+    key: str,
+    action: Callable[[], Awaitable[object]],
+    sees: Callable[[], Awaitable[bool]] | None = None,
+) -> bool:
+    """Start a waiter on ``key``, run ``action``, and report whether the waiter woke.
+
+    With ``sees``, the waiter looks at the store the moment it wakes, before anything
+    else runs, and the case fails unless it sees what ``action`` committed: a woken
+    reader must find the commit, so a store signals after it commits, never before.
+    """
     seen = notifier.generation(key)
-    waiter = asyncio.create_task(notifier.wait(key, seen, WAKE_TIMEOUT))
+
+    async def wait_then_look() -> tuple[bool, bool]:
+        woke = await notifier.wait(key, seen, WAKE_TIMEOUT)
+        return woke, (await sees()) if woke and sees is not None else True
+
+    waiter = asyncio.create_task(wait_then_look())
     await asyncio.sleep(0)  # let the waiter reach its wait before the action commits
     await action()
-    return await waiter
+    woke, visible = await waiter
+    assert visible, f"a waiter on {key!r} woke before the commit was visible to it"
+    return woke
+
+
+Sees = Callable[[], Awaitable[bool]]
+"""A look at the store a woken waiter takes at once; True when it sees the commit."""
+
+
+async def _wakes_each(
+    notifier: Notifier, keys: tuple[str, ...], action: Callable[[], Awaitable[object]], sees: Sees
+) -> dict[str, bool]:
+    """``_wakes`` for several keys at once: which of them woke, each seeing the commit."""
+    seen = {key: notifier.generation(key) for key in keys}
+
+    async def wait_then_look(key: str) -> tuple[bool, bool]:
+        woke = await notifier.wait(key, seen[key], WAKE_TIMEOUT)
+        return woke, (await sees()) if woke else True
+
+    waiters = {key: asyncio.create_task(wait_then_look(key)) for key in keys}
+    await asyncio.sleep(0)
+    await action()
+    woke: dict[str, bool] = {}
+    for key, waiter in waiters.items():
+        woke[key], visible = await waiter
+        assert visible, f"a waiter on {key!r} woke before the commit was visible to it"
+    return woke
+
+
+def _state_is(store: Store, run_id: RunId, state: RunState) -> Callable[[], Awaitable[bool]]:
+    async def look() -> bool:
+        header = await store.get_run(run_id)
+        return header is not None and header.state is state
+
+    return look
+
+
+def _head_is(store: Store, run_id: RunId, head: int) -> Callable[[], Awaitable[bool]]:
+    async def look() -> bool:
+        return await store.head(run_id) == head
+
+    return look
+
+
+LOOK_ALIKES: tuple[str, ...] = (
+    "TENANT-A",
+    "Tenant-A",
+    "tenant-a ",
+    " tenant-a",
+    "tenant-",
+    "tenant",
+    "tenant-a-",
+    "tenant-%",
+    "tenant-_",
+    "%",
+    "_",
+    "*",
+    "?",
+    "tenant-*",
+    "tenant-?",
+    "tenant-a/",
+    "tenant-a#",
+    "tenant-a:",
+    "tenant-\u0430",
+    "tenant-a\u200b",
+    "tenant-\uff41",
+    "tenant-a\t",
+)
+"""Tenants a careless store mistakes for ``tenant-a``: case, padding, prefixes, the
+wildcards of SQL ``LIKE`` and of globs, separators, and Unicode look-alikes (a Cyrillic
+``\\u0430``, a zero-width space, a full-width ``\\uff41``)."""
+
+
+def _deleter(store: Store) -> RunDeletion:
+    assert isinstance(store, RunDeletion), (
+        f"{type(store).__name__} does not implement RunDeletion (settled_runs and "
+        "delete_runs): every store must, so a deployment can delete Runs for retention"
+    )
+    return store
+
+
+def _raw(store: Store) -> RawStorage:
+    assert isinstance(store, RawStorage), (
+        f"{type(store).__name__} has no raw_storage(): every store must show what its "
+        "backend holds, so that deletion is checked below the port"
+    )
+    return store
+
+
+async def _settled(
+    store: Store,
+    *,
+    tenant: str = "tenant-a",
+    key: str | None = None,
+    created_s: float = 0,
+    notes: tuple[str, ...] = (),
+) -> RunHeader:
+    """Admit a Run, append ``notes`` as records, claim it and release it settled."""
+    run = await _admit(store, tenant=tenant, idempotency_key=key, created_at=data.at(created_s))
+    for offset, note in enumerate(notes):
+        await store.append(run.run_id, 2 + offset, [data.consumer_record(run, 2 + offset, note)])
+    claimed = await store.claim(W1, data.at(10_000), LEASE)
+    assert claimed is not None and claimed.run_id == run.run_id, "the Run to settle was not claimed"
+    await store.release(run.run_id, W1, RunState.SETTLED)
+    header = await store.get_run(run.run_id)
+    assert header is not None and header.state is RunState.SETTLED
+    return header
+
+
+async def _settle_leftovers(store: Store, run_ids: tuple[RunId, ...]) -> None:
+    """Settle Runs a case left claimable, so a later case on the same store ignores them."""
+    for run_id in run_ids:
+        header = await store.get_run(run_id)
+        if header is None or header.state is RunState.SETTLED:
+            continue
+        claimed = await store.claim(W2, data.at(10**7), LEASE)
+        while claimed is not None:
+            await store.release(claimed.run_id, W2, RunState.SETTLED)
+            claimed = await store.claim(W2, data.at(10**7), LEASE)
 
 
 def _must_override(message: str) -> Store:
@@ -123,6 +261,17 @@ class StoreContract:
             (it implements ``psych_runtime.store.port.Migratable``). When True, also
             override the ``unmigrated_store`` fixture to yield a store on an empty
             database that nobody has migrated.
+        deleted_runs_leave_no_bytes: ``delete_runs`` removes the Runs' bytes from the
+            backend's storage too (``raw_storage``), not only from every read. Set it
+            False only for a backend that keeps deleted rows' bytes in free space
+            until it reuses it, and say so in your documentation; the raw check is then
+            skipped with that reason shown.
+        single_process: the store keeps its data in this process only, so there is no
+            second instance to open (the in-memory store). Every other store must
+            override ``peer_store``: the races, the signal cases and the blob and
+            memory suites run across two instances, and a store that only works
+            alone is a store that says so. Say it in your documentation too, and on
+            your ``StoreBackend`` (``single_process=True``), so ``psych doctor`` shows it.
         shares_backend: a second store instance can work on the same backend (a
             database or a file). When True, override ``peer_store``; the contention
             cases then also race the two instances, and a notifier that reports itself
@@ -140,6 +289,8 @@ class StoreContract:
     cross_process_notifier: ClassVar[bool] = False
     has_schema: ClassVar[bool] = False
     shares_backend: ClassVar[bool] = False
+    single_process: ClassVar[bool] = False
+    deleted_runs_leave_no_bytes: ClassVar[bool] = True
     concurrency: ClassVar[int] = 12
     rounds: ClassVar[int] = 5
     model_examples: ClassVar[int] = 60
@@ -158,14 +309,18 @@ class StoreContract:
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[Store]:
-        """Override when ``shares_backend`` or ``cross_process_notifier`` is True.
+        """Override: a second instance on the same backend as ``store``.
 
-        A second instance on the same backend: it must see what ``store`` writes, and
-        with ``cross_process_notifier`` its notifier must wake on ``store``'s commits.
+        It must see what ``store`` writes, and with ``cross_process_notifier`` its
+        notifier must wake on ``store``'s commits. Only a store that declares
+        ``single_process = True`` may leave it out.
         """
-        if not (self.shares_backend or self.cross_process_notifier):
-            pytest.skip("the adapter declares no second instance on the same backend")
-        yield _must_override("override `peer_store` (shares_backend or cross_process_notifier)")
+        if self.single_process:
+            pytest.skip("the adapter declares single_process = True: no second instance")
+        yield _must_override(
+            "override `peer_store` to yield a second instance on the same backend, or "
+            "declare single_process = True if the store cannot have one"
+        )
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[Store]:
@@ -182,7 +337,7 @@ class StoreContract:
     def contenders(self, store: Store, request: pytest.FixtureRequest) -> list[Store]:
         """The instances a race runs from: ``store``, plus ``peer_store`` when shared."""
         stores = [store]
-        if self.shares_backend or self.cross_process_notifier:
+        if not self.single_process:
             stores.append(request.getfixturevalue("peer_store"))
         return stores
 
@@ -216,6 +371,132 @@ class StoreContract:
         ``notifier`` property or ``close`` method is the usual culprit).
         """
         assert isinstance(store, Store)
+
+    # --- raw storage and deletion -----------------------------------------------------
+
+    async def test_raw_storage_shows_the_log(self, store: Store) -> None:
+        """``raw_storage()`` returns the backend's bytes, and an appended record is in them.
+
+        Every Store implements ``psych_runtime.adapters.RawStorage``: the bytes its
+        backend keeps (files with their write-ahead logs, every page or row version of
+        its tables, every item), with the adapter's own compression undone. A view that
+        shows nothing would make every deletion check pass, so the record must show.
+        """
+        run = await _admit(store)
+        marker = f"raw-record-{uuid.uuid4().hex}"
+        await store.append(run.run_id, 2, [data.consumer_record(run, 2, marker)])
+        items = await _raw(store).raw_storage()
+        assert mentions(items, [marker]), (
+            f"an appended record is not in raw_storage(): {items!r:.300}"
+        )
+
+    async def test_delete_runs_deletes_the_tenants_settled_runs_only(self, store: Store) -> None:
+        """``delete_runs`` removes settled Runs of the tenant: header, log and key.
+
+        A running Run, another tenant's settled Run and an unknown id are left alone
+        and not returned. A deleted Run reads as unknown everywhere, and its
+        idempotency key admits a new Run. Check the tenant and state conditions of the
+        delete and that the log rows and the key go in the same operation.
+        """
+        deleter = _deleter(store)
+        key = data.new_key("retained")
+        gone = await _settled(store, key=key, notes=("first", "second"))
+        other = await _settled(store, tenant="tenant-b", created_s=1)
+        running = await _admit(store, created_at=data.at(2))
+        ghost = data.new_run_id("ghost")
+        deleted = await deleter.delete_runs(
+            [gone.run_id, other.run_id, running.run_id, ghost], tenant="tenant-a"
+        )
+        assert sorted(deleted) == [gone.run_id]
+        assert await store.get_run(gone.run_id) is None
+        assert await store.read(gone.run_id) == []
+        assert await store.head(gone.run_id) == 0
+        assert await store.get_run(other.run_id) == other
+        assert await store.head(other.run_id) == 1
+        assert await store.get_run(running.run_id) == running
+        assert await deleter.delete_runs([gone.run_id], tenant="tenant-a") == []
+        again = await store.create_run(*data.admission(idempotency_key=key))
+        assert again.created, "the deleted Run's idempotency key still blocks admission"
+
+    async def test_deleted_runs_leave_no_bytes(self, store: Store) -> None:
+        """After ``delete_runs`` no byte the backend holds spells the deleted Run's data.
+
+        Checked in ``raw_storage()``: a delete that only hides rows fails, and so does
+        one whose bytes stay in free pages, write-ahead logs or dead row versions
+        (turn on secure deletion, cut the log, vacuum). Another Run's data must stay.
+        """
+        if not self.deleted_runs_leave_no_bytes:
+            pytest.skip(
+                "the adapter declares deleted_runs_leave_no_bytes = False: its backend keeps "
+                "deleted rows' bytes in free space until reused (see its documentation)"
+            )
+        deleter = _deleter(store)
+        secret = f"deleted-{uuid.uuid4().hex}"
+        kept = f"kept-{uuid.uuid4().hex}"
+        gone = await _settled(store, key=f"key-{secret}", notes=(secret, secret + "-2"))
+        await _settled(store, created_s=1, notes=(kept,))
+        assert mentions(await _raw(store).raw_storage(), [secret]), "raw_storage() misses a Run"
+        assert await deleter.delete_runs([gone.run_id], tenant="tenant-a") == [gone.run_id]
+        items = await _raw(store).raw_storage()
+        left = mentions(items, [secret])
+        assert left == [], f"a deleted Run's bytes are still stored: {left}"
+        assert mentions(items, [kept]), "deleting one Run took another's bytes too"
+
+    async def test_settled_runs_lists_oldest_first_page_by_page(self, store: Store) -> None:
+        """``settled_runs``: the tenant's settled Runs admitted before a time, oldest first.
+
+        Ties on ``created_at`` go by run id; ``after`` continues past the last header
+        of a page. Unsettled Runs, other tenants' Runs and Runs admitted at or after
+        ``created_before`` are never listed. A limit below 1 is a ValueError.
+        """
+        deleter = _deleter(store)
+        same = [await _settled(store, created_s=5) for _ in range(3)]
+        first = await _settled(store, created_s=1)
+        await _settled(store, tenant="tenant-b", created_s=2)
+        await _settled(store, created_s=50)
+        await _admit(store, created_at=data.at(3))
+        expected = [first.run_id, *sorted(run.run_id for run in same)]
+        listed = await deleter.settled_runs(tenant="tenant-a", created_before=data.at(50))
+        assert [h.run_id for h in listed] == expected
+        assert listed[0] == first
+        paged: list[RunId] = []
+        after: tuple[datetime, RunId] | None = None
+        while True:
+            page = await deleter.settled_runs(
+                tenant="tenant-a", created_before=data.at(50), after=after, limit=2
+            )
+            paged.extend(h.run_id for h in page)
+            if len(page) < 2:
+                break
+            after = (page[-1].created_at, page[-1].run_id)
+        assert paged == expected
+        for bad in (0, -1):
+            with pytest.raises(ValueError):
+                await deleter.settled_runs(tenant="tenant-a", created_before=data.at(50), limit=bad)
+
+    async def test_scoped_calls_refuse_look_alike_tenants(self, store: Store) -> None:
+        """Every call that takes a tenant compares it exactly, never loosely.
+
+        Tried with case and padding variants, prefixes, ``%`` ``_`` ``*`` ``?``,
+        separators and Unicode look-alikes of ``tenant-a``: none may read, list or
+        delete ``tenant-a``'s Run or Version. Look for ``LIKE``, ``ILIKE``, a
+        case-insensitive or padded collation, or a normalisation of the tenant.
+        """
+        run = await _settled(store, notes=("look-alike",))
+        version = data.version("look-alike")
+        await store.put_version(version, tenant="tenant-a")
+        for other in LOOK_ALIKES:
+            assert await store.get_run(run.run_id, tenant=other) is None, other
+            assert await store.read(run.run_id, tenant=other) == [], other
+            assert await store.get_version(version.hash, tenant=other) is None, other
+            if isinstance(store, RunListing):
+                assert await store.recent_runs(tenant=other) == [], other
+            deleter = _deleter(store)
+            listed = await deleter.settled_runs(tenant=other, created_before=data.at(10**6))
+            assert listed == [], other
+            assert await deleter.delete_runs([run.run_id], tenant=other) == [], other
+        assert await store.get_run(run.run_id, tenant="tenant-a") == run
+        assert await store.head(run.run_id) == 2
 
     # --- against the reference model ---------------------------------------------------
 
@@ -262,6 +543,27 @@ class StoreContract:
         assert await unmigrated_store.migrate() == []
         run = await _admit(unmigrated_store)
         assert await unmigrated_store.head(run.run_id) == 1
+
+    async def test_schema_inspection_reports_the_versions(
+        self, store: Store, unmigrated_store: Store
+    ) -> None:
+        """``SchemaInspection``: a migrated store reports the version it needs, an empty one 0.
+
+        The protocol is optional; the case is skipped, saying so, for a store without
+        it (``psych doctor --store`` then cannot show the database's schema). When it
+        fails, check that ``schema_version()`` only reads, creating nothing.
+        """
+        if not isinstance(store, SchemaInspection):
+            pytest.skip(
+                "the store does not implement SchemaInspection: psych doctor --store "
+                "cannot compare its database with the adapter"
+            )
+        expected = store.expected_schema_version
+        assert type(expected) is int and expected >= 1
+        assert await store.schema_version() == expected
+        assert isinstance(unmigrated_store, SchemaInspection)
+        assert await unmigrated_store.schema_version() in (0, None)
+        assert await unmigrated_store.schema_version() in (0, None), "reading it created it"
 
     # --- append and read ---------------------------------------------------------------
 
@@ -1242,12 +1544,13 @@ class StoreContract:
     async def test_recent_runs_lists_newest_first_by_tenant_and_state(self, store: Store) -> None:
         """``RunListing.recent_runs``: newest admission first, filtered, capped.
 
-        A store that does not implement the optional listing skips this case. When it
-        fails, check the ordering (``created_at`` descending, then run id descending)
+        The protocol is optional: a store without it skips this case, and the skip
+        says so (operators' ``psych runs`` then cannot list its Runs). When it fails,
+        check the ordering (``created_at`` descending, then run id descending)
         and that the tenant and state filters are applied by the query, not after it.
         """
         if not isinstance(store, RunListing):
-            pytest.skip("the store does not implement RunListing")
+            pytest.skip("the store does not implement RunListing: psych runs cannot list its Runs")
         oldest = await _admit(store, created_at=data.at(1))
         other = await _admit(store, tenant="tenant-b", created_at=data.at(2))
         middle = await _admit(store, created_at=data.at(3), state=RunState.SUSPENDED)
@@ -1292,7 +1595,9 @@ class StoreContract:
         Signal ``WORK`` after the create_run transaction commits (never before).
         """
         notifier = self._require_notifier(store)
-        assert await _wakes(notifier, WORK, lambda: _admit(store))
+        run, admitted = data.admission()
+        sees = _state_is(store, run.run_id, RunState.RUNNABLE)
+        assert await _wakes(notifier, WORK, lambda: store.create_run(run, admitted), sees)
 
     async def test_work_wakes_after_release_to_runnable(self, store: Store) -> None:
         """Releasing a Run as runnable signals ``WORK``."""
@@ -1300,7 +1605,10 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         assert await _wakes(
-            notifier, WORK, lambda: store.release(run.run_id, W1, RunState.RUNNABLE)
+            notifier,
+            WORK,
+            lambda: store.release(run.run_id, W1, RunState.RUNNABLE),
+            _state_is(store, run.run_id, RunState.RUNNABLE),
         )
 
     async def test_work_wakes_after_waking_a_suspended_run(self, store: Store) -> None:
@@ -1309,13 +1617,23 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.SUSPENDED)
-        assert await _wakes(notifier, WORK, lambda: store.set_runnable_at(run.run_id, None))
+        assert await _wakes(
+            notifier,
+            WORK,
+            lambda: store.set_runnable_at(run.run_id, None),
+            _state_is(store, run.run_id, RunState.RUNNABLE),
+        )
 
     async def test_a_run_key_wakes_after_an_append(self, store: Store) -> None:
-        """A reader waiting on a run id wakes when a batch is appended to that Run."""
+        """A reader waiting on a run id wakes when a batch is appended, and sees it.
+
+        The woken reader looks at once: signal after the transaction commits, never
+        before, or a reader told "changed" reads the old head and waits again.
+        """
         notifier = self._require_notifier(store)
         run = await _admit(store)
-        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 2))
+        sees = _head_is(store, run.run_id, 3)
+        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 2), sees)
 
     async def test_a_waiter_without_a_signal_times_out(self, store: Store) -> None:
         """With no commit the wait returns False (so the other wake-up cases mean something)."""
@@ -1335,8 +1653,119 @@ class StoreContract:
         notifier = _notifier(peer_store)
         run = await _admit(store)
         assert await _wakes(notifier, WORK, lambda: _admit(store))
-        assert await _wakes(notifier, run.run_id, lambda: _append(store, run, 2, 1))
-        assert await peer_store.head(run.run_id) == 2
+        assert await _wakes(
+            notifier,
+            run.run_id,
+            lambda: _append(store, run, 2, 1),
+            _head_is(peer_store, run.run_id, 2),
+        )
+
+    async def test_a_second_instance_is_provided_or_single_process_declared(
+        self, store: Store, peer_store: Store
+    ) -> None:
+        """Every store offers a second instance on its backend, or says it cannot.
+
+        Override ``peer_store`` (a second pool, another file handle: another process as
+        far as the backend can tell), or set ``single_process = True`` and say so in
+        your documentation. A second instance that does not see the first one's data
+        is no second instance.
+        """
+        peer = peer_store
+        assert peer is not store, "peer_store must be another instance than store"
+        run = await _admit(store)
+        assert await peer.get_run(run.run_id) == run
+        await _append(peer, run, 2, 1)
+        assert await store.head(run.run_id) == 2
+
+    async def test_every_signal_kind_reaches_a_listening_peer(
+        self, store: Store, peer_store: Store
+    ) -> None:
+        """Commits of every kind through one instance wake the other's waiters.
+
+        Runs when the notifiers report ``complete`` or the adapter declares
+        ``cross_process_notifier``, in both directions: admission (the run id and
+        ``WORK``), append, release (the run id, and ``WORK`` when runnable), waking a
+        suspended Run (``WORK``), a nested admission and ``settle_inline`` (the run
+        id), each seen by the woken waiter. A peer that hears only some kinds leaves
+        readers waiting out their timeouts.
+        """
+        self._require_notifier(store)
+        for writer, listener in ((peer_store, store), (store, peer_store)):
+            notifier = _notifier(listener)
+            await listener.read(data.new_run_id("warm"))  # may start hearing others
+            if not (notifier.complete or self.cross_process_notifier):
+                pytest.skip(
+                    "the store's notifier hears only its own instance (complete = False "
+                    "and cross_process_notifier = False): readers look at the store instead"
+                )
+            await self._every_signal_kind(writer, listener, notifier)
+
+    async def _every_signal_kind(self, writer: Store, listener: Store, notifier: Notifier) -> None:
+        run, run_admitted = data.admission()
+        fresh, admitted = data.admission(created_at=data.at(-500))
+        nested, nested_admitted = data.admission(state=RunState.NESTED)
+        runnable = _state_is(listener, fresh.run_id, RunState.RUNNABLE)
+
+        # Each step waits for every key its commit signals, so no signal of one step
+        # can arrive late and wake the next step's waiter before its commit.
+        steps: list[tuple[str, tuple[str, ...], Callable[[], Awaitable[object]], Sees]] = [
+            (
+                "admission",
+                (run.run_id, WORK),
+                lambda: writer.create_run(run, run_admitted),
+                _state_is(listener, run.run_id, RunState.RUNNABLE),
+            ),
+            (
+                "admission",
+                (fresh.run_id, WORK),
+                lambda: writer.create_run(fresh, admitted),
+                runnable,
+            ),
+            (
+                "append",
+                (run.run_id,),
+                lambda: _append(writer, run, 2, 1),
+                _head_is(listener, run.run_id, 2),
+            ),
+            (
+                "release to runnable",
+                (fresh.run_id, WORK),
+                lambda: writer.release(fresh.run_id, W1, RunState.RUNNABLE),
+                runnable,
+            ),
+            (
+                "release to suspended",
+                (fresh.run_id,),
+                lambda: writer.release(fresh.run_id, W1, RunState.SUSPENDED),
+                _state_is(listener, fresh.run_id, RunState.SUSPENDED),
+            ),
+            (
+                "waking a suspended Run",
+                (WORK,),
+                lambda: writer.set_runnable_at(fresh.run_id, None),
+                runnable,
+            ),
+            (
+                "a nested admission",
+                (nested.run_id,),
+                lambda: writer.create_run(nested, nested_admitted),
+                _state_is(listener, nested.run_id, RunState.NESTED),
+            ),
+            (
+                "settle_inline",
+                (nested.run_id,),
+                lambda: writer.settle_inline(nested.run_id),
+                _state_is(listener, nested.run_id, RunState.SETTLED),
+            ),
+        ]
+        for index, (what, keys, action, sees) in enumerate(steps):
+            if what.startswith("release"):
+                claimed = await writer.claim(W1, data.at(index), LEASE)
+                assert claimed is not None and claimed.run_id == fresh.run_id
+            woke = await _wakes_each(notifier, keys, action, sees)
+            missed = [key for key in keys if not woke[key]]
+            assert not missed, f"{what} through the other instance did not signal {missed}"
+        await _settle_leftovers(writer, (run.run_id, fresh.run_id))
 
     # --- rules a store must keep exactly ----------------------------------------------
 
@@ -1403,6 +1832,47 @@ class StoreContract:
         assert header.lease_expires_at == data.at(3.25)
         assert await store.claim(W2, data.at(3), LEASE) is None
         assert await store.expired_leases(data.at(3)) == []
+
+    async def test_a_sub_millisecond_lease_is_kept_exactly(self, store: Store) -> None:
+        """Times and leases keep microseconds: 1.5 ms from ``.000501`` ends at ``.002001``.
+
+        A store that keeps milliseconds (or rounds the lease) ends the lease a little
+        early or late; keep microseconds end to end, and compute the expiry exactly.
+        """
+        run = await _admit(store)
+        now = data.at(0.000501)
+        claimed = await store.claim(W1, now, 0.0015)
+        assert claimed is not None
+        assert claimed.lease_expires_at == data.at(0.002001)
+        assert await store.expired_leases(data.at(0.002)) == []
+        assert [h.run_id for h in await store.expired_leases(data.at(0.002001))] == [run.run_id]
+        assert await store.renew(run.run_id, W1, data.at(0.0009), 0.001102)
+        header = await store.get_run(run.run_id)
+        assert header is not None and header.lease_expires_at == data.at(0.002002)
+        assert await store.claim(W2, data.at(0.002001), LEASE) is None
+        again = await store.claim(W2, data.at(0.002002), LEASE)
+        assert again is not None and again.run_id == run.run_id
+
+    async def test_sweeps_break_ties_by_run_id(self, store: Store) -> None:
+        """Runs due at the same instant are swept in run id order, whatever their admission.
+
+        ``expired_leases`` and ``overdue_deadlines`` order by time, then run id: the
+        Runs here are admitted in the opposite order of their ids, so an order left to
+        the backend (insertion order, a heap) shows.
+        """
+        base = data.new_run_id("tie")
+        ids = [RunId(f"{base}-{letter}") for letter in ("c", "b", "a", "e", "d")]
+        for run_id in ids:
+            run, admitted = data.admission(run_id, deadline_at=data.at(50))
+            assert (await store.create_run(run, admitted)).created
+        for _ in ids:
+            assert await store.claim(W1, data.at(0), LEASE) is not None
+        expected = sorted(ids)
+        assert [h.run_id for h in await store.overdue_deadlines(data.at(50))] == expected
+        assert [h.run_id for h in await store.expired_leases(data.at(LEASE))] == expected
+        assert [h.run_id for h in await store.overdue_deadlines(data.at(50), limit=2)] == (
+            expected[:2]
+        )
 
     async def test_claim_order_counts_from_when_a_parked_run_became_runnable(
         self, store: Store
@@ -1501,7 +1971,12 @@ class StoreContract:
         if not notifier.complete:
             assert await peer_store.head(run.run_id) == 1
             return
-        assert await _wakes(notifier, run.run_id, lambda: _append(peer_store, run, 2, 1))
+        assert await _wakes(
+            notifier,
+            run.run_id,
+            lambda: _append(peer_store, run, 2, 1),
+            _head_is(store, run.run_id, 2),
+        )
 
     async def test_a_closed_store_refuses_further_calls(self, store: Store) -> None:
         """After ``close()`` every call raises ``StoreError``; closing again is harmless.
@@ -1582,6 +2057,31 @@ class StoreContract:
                 await store.create_run(run, admitted)
             assert await store.get_run(run.run_id) is None
             assert await store.head(run.run_id) == 0
+
+    async def test_hostile_lookups_answer_as_unknown_everywhere(self, store: Store) -> None:
+        """Every store answers the same hostile lookup the same way: as for an unknown key.
+
+        A hash or tenant holding a lone surrogate or NUL, and one far longer than any
+        column, names no Version and no Run: ``get_version`` is None (with and without a
+        tenant), the tenant-scoped reads and the retention calls find nothing. No driver
+        error (``UnicodeEncodeError``, a data error) may escape; call
+        ``no_run_can_match`` first, as for run ids.
+        """
+        version = data.version("hostile")
+        await store.put_version(version, tenant="tenant-a")
+        run = await _admit(store)
+        hashes = ["sha256:\ud800", "sha256:\x00", "sha256:" + "f" * 5000, version.hash + "\udfff"]
+        for raw in hashes:
+            assert await store.get_version(VersionHash(raw)) is None, raw[:40]
+            assert await store.get_version(VersionHash(raw), tenant="tenant-a") is None
+        for tenant in ("tenant-a\ud800", "tenant-a\x00", "t" * 5000):
+            assert await store.get_version(version.hash, tenant=tenant) is None, tenant[:40]
+            assert await store.get_run(run.run_id, tenant=tenant) is None
+            assert await store.read(run.run_id, tenant=tenant) == []
+            deleter = _deleter(store)
+            assert await deleter.settled_runs(tenant=tenant, created_before=data.at(10**6)) == []
+            assert await deleter.delete_runs([run.run_id], tenant=tenant) == []
+        assert await store.get_version(version.hash, tenant="tenant-a") is not None
 
     async def test_run_ids_no_store_can_hold_read_as_unknown(self, store: Store) -> None:
         """An id with NUL or a lone surrogate names no Run, and no driver sees it.

@@ -36,7 +36,7 @@ from psych_runtime import (
     dispatch,
     publish,
 )
-from psych_runtime.adapters import (
+from psych_runtime.adapters.telemetry import (
     PSYCH_SCHEMA,
     FinishedSpan,
     Telemetry,
@@ -62,7 +62,13 @@ _AGENT_TURNS = [
 ]
 """The spans of an agent Run that calls one tool, then answers."""
 
-_PRICES = StaticPriceTable({"m": ModelPrice(input=Decimal("1"), output=Decimal("2"))})
+_PRICES = StaticPriceTable(
+    {
+        "m": ModelPrice(
+            input=Decimal("1"), output=Decimal("2"), cache_read=Decimal(0), cache_write=Decimal(0)
+        )
+    }
+)
 
 
 @dataclass(frozen=True)

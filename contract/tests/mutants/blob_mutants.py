@@ -4,11 +4,23 @@ The faults are the ones a blob adapter meets when it maps keys to paths or objec
 names and windows to ranges. Each names the contract cases that must fail against it.
 """
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from psych_runtime import RunId
-from psych_runtime.adapters import BlobInfo, BlobKey, BlobStore, FileBlobStore, InMemoryBlobStore
+from psych_runtime.adapters import (
+    BlobInfo,
+    BlobKey,
+    BlobNotFound,
+    BlobStore,
+    FileBlobStore,
+    InMemoryBlobStore,
+    RawItem,
+    RawStorage,
+    RunBlobDeletion,
+)
 from psych_runtime.records import ToolCallId
 
 MODEL_CASE = "test_random_call_sequences_match_the_reference_model"
@@ -35,6 +47,14 @@ class ForwardingBlobs:
 
     async def delete(self, key: BlobKey) -> bool:
         return await self.inner.delete(self.mapped(key))
+
+    async def raw_storage(self) -> list[RawItem]:
+        assert isinstance(self.inner, RawStorage)
+        return await self.inner.raw_storage()
+
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        assert isinstance(self.inner, RunBlobDeletion)
+        return await self.inner.delete_run_blobs(tenant, run_id)
 
     async def close(self) -> None:
         await self.inner.close()
@@ -94,6 +114,79 @@ class FirstWriteWins(ForwardingBlobs):
             await self.inner.put(key, data, content_type=content_type)
 
 
+class DeleteOnlyHides(ForwardingBlobs):
+    """Answers a deleted blob as missing while its bytes stay where they were."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        super().__init__(inner)
+        self._hidden: set[BlobKey] = set()
+
+    async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
+        self._hidden.discard(key)
+        await self.inner.put(key, data, content_type=content_type)
+
+    async def get(self, key: BlobKey, *, offset: int = 0, length: int | None = None) -> bytes:
+        if key in self._hidden:
+            raise BlobNotFound(key)
+        return await self.inner.get(key, offset=offset, length=length)
+
+    async def stat(self, key: BlobKey) -> BlobInfo | None:
+        return None if key in self._hidden else await self.inner.stat(key)
+
+    async def delete(self, key: BlobKey) -> bool:
+        if key in self._hidden or await self.inner.stat(key) is None:
+            return False
+        self._hidden.add(key)
+        return True
+
+
+class InPlaceWrite(ForwardingBlobs):
+    """Overwrites a blob in two steps, the first half new and the rest old in between.
+
+    A reader that comes while the write is half done reads the mix: the mutant waits
+    for one whole read of that state before finishing, so the torn read happens on
+    every run instead of on an unlucky schedule.
+    """
+
+    def __init__(self, inner: BlobStore) -> None:
+        super().__init__(inner)
+        self._read_done = asyncio.Event()
+
+    async def get(self, key: BlobKey, *, offset: int = 0, length: int | None = None) -> bytes:
+        data = await self.inner.get(key, offset=offset, length=length)
+        self._read_done.set()
+        return data
+
+    async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
+        old = await self.inner.get(key) if await self.inner.stat(key) is not None else b""
+        half = len(data) // 2
+        await self.inner.put(key, data[:half] + old[half : len(data)], content_type=content_type)
+        self._read_done.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._read_done.wait(), 5.0)
+        await self.inner.put(key, data, content_type=content_type)
+
+
+class RunBlobsByPrefix(ForwardingBlobs):
+    """Deletes a Run's blobs by matching the run id as a prefix of other run ids."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        super().__init__(inner)
+        self._keys: set[BlobKey] = set()
+
+    async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
+        self._keys.add(key)
+        await self.inner.put(key, data, content_type=content_type)
+
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        gone = 0
+        for key in sorted(self._keys, key=str):
+            if key.tenant == tenant and key.run_id.startswith(run_id):
+                gone += int(await self.inner.delete(key))
+                self._keys.discard(key)
+        return gone
+
+
 @dataclass(frozen=True)
 class BlobMutant:
     """One broken behaviour and the cases that must catch it, on both bases."""
@@ -140,6 +233,20 @@ BLOB_MUTANTS: tuple[BlobMutant, ...] = (
         "first-write-wins",
         ("test_overwrite_replaces_bytes_and_content_type", MODEL_CASE),
         FirstWriteWins,
+    ),
+)
+
+BLOB_MUTANTS += (
+    BlobMutant(
+        "delete-only-hides",
+        ("test_raw_storage_shows_a_blob_and_loses_it_on_delete",),
+        DeleteOnlyHides,
+    ),
+    BlobMutant("in-place-write", ("test_reads_during_overwrites_are_never_torn",), InPlaceWrite),
+    BlobMutant(
+        "run-blobs-by-prefix",
+        ("test_run_blobs_are_deleted_together_and_only_theirs",),
+        RunBlobsByPrefix,
     ),
 )
 

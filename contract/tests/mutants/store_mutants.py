@@ -8,13 +8,17 @@ do, so a weakened case is noticed the day it stops catching anything.
 """
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from psych_store_example import ExampleStore
+
 from psych_runtime import RunId, RunNotFound, Store
 from psych_runtime.adapters import (
+    WORK,
     Admission,
     Fence,
     InMemoryStore,
@@ -40,6 +44,34 @@ class Forwarding(ForwardingStore):
     async def migrate(self) -> list[int]:
         migrate = getattr(self.inner, "migrate", None)
         return [] if migrate is None else list(await migrate())
+
+
+class Rendezvous:
+    """Holds each caller that reaches it until a second caller has reached it too.
+
+    A check-then-write or select-then-update fault only shows when two callers pass
+    the check before either writes; on a thread-backed store that order is up to the
+    scheduler. The mutant makes it certain: the first caller through waits here for
+    the second (and every later one passes straight on), so the race is lost on every
+    run. ``patience`` only bounds a call that is alone: it is never the fault's cause.
+    """
+
+    def __init__(self, patience: float = 5.0) -> None:
+        self._arrived = 0
+        self._second = asyncio.Event()
+        self._patience = patience
+
+    async def meet(self) -> None:
+        self._arrived += 1
+        if self._arrived >= 2:
+            self._second.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._second.wait(), self._patience)
+
+    def reset(self) -> None:
+        self._arrived = 0
+        self._second = asyncio.Event()
 
 
 # --- wrappers: faults made from outside the store ---------------------------------------
@@ -112,6 +144,63 @@ class TruncatedLease(Forwarding):
         return await self.inner.renew(
             run_id, worker_id, now, int(lease_seconds), attempt_count=attempt_count
         )
+
+
+class MillisecondTimes(Forwarding):
+    """Keeps claim and renew times and leases in whole milliseconds."""
+
+    @staticmethod
+    def _ms(moment: datetime) -> datetime:
+        return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return await self.inner.claim(worker_id, self._ms(now), round(lease_seconds, 3))
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        return await self.inner.renew(
+            run_id, worker_id, self._ms(now), round(lease_seconds, 3), attempt_count=attempt_count
+        )
+
+
+class SweepsWithoutTieBreak(Forwarding):
+    """Orders the sweeps by time only, ties in reverse run id order (a heap's whim)."""
+
+    async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        found = await self.inner.expired_leases(now, 10_000)
+        ordered = sorted(found, key=lambda h: h.run_id, reverse=True)
+        return sorted(ordered, key=lambda h: h.lease_expires_at or now)[:limit]
+
+    async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
+        found = await self.inner.overdue_deadlines(now, 10_000)
+        ordered = sorted(found, key=lambda h: h.run_id, reverse=True)
+        return sorted(ordered, key=lambda h: h.deadline_at)[:limit]
+
+
+class TenantCaseInsensitive(Forwarding):
+    """Compares tenants without regard to case, as a case-insensitive collation does."""
+
+    async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
+        header = await self.inner.get_run(run_id)
+        if header is None or (tenant is not None and header.scope.tenant.lower() != tenant.lower()):
+            return None
+        return header
+
+    async def read(
+        self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None
+    ) -> list[Record]:
+        if tenant is not None and await self.get_run(run_id, tenant=tenant) is None:
+            return []
+        return await self.inner.read(run_id, after=after, limit=limit)
 
 
 class CompleteNotifierThatHearsOnlyItself(Forwarding):
@@ -349,7 +438,14 @@ class SqliteParkedRunningReclaimed(SqliteClaim):
 
 
 class SqliteSelectThenUpdate(SqliteStore):
-    """Chooses the Run in one statement and leases it in another, unconditionally."""
+    """Chooses the Run in one statement and leases it in another, unconditionally.
+
+    Two claimers always both choose before either updates (``Rendezvous``).
+    """
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self._meeting: dict[str, Rendezvous] = {}
 
     async def claim(
         self, worker_id: WorkerId, now: datetime, lease_seconds: float
@@ -366,7 +462,7 @@ class SqliteSelectThenUpdate(SqliteStore):
         )
         if not chosen:
             return None
-        await asyncio.sleep(0)
+        await self._meeting.setdefault(str(chosen[0][0]), Rendezvous()).meet()
         expires = to_micros(now + timedelta(seconds=lease_seconds))
         rows = await self._lanes.write(
             lambda conn: conn.execute(
@@ -379,7 +475,15 @@ class SqliteSelectThenUpdate(SqliteStore):
 
 
 class SqliteCheckThenWrite(SqliteStore):
-    """Reads the head, yields, then inserts the batch without checking again."""
+    """Reads the head, yields, then inserts the batch without checking again.
+
+    Two appenders at one seq always both pass the check before either inserts
+    (``Rendezvous``), so the fault shows on every run, not on a lucky schedule.
+    """
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self._meeting: dict[tuple[str, int], Rendezvous] = {}
 
     async def append(
         self,
@@ -393,7 +497,7 @@ class SqliteCheckThenWrite(SqliteStore):
             raise RunNotFound(run_id)
         if await self.head(run_id) != expected_seq - 1:
             raise SeqConflict(run_id, expected_seq)
-        await asyncio.sleep(0)
+        await self._meeting.setdefault((run_id, expected_seq), Rendezvous()).meet()
         batch = _queries.encode(records)
 
         def write(conn: object) -> None:
@@ -436,6 +540,99 @@ class SqliteParksSettledRuns(SqliteStore):
         await super().set_runnable_at(run_id, runnable_at)
 
 
+# --- signals that come too early, or not at all ----------------------------------------
+
+
+class _LooksAfterSignal:
+    """Marks the reads of each Run, so a mutant can wait for a reader to have looked.
+
+    A look counts once it has returned, so the write that follows can never land
+    before the look reads the store (a thread-backed store would otherwise race).
+    """
+
+    def _looked(self, run_id: RunId) -> asyncio.Event:
+        events: dict[RunId, asyncio.Event] = self.__dict__.setdefault("_looks", {})
+        return events.setdefault(run_id, asyncio.Event())
+
+    async def _until_looked(self, run_id: RunId) -> None:
+        # The woken reader looks within a loop turn or a thread hop; 5 s only bounds a
+        # case in which nobody waits at all.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._looked(run_id).wait(), 5.0)
+
+
+class MemorySignalsBeforeCommit(_LooksAfterSignal, InMemoryStore):
+    """Signals an append, lets the woken reader look, and only then writes the batch."""
+
+    async def head(self, run_id: RunId) -> int:
+        found = await super().head(run_id)
+        self._looked(run_id).set()  # only once the look is over: it saw the old head
+        return found
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        self._notifier.signal(run_id)
+        await self._until_looked(run_id)
+        await super().append(run_id, expected_seq, records, fence=fence)
+
+
+class SqliteSignalsBeforeCommit(_LooksAfterSignal, SqliteStore):
+    """The same fault on SQLite: the signal leaves before the transaction commits."""
+
+    async def head(self, run_id: RunId) -> int:
+        found = await super().head(run_id)
+        self._looked(run_id).set()  # only once the look is over: it saw the old head
+        return found
+
+    async def append(
+        self,
+        run_id: RunId,
+        expected_seq: int,
+        records: Sequence[Record],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        self._notifier.signal(run_id)
+        await self._until_looked(run_id)
+        await super().append(run_id, expected_seq, records, fence=fence)
+
+
+class ExampleReleaseSignalsOnlyWork(ExampleStore):
+    """Signals ``WORK`` for a release to runnable, but never the released Run's id."""
+
+    async def release(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        state: RunState,
+        *,
+        runnable_at: datetime | None = None,
+        deadline_at: datetime | None = None,
+        attempt_count: int | None = None,
+    ) -> None:
+        db = self._open()
+        loud, db.notifier = db.notifier, LocalNotifier()
+        try:
+            await super().release(
+                run_id,
+                worker_id,
+                state,
+                runnable_at=runnable_at,
+                deadline_at=deadline_at,
+                attempt_count=attempt_count,
+            )
+        finally:
+            db.notifier = loud
+        if state is RunState.RUNNABLE:
+            loud.signal(WORK)
+
+
 # --- the catalogue --------------------------------------------------------------------
 
 
@@ -448,12 +645,15 @@ class Mutant:
         caught_by: contract cases that must each fail against this mutant.
         memory: builds the mutant on the in-memory base (None: not applicable there).
         sqlite: builds the mutant on a SQLite file (None: not applicable there).
+        example: builds the mutant on a named ``ExampleStore`` database, whose
+            instances share one complete notifier (None: not applicable there).
     """
 
     name: str
     caught_by: tuple[str, ...]
     memory: Callable[[], Store] | None
     sqlite: Callable[[Path], Store] | None
+    example: Callable[[str], Store] | None = None
 
 
 def _wrap(kind: type[Forwarding]) -> tuple[Callable[[], Store], Callable[[Path], Store]]:
@@ -547,24 +747,62 @@ MUTANTS: tuple[Mutant, ...] = (
         ("test_a_deadline_exactly_now_is_overdue",),
         *_wrap(StrictDeadlineSweep),
     ),
+    # The racing cases below run on one instance, where the mutant's rendezvous makes
+    # two callers pass the check before either writes on every run; the cases that race
+    # a second, correct instance too would depend on which instance the scheduler runs.
     Mutant(
         "check-then-write-append",
-        ("test_concurrent_appends_at_the_same_seq_exactly_one_wins",),
+        ("test_concurrent_batches_never_interleave",),
         *_both(MemoryCheckThenWrite, SqliteCheckThenWrite),
     ),
     Mutant(
         "select-then-update-claim",
-        ("test_claim_under_contention_exactly_one_winner",),
+        ("test_many_claimers_claim_each_run_exactly_once",),
         *_both(MemorySelectThenUpdate, SqliteSelectThenUpdate),
     ),
 )
 """Every mutant; a new way a store was found to be wrong belongs here."""
+
+MUTANTS += (
+    Mutant(
+        "millisecond-times",
+        (
+            "test_a_sub_millisecond_lease_is_kept_exactly",
+            "test_random_call_sequences_match_the_reference_model",
+        ),
+        *_wrap(MillisecondTimes),
+    ),
+    Mutant(
+        "sweeps-without-tie-break",
+        ("test_sweeps_break_ties_by_run_id",),
+        *_wrap(SweepsWithoutTieBreak),
+    ),
+    Mutant(
+        "tenant-case-insensitive",
+        ("test_scoped_calls_refuse_look_alike_tenants",),
+        *_wrap(TenantCaseInsensitive),
+    ),
+    Mutant(
+        "signals-before-commit",
+        ("test_a_run_key_wakes_after_an_append",),
+        MemorySignalsBeforeCommit,
+        lambda path: SqliteSignalsBeforeCommit(f"sqlite:///{path}"),
+    ),
+    Mutant(
+        "release-signals-only-work",
+        ("test_every_signal_kind_reaches_a_listening_peer",),
+        None,
+        None,
+        lambda name: ExampleReleaseSignalsOnlyWork(f"example://{name}"),
+    ),
+)
 
 
 CONTROL = Mutant(
     "control",
     tuple(sorted({case for mutant in MUTANTS for case in mutant.caught_by})),
     *_wrap(Forwarding),
+    lambda name: Forwarding(ExampleStore(f"example://{name}")),
 )
 """No fault at all: every case the mutants are checked with must pass against it."""
 

@@ -1,4 +1,4 @@
-"""The Store contract fails every mutant, on the in-memory and the SQLite base.
+"""The Store contract fails every mutant, on the in-memory, SQLite and example bases.
 
 Each mutant runs in a subprocess of its own (``contract_under_mutant.py``) with only
 the cases that must catch it selected; the test names any of them that passed. The
@@ -22,7 +22,7 @@ RUNNER = Path(__file__).with_name("contract_under_mutant.py")
 CASES = [
     pytest.param(mutant, base, id=f"{mutant.name}-{base}")
     for mutant in MUTANTS
-    for base in ("memory", "sqlite")
+    for base in ("memory", "sqlite", "example")
     if getattr(mutant, base) is not None
 ]
 
@@ -82,7 +82,7 @@ def assert_caught(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", ["memory", "sqlite"])
+@pytest.mark.parametrize("base", ["memory", "sqlite", "example"])
 def test_the_same_cases_pass_without_a_fault(base: str) -> None:
     """The harness itself is sound: a fault-free wrapper passes every selected case."""
     result = run_contract(RUNNER, CONTROL.name, base, CONTROL.caught_by)
@@ -96,4 +96,4 @@ def test_every_mutant_names_cases_that_exist() -> None:
     cases = {name for name in dir(StoreContract) if name.startswith("test_")}
     for mutant in MUTANTS:
         assert set(mutant.caught_by) <= cases, mutant.name
-        assert mutant.memory is not None or mutant.sqlite is not None, mutant.name
+        assert any(base is not None for base in (mutant.memory, mutant.sqlite, mutant.example))

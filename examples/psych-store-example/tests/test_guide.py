@@ -4,6 +4,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parents[1]
 GUIDE = HERE.parents[1] / "docs" / "writing-a-store-adapter.md"
 
@@ -31,3 +33,26 @@ def test_the_guides_plugin_module_matches_the_example_adapters() -> None:
     for line in ("PSYCH_PLUGIN_API = 1", "psych_register_stores = offer_stores("):
         assert line in plugin
         assert any(line in block for block in _blocks("python"))
+
+
+def test_every_name_in_the_guides_import_table_lives_where_it_says() -> None:
+    import importlib
+
+    import psych_runtime
+
+    section = GUIDE.read_text().split("| names | import from |")[1].split("\n\n")[0]
+    rows = re.findall(r"^\| (.+?) \| `([a-z_.]+)` \|$", section, re.MULTILINE)
+    assert len(rows) == 6, rows
+    checked = 0
+    for names, namespace in rows:
+        module = importlib.import_module(namespace)
+        for name in re.findall(r"`(\w+)`", names):
+            assert hasattr(module, name), f"{namespace}.{name}"
+            checked += 1
+            if namespace == "psych_runtime":
+                continue
+            # Asked for at the top instead, the error names the right namespace.
+            if not hasattr(psych_runtime, name):
+                with pytest.raises(AttributeError, match=rf"it is {namespace}\.{name}\b"):
+                    getattr(psych_runtime, name)
+    assert checked >= 30

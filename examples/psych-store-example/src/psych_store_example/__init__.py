@@ -8,7 +8,7 @@ adapter"), not to be deployed: nothing survives the process.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 from psych_store_example._version import __version__
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ it describes the backend and imports the store only inside ``open_example_store`
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     DoctorCheck,
     DoctorResult,
     StoreBackend,

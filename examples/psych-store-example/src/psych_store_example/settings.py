@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from psych_runtime.adapters import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl
 
 
 @dataclass(frozen=True, slots=True)

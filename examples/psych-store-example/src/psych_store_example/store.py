@@ -13,17 +13,18 @@ are the core's own, ready for any store that holds its headers in memory.
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,
     LeaseLost,
     LocalNotifier,
+    RawItem,
     RunHeader,
     RunState,
     SeqConflict,
@@ -35,13 +36,14 @@ from psych_runtime.adapters import (
     claimable,
     holds_lease,
     leased,
+    oldest_settled_runs,
     parked,
     released,
     settings_from,
     sweep_expired_leases,
     sweep_overdue_deadlines,
 )
-from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime.records import Record, RunAdmitted, WorkerId, record_to_json
 from psych_store_example.settings import ExampleSettings
 
 
@@ -300,6 +302,68 @@ class ExampleStore:
         db = self._open()
         async with db.lock:
             return sweep_overdue_deadlines(list(db.headers.values()), now, limit)
+
+    # --- retention and raw storage -----------------------------------------------------
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """A tenant's settled Runs admitted before a time, oldest first, page by page."""
+        db = self._open()
+        async with db.lock:
+            return oldest_settled_runs(
+                list(db.headers.values()),
+                tenant=tenant,
+                created_before=created_before,
+                after=after,
+                limit=limit,
+            )
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """Delete the tenant's settled Runs among ``run_ids``: header, log and key."""
+        db = self._open()
+        deleted: list[RunId] = []
+        async with db.lock:
+            for run_id in dict.fromkeys(run_ids):
+                header = db.headers.get(run_id)
+                if header is None or header.scope.tenant != tenant:
+                    continue
+                if header.state is not RunState.SETTLED:
+                    continue
+                del db.headers[run_id]
+                db.logs.pop(run_id, None)
+                if header.idempotency_key is not None:
+                    db.keys.pop((tenant, header.idempotency_key), None)
+                deleted.append(run_id)
+        return deleted
+
+    async def raw_storage(self) -> list[RawItem]:
+        """Everything the database holds, as bytes: how the contract checks deletion.
+
+        A real adapter returns its backend's own bytes here (a file, every page of
+        its tables, every item), so that a delete which only hides data is caught.
+        """
+        db = self._open()
+        async with db.lock:
+            items = [
+                RawItem(f"header {run_id}", header.model_dump_json().encode())
+                for run_id, header in db.headers.items()
+            ]
+            items.extend(
+                RawItem(f"record {run_id}/{record.seq}", record_to_json(record))
+                for run_id, log in db.logs.items()
+                for record in log
+            )
+            items.extend(
+                RawItem(f"key {tenant}/{key}", run_id.encode())
+                for (tenant, key), run_id in db.keys.items()
+            )
+            return items
 
 
 __all__ = ["ExampleStore"]

@@ -16,7 +16,7 @@ first access, so importing this package never imports the A2A SDK.
 from typing import TYPE_CHECKING
 
 from psych_a2a._version import __version__
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from psych_a2a.cards import (

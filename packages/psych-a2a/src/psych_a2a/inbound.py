@@ -75,7 +75,7 @@ from psych_runtime import (
     state,
     stream,
 )
-from psych_runtime.adapters import AnyPolicy, egress_allows, egress_client
+from psych_runtime.adapters.tools import AnyPolicy, egress_allows, egress_client
 from psych_runtime.records import Record
 
 if TYPE_CHECKING:

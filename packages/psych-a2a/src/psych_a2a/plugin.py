@@ -9,7 +9,7 @@ it loads when a Run first reaches a peer.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     ToolSourceFactory,
     import_check,
     offer_doctor_checks,

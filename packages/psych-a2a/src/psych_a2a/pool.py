@@ -24,7 +24,7 @@ from pydantic import JsonValue
 
 from psych_a2a.cards import CardRefused, CardVerifier
 from psych_runtime import HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters import (
+from psych_runtime.adapters.tools import (
     AnyPolicy,
     Catalogue,
     RemoteError,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from a2a.client import Client
     from a2a.types import AgentCard, Task
 
-    from psych_runtime.adapters import EgressTransport
+    from psych_runtime.adapters.tools import EgressTransport
 
 WELL_KNOWN_CARD = "/.well-known/agent-card.json"
 """Where a peer publishes its Agent Card, under its base URL."""
@@ -146,9 +146,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         """The key of ``peer`` for ``scope``, carrying ``credential`` (a digest of it)."""
         sent = None if credential is None else f"{peer.scheme} {credential}"
         digest = credential_digest(sent)
-        return A2APoolKey(
-            scope.tenant, scope.principal, peer.name, peer.url, digest, peer.extensions
-        )
+        return A2APoolKey(*scope.pool_key, peer.name, peer.url, digest, peer.extensions)
 
     async def card(self, peer: A2APeer, scope: Scope) -> "AgentCard":
         """The peer's Agent Card for ``scope``, read again once ``card_ttl_seconds`` passed.
@@ -310,7 +308,7 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         await self.judge(peer, scope, card_url(peer.url))
 
         async def opening() -> _Connection:
-            from psych_runtime.adapters import egress_client
+            from psych_runtime.adapters.tools import egress_client
 
             headers: dict[str, str] = {}  # the SDK adds A2A-Version for the interface chosen
             if credential is not None:

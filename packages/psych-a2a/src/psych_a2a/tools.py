@@ -24,7 +24,7 @@ from pydantic import JsonValue
 from psych_a2a.cards import CardVerifier
 from psych_a2a.pool import BINDINGS, WELL_KNOWN_CARD, A2APool, A2APoolKey, card_url
 from psych_runtime import EgressPolicy, HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters import (
+from psych_runtime.adapters.tools import (
     RemoteTools,
     SourceCallFailed,
     SourceTool,

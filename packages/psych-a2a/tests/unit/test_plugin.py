@@ -13,7 +13,7 @@ import psych_runtime
 from psych_a2a import A2ATools, plugin
 from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
 from psych_runtime.adapters import AUTOLOAD_ENV, ToolSourceFactory, reset_plugin_manager
-from psych_runtime.plugins.urls import installed_capabilities, tool_source_factories
+from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import A2APeer, AgentSpec
 from psych_runtime.testing import FakeModel
 

@@ -36,11 +36,19 @@ if TYPE_CHECKING:
         spec as spec,
         testing as testing,
     )
+    from psych_runtime.blob.memory import (
+        InMemoryBlobStore as InMemoryBlobStore,
+    )
+    from psych_runtime.blob.port import (
+        BlobKey as BlobKey,
+        BlobStore as BlobStore,
+    )
     from psych_runtime.core.corruption import (
         CorruptLog as CorruptLog,
     )
     from psych_runtime.core.errors import (
         AccessDenied as AccessDenied,
+        InvalidArgument as InvalidArgument,
         PsychError as PsychError,
         RunNotFound as RunNotFound,
         UnstorableValue as UnstorableValue,
@@ -48,7 +56,16 @@ if TYPE_CHECKING:
     )
     from psych_runtime.core.ids import (
         RunId as RunId,
+        ToolCallId as ToolCallId,
         VersionHash as VersionHash,
+        WorkerId as WorkerId,
+    )
+    from psych_runtime.core.messages import (
+        ToolDefinition as ToolDefinition,
+    )
+    from psych_runtime.core.metering import (
+        Cost as Cost,
+        Usage as Usage,
     )
     from psych_runtime.core.projections.answer import (
         AnswerView as AnswerView,
@@ -65,23 +82,29 @@ if TYPE_CHECKING:
         ThreadView as ThreadView,
     )
     from psych_runtime.core.records import (
+        ModelTimings as ModelTimings,
+        QueueKind as QueueKind,
+        RunAdmitted as RunAdmitted,
         TerminalState as TerminalState,
+        ToolFailure as ToolFailure,
         ToolOutcome as ToolOutcome,
     )
-
-    # tenancy and errors
     from psych_runtime.core.scope import (
         Scope as Scope,
     )
     from psych_runtime.core.spec import (
+        A2APeer as A2APeer,
         AgentSpec as AgentSpec,
         CodeTool as CodeTool,
         HttpTool as HttpTool,
         Limits as Limits,
+        McpEnv as McpEnv,
+        McpServer as McpServer,
         ModelRef as ModelRef,
+        SpawnEnvelope as SpawnEnvelope,
+        SubagentRef as SubagentRef,
+        WorkflowSpec as WorkflowSpec,
     )
-
-    # describing and publishing agents
     from psych_runtime.core.spec.builders import (
         AgentBuilder as AgentBuilder,
         WorkflowBuilder as WorkflowBuilder,
@@ -106,8 +129,6 @@ if TYPE_CHECKING:
     from psych_runtime.egress.transport import (
         HttpTransport as HttpTransport,
     )
-
-    # durable memory
     from psych_runtime.memory.local import (
         InMemoryMemoryStore as InMemoryMemoryStore,
     )
@@ -115,6 +136,7 @@ if TYPE_CHECKING:
         EndUserRequired as EndUserRequired,
         Memory as Memory,
         MemoryKey as MemoryKey,
+        MemoryPort as MemoryPort,
         MemoryStore as MemoryStore,
     )
     from psych_runtime.model.anthropic import (
@@ -123,11 +145,17 @@ if TYPE_CHECKING:
     from psych_runtime.model.openai_compat import (
         OpenAICompatibleClient as OpenAICompatibleClient,
     )
-    from psych_runtime.model.pricing import (
-        CostPolicy as CostPolicy,
+    from psych_runtime.model.port import (
+        ModelClient as ModelClient,
+        ModelRequest as ModelRequest,
     )
-
-    # stores
+    from psych_runtime.model.pricing import (
+        DEFAULT_PRICES as DEFAULT_PRICES,
+        CostPolicy as CostPolicy,
+        ModelPrice as ModelPrice,
+        PriceResolver as PriceResolver,
+        StaticPriceTable as StaticPriceTable,
+    )
     from psych_runtime.plugins import (
         open_store as open_store,
     )
@@ -135,13 +163,24 @@ if TYPE_CHECKING:
         open_blob_store as open_blob_store,
         open_memory_store as open_memory_store,
     )
+    from psych_runtime.retention import (
+        DeletedRuns as DeletedRuns,
+        DeletionUnsupported as DeletionUnsupported,
+        RunStillActive as RunStillActive,
+        delete_run as delete_run,
+        delete_settled_runs as delete_settled_runs,
+    )
     from psych_runtime.runtime.admission import (
         Dispatched as Dispatched,
         InvalidDispatch as InvalidDispatch,
         dispatch as dispatch,
     )
+    from psych_runtime.runtime.attempt import (
+        AttemptRunner as AttemptRunner,
+    )
     from psych_runtime.runtime.control import (
         RunAlreadySettled as RunAlreadySettled,
+        RunStopping as RunStopping,
         interrupt as interrupt,
         send as send,
     )
@@ -149,8 +188,6 @@ if TYPE_CHECKING:
         SharedVersionScope as SharedVersionScope,
         publish as publish,
     )
-
-    # reading a Run
     from psych_runtime.runtime.reads import (
         RunAborted as RunAborted,
         RunEndedWithoutAnswer as RunEndedWithoutAnswer,
@@ -173,18 +210,27 @@ if TYPE_CHECKING:
     from psych_runtime.runtime.runtime import (
         Runtime as Runtime,
     )
-
-    # running
     from psych_runtime.runtime.session import (
-        RuntimeSettings as RuntimeSettings,
         Session as Session,
-        WorkerSettings as WorkerSettings,
         session as session,
+    )
+    from psych_runtime.runtime.settings import (
+        RuntimeSettings as RuntimeSettings,
+        WorkerSettings as WorkerSettings,
     )
     from psych_runtime.runtime.worker import (
         Worker as Worker,
     )
+    from psych_runtime.sandbox.port import (
+        HostBinding as HostBinding,
+        Sandbox as Sandbox,
+        SandboxFailure as SandboxFailure,
+        SandboxLimit as SandboxLimit,
+        SandboxLimits as SandboxLimits,
+        SandboxResult as SandboxResult,
+    )
     from psych_runtime.store.errors import (
+        SchemaNotMigrated as SchemaNotMigrated,
         StoreError as StoreError,
         StoreUnavailable as StoreUnavailable,
     )
@@ -192,10 +238,13 @@ if TYPE_CHECKING:
         InMemoryStore as InMemoryStore,
     )
     from psych_runtime.store.port import (
+        RunHeader as RunHeader,
+        RunState as RunState,
         Store as Store,
     )
-
-    # tools, HTTP egress and secrets
+    from psych_runtime.telemetry.port import (
+        Telemetry as Telemetry,
+    )
     from psych_runtime.tools.access import (
         PermitAll as PermitAll,
         TenantAccess as TenantAccess,
@@ -230,16 +279,52 @@ if TYPE_CHECKING:
 
 # Where each name lives; the same names, grouped the same way, as above.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    # describing and publishing agents
-    "psych_runtime.core.spec": ("AgentSpec", "CodeTool", "HttpTool", "Limits", "ModelRef"),
-    "psych_runtime.core.spec.builders": ("AgentBuilder", "WorkflowBuilder"),
+    "psych_runtime.core.spec": (
+        "A2APeer",
+        "AgentSpec",
+        "CodeTool",
+        "HttpTool",
+        "Limits",
+        "McpEnv",
+        "McpServer",
+        "ModelRef",
+        "SpawnEnvelope",
+        "SubagentRef",
+        "WorkflowSpec",
+    ),
+    "psych_runtime.core.spec.builders": (
+        "AgentBuilder",
+        "WorkflowBuilder",
+    ),
     "psych_runtime.core.version": ("Version",),
-    "psych_runtime.core.validation": ("SpecValidationError", "validate", "ValidationContext"),
-    # running
-    "psych_runtime.runtime.session": ("RuntimeSettings", "Session", "session", "WorkerSettings"),
-    "psych_runtime.runtime.publish": ("publish", "SharedVersionScope"),
-    "psych_runtime.runtime.admission": ("dispatch", "Dispatched", "InvalidDispatch"),
-    "psych_runtime.runtime.control": ("interrupt", "RunAlreadySettled", "send"),
+    "psych_runtime.core.validation": (
+        "SpecValidationError",
+        "validate",
+        "ValidationContext",
+    ),
+    "psych_runtime.runtime.session": (
+        "Session",
+        "session",
+    ),
+    "psych_runtime.runtime.settings": (
+        "RuntimeSettings",
+        "WorkerSettings",
+    ),
+    "psych_runtime.runtime.publish": (
+        "publish",
+        "SharedVersionScope",
+    ),
+    "psych_runtime.runtime.admission": (
+        "dispatch",
+        "Dispatched",
+        "InvalidDispatch",
+    ),
+    "psych_runtime.runtime.control": (
+        "interrupt",
+        "RunAlreadySettled",
+        "RunStopping",
+        "send",
+    ),
     "psych_runtime.runtime.resume": (
         "InvalidResume",
         "resume",
@@ -247,13 +332,27 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SuspensionExpired",
     ),
     "psych_runtime.runtime.runtime": ("Runtime",),
+    "psych_runtime.runtime.attempt": ("AttemptRunner",),
     "psych_runtime.runtime.worker": ("Worker",),
     "psych_runtime.model.anthropic": ("AnthropicClient",),
     "psych_runtime.model.openai_compat": ("OpenAICompatibleClient",),
-    "psych_runtime.model.pricing": ("CostPolicy",),
-    # tools, HTTP egress and secrets
+    "psych_runtime.model.pricing": (
+        "CostPolicy",
+        "DEFAULT_PRICES",
+        "ModelPrice",
+        "PriceResolver",
+        "StaticPriceTable",
+    ),
+    "psych_runtime.model.port": (
+        "ModelClient",
+        "ModelRequest",
+    ),
+    "psych_runtime.core.messages": ("ToolDefinition",),
     "psych_runtime.tools.registry": ("ToolRegistry",),
-    "psych_runtime.tools.access": ("PermitAll", "TenantAccess"),
+    "psych_runtime.tools.access": (
+        "PermitAll",
+        "TenantAccess",
+    ),
     "psych_runtime.tools.approval": (
         "AllowAll",
         "ApprovalRules",
@@ -262,7 +361,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Policy",
         "ToolClass",
     ),
-    "psych_runtime.tools.context": ("idempotency_key_for", "ToolContext"),
+    "psych_runtime.tools.context": (
+        "idempotency_key_for",
+        "ToolContext",
+    ),
     "psych_runtime.tools.errors": (
         "ToolArgumentsInvalid",
         "ToolResultInvalid",
@@ -276,8 +378,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StaticSecretResolver",
     ),
     "psych_runtime.egress.transport": ("HttpTransport",),
-    "psych_runtime.egress.policy": ("EgressDecision", "EgressDenied", "EgressPolicy", "EgressRule"),
-    # reading a Run
+    "psych_runtime.egress.policy": (
+        "EgressDecision",
+        "EgressDenied",
+        "EgressPolicy",
+        "EgressRule",
+    ),
     "psych_runtime.runtime.reads": (
         "answer",
         "read_log",
@@ -294,29 +400,96 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.projections.status": ("RunStatus",),
     "psych_runtime.core.projections.answer": ("AnswerView",),
     "psych_runtime.core.projections.thread": ("ThreadView",),
-    "psych_runtime.core.projections.report": ("LatencyReport", "RunReport", "TotalsReport"),
+    "psych_runtime.core.projections.report": (
+        "LatencyReport",
+        "RunReport",
+        "TotalsReport",
+    ),
     "psych_runtime.core.state": ("RunStateView",),
-    "psych_runtime.core.records": ("TerminalState", "ToolOutcome"),
-    "psych_runtime.core.ids": ("RunId", "VersionHash"),
-    # durable memory
-    "psych_runtime.memory.port": ("EndUserRequired", "Memory", "MemoryKey", "MemoryStore"),
+    "psych_runtime.core.records": (
+        "ModelTimings",
+        "QueueKind",
+        "RunAdmitted",
+        "TerminalState",
+        "ToolFailure",
+        "ToolOutcome",
+    ),
+    "psych_runtime.core.ids": (
+        "RunId",
+        "ToolCallId",
+        "VersionHash",
+        "WorkerId",
+    ),
+    "psych_runtime.memory.port": (
+        "EndUserRequired",
+        "Memory",
+        "MemoryKey",
+        "MemoryPort",
+        "MemoryStore",
+    ),
     "psych_runtime.memory.local": ("InMemoryMemoryStore",),
-    # stores
     "psych_runtime.plugins": ("open_store",),
-    "psych_runtime.plugins.urls": ("open_blob_store", "open_memory_store"),
-    "psych_runtime.store.port": ("Store",),
+    "psych_runtime.plugins.urls": (
+        "open_blob_store",
+        "open_memory_store",
+    ),
+    "psych_runtime.store.port": (
+        "RunHeader",
+        "RunState",
+        "Store",
+    ),
+    "psych_runtime.blob.port": (
+        "BlobKey",
+        "BlobStore",
+    ),
+    "psych_runtime.blob.memory": ("InMemoryBlobStore",),
+    "psych_runtime.sandbox.port": (
+        "HostBinding",
+        "Sandbox",
+        "SandboxFailure",
+        "SandboxLimit",
+        "SandboxLimits",
+        "SandboxResult",
+    ),
+    "psych_runtime.telemetry.port": ("Telemetry",),
     "psych_runtime.store.memory": ("InMemoryStore",),
-    "psych_runtime.store.errors": ("StoreError", "StoreUnavailable"),
-    # tenancy and errors
+    "psych_runtime.store.errors": (
+        "SchemaNotMigrated",
+        "StoreError",
+        "StoreUnavailable",
+    ),
     "psych_runtime.core.scope": ("Scope",),
     "psych_runtime.core.errors": (
         "AccessDenied",
+        "InvalidArgument",
         "PsychError",
         "RunNotFound",
         "UnstorableValue",
         "VersionNotFound",
     ),
     "psych_runtime.core.corruption": ("CorruptLog",),
+    "psych_runtime.retention": (
+        "DeletedRuns",
+        "DeletionUnsupported",
+        "RunStillActive",
+        "delete_run",
+        "delete_settled_runs",
+    ),
+    "psych_runtime.core.metering": (
+        "Cost",
+        "Usage",
+    ),
+}
+
+# Names that live in separately installed adapter packages: (module, distribution).
+_ADAPTER_EXPORTS: dict[str, tuple[str, str]] = {
+    "McpPool": ("psych_mcp", "psych-mcp"),
+    "McpPoolKey": ("psych_mcp", "psych-mcp"),
+    "McpStubServer": ("psych_mcp", "psych-mcp"),
+    "McpTools": ("psych_mcp", "psych-mcp"),
+    "A2APool": ("psych_a2a", "psych-a2a"),
+    "A2APoolKey": ("psych_a2a", "psych-a2a"),
+    "A2ATools": ("psych_a2a", "psych-a2a"),
 }
 _NAMESPACES = frozenset({"adapters", "models", "records", "spec", "testing"})
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -327,8 +500,28 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"psych_runtime.{name}")
     module = _HOME.get(name)
     if module is None:
+        if name in _ADAPTER_EXPORTS:
+            return _from_adapter(name)
         raise AttributeError(_missing(name), name=name, obj=__name__)
     value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _from_adapter(name: str) -> Any:
+    """A name an adapter package provides, or an ImportError saying which to install."""
+    module, distribution = _ADAPTER_EXPORTS[name]
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        if missing.name != module:
+            raise
+        raise ImportError(
+            f"psych_runtime.{name} comes with the separately installed {distribution} "
+            f"package; install it (pip install {distribution}) to use it",
+            name=module,
+        ) from None
+    value = getattr(loaded, name)
     globals()[name] = value
     return value
 
@@ -339,14 +532,18 @@ def _missing(name: str) -> str:
     if name.startswith("__"):
         return message
     for namespace in sorted(_NAMESPACES):
-        if name in importlib.import_module(f"psych_runtime.{namespace}").__all__:
+        module = importlib.import_module(f"psych_runtime.{namespace}")
+        if name in module.__all__:
+            if namespace == "adapters":
+                # Adapter names are organised by port: point at the port's module.
+                namespace = f"adapters.{module.home_of(name)}"
             return f"{message}; it is psych_runtime.{namespace}.{name}"
     return message
 
 
 def __dir__() -> list[str]:
     # A set: a namespace already imported is in globals() as well.
-    return sorted({*globals(), *_HOME, *_NAMESPACES})
+    return sorted({*globals(), *_HOME, *_ADAPTER_EXPORTS, *_NAMESPACES})
 
 
 __all__ = ["__version__", *sorted(_HOME)]

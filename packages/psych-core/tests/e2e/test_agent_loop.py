@@ -251,32 +251,90 @@ async def test_the_same_spec_from_a_dict_hashes_and_runs_the_same() -> None:
     assert log1[0].version_hash == log2[0].version_hash == v1.hash
 
 
-async def test_interrupt_stops_the_run_after_the_call_in_progress() -> None:
+async def test_an_interrupt_cancels_an_interruptible_call_at_once() -> None:
     started = asyncio.Event()
-    release = asyncio.Event()
+    outcome: list[str] = []
 
     async def slow(order_id: str) -> str:
-        """Wait."""
+        """Wait for a long time."""
         started.set()
-        await release.wait()
+        try:
+            await asyncio.sleep(20)
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+        outcome.append("finished")
         return "finished"
 
     model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
     store = InMemoryStore()
     version = await publish(store, _spec("slow"), scope=ACME)
-    async with running_worker(store, model, registry_of(slow)):
+    async with running_worker(store, model, registry_of(slow), grace_seconds=30):
         run = await dispatch(store, version, "go", scope=ACME)
         await started.wait()
         assert await psych_runtime.interrupt(store, run.run_id, reason="user stopped", scope=ACME)
-        release.set()
-        log = await settled_log(store, run.run_id)
+        log = await settled_log(store, run.run_id, timeout=5)
+    assert outcome == ["cancelled"]
     assert log[-1].state is TerminalState.ABORTED
     finished = next(r for r in log if r.type == "tool_call_finished")
-    assert finished.outcome is ToolOutcome.OK and finished.result == "finished"
+    assert finished.outcome is ToolOutcome.ABORTED
+    assert finished.failure is not None and finished.failure.kind == "interrupted"
     assert len(model.requests) == 1
-    abort_seq = next(r.seq for r in log if r.type == "abort_requested")
-    assert abort_seq < log[-1].seq
+    kinds = types(log)
+    assert kinds.index("abort_requested") < kinds.index("tool_call_finished")
     assert not await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+
+
+async def test_an_interrupt_lets_an_uninterruptible_call_finish_first() -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def refund(order_id: str) -> str:
+        """Refund an order; never stopped half way."""
+        started.set()
+        await release.wait()
+        return "refunded"
+
+    spec = AgentSpec(
+        name="support",
+        model=ModelRef(model="fake-standard"),
+        tools=(CodeTool(name="refund", interruptible=False),),
+    )
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A1"})]).turn(text="never")
+    store = InMemoryStore()
+    version = await publish(store, spec, scope=ACME)
+    async with running_worker(store, model, registry_of(refund), grace_seconds=30):
+        run = await dispatch(store, version, "go", scope=ACME)
+        await started.wait()
+        assert await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+        await asyncio.sleep(0.2)  # the Run must still be waiting for the refund
+        assert (await store.read(run.run_id))[-1].type == "abort_requested"
+        release.set()
+        log = await settled_log(store, run.run_id, timeout=5)
+    finished = next(r for r in log if r.type == "tool_call_finished")
+    assert finished.outcome is ToolOutcome.OK and finished.result == "refunded"
+    assert log[-1].state is TerminalState.ABORTED
+    assert len(model.requests) == 1
+
+
+async def test_an_interrupt_cancels_a_streaming_model_call() -> None:
+    model = FakeModel().turn(text=" ".join(["word"] * 40), chunk_delay_seconds=0.5)
+    store = InMemoryStore()
+    version = await publish(store, _spec(), scope=ACME)
+    async with running_worker(store, model, registry_of(), grace_seconds=30):
+        run = await dispatch(store, version, "go", scope=ACME)
+        async with asyncio.timeout(5):
+            while not any(r.type == "model_call_started" for r in await store.read(run.run_id)):
+                await asyncio.sleep(0.01)
+        assert await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+        log = await settled_log(store, run.run_id, timeout=5)
+    kinds = types(log)
+    assert "model_call_finished" not in kinds
+    failed = next(r for r in log if r.type == "model_call_failed")
+    assert failed.failure.kind == "interrupted"
+    assert log[-1].state is TerminalState.ABORTED
+    status = await psych_runtime.status(store, run.run_id, scope=ACME)
+    assert status.terminal_state is TerminalState.ABORTED
 
 
 async def test_reads_refuse_another_tenants_run() -> None:

@@ -23,9 +23,14 @@ from .conftest import ACME, registry_of, running_worker, settled_log
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {
-        "agent-model": psych_runtime.models.ModelPrice(input=Decimal("1"), output=Decimal("2")),
+        "agent-model": psych_runtime.models.ModelPrice(
+            input=Decimal("1"), output=Decimal("2"), cache_read=Decimal(0), cache_write=Decimal(0)
+        ),
         "summary-model": psych_runtime.models.ModelPrice(
-            input=Decimal("0.1"), output=Decimal("0.4")
+            input=Decimal("0.1"),
+            output=Decimal("0.4"),
+            cache_read=Decimal(0),
+            cache_write=Decimal(0),
         ),
     }
 )

@@ -125,7 +125,14 @@ async def test_session_reads_and_controls_keep_its_tenant() -> None:
 
 async def test_grouped_settings_reach_the_runtime_and_the_worker() -> None:
     prices = psych_runtime.models.StaticPriceTable(
-        {"gpt-4o": psych_runtime.models.ModelPrice(input=Decimal("1"), output=Decimal("1"))}
+        {
+            "gpt-4o": psych_runtime.models.ModelPrice(
+                input=Decimal("1"),
+                output=Decimal("1"),
+                cache_read=Decimal(0),
+                cache_write=Decimal(0),
+            )
+        }
     )
     async with psych_runtime.session(
         FakeModel(),

@@ -367,8 +367,12 @@ async def test_the_subtree_adds_priced_costs_and_owns_up_to_unpriced_ones() -> N
     )
     prices = StaticPriceTable(
         {
-            "lead-m": ModelPrice(input=Decimal(2), output=0),
-            "clerk-m": ModelPrice(input=Decimal(3), output=0),
+            "lead-m": ModelPrice(
+                input=Decimal(2), output=0, cache_read=Decimal(0), cache_write=Decimal(0)
+            ),
+            "clerk-m": ModelPrice(
+                input=Decimal(3), output=0, cache_read=Decimal(0), cache_write=Decimal(0)
+            ),
         }
     )
     store = InMemoryStore()

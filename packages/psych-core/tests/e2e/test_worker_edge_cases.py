@@ -224,13 +224,21 @@ async def test_a_run_claimed_after_its_deadline_is_aborted_without_running() -> 
     assert log[-1].failure is not None and log[-1].failure.kind == "deadline"
 
 
-async def test_a_cost_in_a_second_currency_is_recorded_as_unpriced_not_corrupt() -> None:
+async def test_a_cost_in_a_second_currency_fails_the_run_and_keeps_its_usage() -> None:
     async def lookup(q: str) -> str:
         """Look up."""
         return q
 
     prices = psych_runtime.models.StaticPriceTable(
-        {"m": psych_runtime.models.ModelPrice(input=Decimal(1), output=Decimal(1), currency="EUR")}
+        {
+            "m": psych_runtime.models.ModelPrice(
+                input=Decimal(1),
+                output=Decimal(1),
+                cache_read=Decimal(0),
+                cache_write=Decimal(0),
+                currency="EUR",
+            )
+        }
     )
     model = (
         FakeModel()
@@ -251,8 +259,15 @@ async def test_a_cost_in_a_second_currency_is_recorded_as_unpriced_not_corrupt()
     ) as s:
         reply = await s.ask(spec, "hi", timeout=5)
         report = await psych_runtime.report(store, reply.run_id)
-    assert reply.finished
+    # Neither summed nor silently dropped: the Run stops, saying why, and the second
+    # call's usage is still counted.
+    assert not reply.finished
+    assert report.terminal_state is TerminalState.FAILED
+    status = await psych_runtime.status(store, reply.run_id)
+    assert status.failure_kind == "inconsistent_cost"
+    assert "USD" in (status.failure_message or "") and "EUR" in (status.failure_message or "")
     assert [c.cost.currency if c.cost else None for c in report.model_calls] == ["EUR", None]
+    assert report.totals.usage.input == 20
     assert report.totals.cost_is_incomplete is True
 
 

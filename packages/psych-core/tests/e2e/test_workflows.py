@@ -440,6 +440,76 @@ async def test_wait_for_an_event_checks_its_payload(tools: Tools, store: Any) ->
     assert state.output["after"] == {"amount": 30}  # type: ignore[index]
 
 
+async def test_a_wait_steps_bounds_are_enforced_not_only_its_types(
+    tools: Tools, store: Any
+) -> None:
+    spec = flow(
+        WaitStep(
+            name="paid",
+            event="payment.settled",
+            payload_schema={
+                "type": "object",
+                "required": ["amount"],
+                "properties": {
+                    "amount": {"type": "integer", "minimum": 0},
+                    "lines": {"type": "array", "maxItems": 20},
+                },
+            },
+        ),
+        MapStep(name="after", output={"amount": p("steps.paid.output.amount")}),
+    )
+    async with _session(tools, store) as s:
+        run = await s.dispatch(spec, input={})
+        await _waiting(s, run.run_id)
+        for bad in ({"amount": -1}, {"amount": 1, "lines": list(range(21))}):
+            with pytest.raises(psych_runtime.InvalidResume):
+                await s.resume(run.run_id, payload=bad)
+            assert (await s.status(run.run_id)).suspend_reason is not None
+        await s.resume(run.run_id, payload={"amount": 0, "lines": list(range(20))})
+        await _settled(s, run.run_id)
+        state = await s.state(run.run_id)
+    assert state.output["after"] == {"amount": 0}  # type: ignore[index]
+
+
+async def test_an_input_past_its_max_items_fails_before_any_step(tools: Tools, store: Any) -> None:
+    spec = flow(
+        ToolStep(name="fetch", tool="fetch", arguments={"order_id": "A1"}),
+        input_schema={"type": "object", "properties": {"lines": {"maxItems": 20}}},
+    )
+    async with _session(tools, store) as s:
+        state = await s.state(await _finish(s, spec, lines=list(range(21))))
+    assert state.failure is not None and state.failure.kind == "input_invalid"
+    assert "lines" in state.failure.message and tools.calls == []
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"input_schema": {"type": "obj"}},
+        {"input_schema": {"properties": {"n": {"minimum": "zero"}}}},
+        {"input_schema": {"$ref": "https://schemas.example.com/input.json"}},
+    ],
+)
+async def test_publish_refuses_a_schema_the_validator_cannot_use(
+    field: dict[str, Any], store: Any
+) -> None:
+    spec = flow(MapStep(name="m", output={"v": lit(1)}), **field)
+    with pytest.raises(psych_runtime.SpecValidationError) as refused:
+        await psych_runtime.publish(store, spec, scope=ACME)
+    assert "input_schema" in str(refused.value)
+
+
+async def test_publish_refuses_a_bad_step_output_or_payload_schema(store: Any) -> None:
+    bad = {"type": "object", "required": "amount"}
+    for step in (
+        MapStep(name="m", output={"v": lit(1)}, output_schema=bad),
+        WaitStep(name="w", event="e", payload_schema=bad),
+    ):
+        with pytest.raises(psych_runtime.SpecValidationError) as refused:
+            await psych_runtime.publish(store, flow(step), scope=ACME)
+        assert "schema" in str(refused.value)
+
+
 async def test_a_human_step_asks_and_its_answer_is_the_output(tools: Tools, store: Any) -> None:
     spec = flow(
         HumanStep(name="ok", prompt="Ship order A1?", questions=("Which carrier?",)),

@@ -39,7 +39,7 @@ Example::
 from typing import TYPE_CHECKING
 
 from psych_mcp._version import __version__
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from psych_mcp.pool import McpPool as McpPool, McpPoolKey as McpPoolKey

@@ -28,7 +28,7 @@ from psych_mcp._egress import EgressTransport, gated_client
 from psych_mcp._stdio import ServerProcess
 from psych_mcp._version import __version__
 from psych_runtime import Scope
-from psych_runtime.adapters import AnyPolicy, Catalogue, RemoteError, RemoteFailure
+from psych_runtime.adapters.tools import AnyPolicy, Catalogue, RemoteError, RemoteFailure
 from psych_runtime.spec import McpServer
 
 log = logging.getLogger(__name__)

@@ -20,15 +20,14 @@ from typing import Final
 from pydantic import JsonValue
 
 from psych_mcp._stdio import Launch, StderrTail
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import (
     Execution,
     ExecutionStatus,
     Program,
-    RemoteError,
-    RemoteFailure,
     ResolvedLimits,
     Sandbox,
 )
+from psych_runtime.adapters.tools import RemoteError, RemoteFailure
 
 EXCHANGE: Final = "mcp_exchange"
 """The one binding the relay calls."""

@@ -31,7 +31,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from psych_runtime import Scope
-from psych_runtime.adapters import RemoteError, RemoteFailure
+from psych_runtime.adapters.tools import RemoteError, RemoteFailure
 from psych_runtime.spec import McpServer
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ MCP SDK; it loads when a Run first connects to a server.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     ToolSourceFactory,
     import_check,
     offer_doctor_checks,
@@ -22,7 +22,7 @@ from psych_runtime.adapters import (
 if TYPE_CHECKING:
     from psych_mcp.tools import McpTools
     from psych_runtime import HttpTransport, SecretResolver
-    from psych_runtime.adapters import Sandbox
+    from psych_runtime.adapters.sandbox import Sandbox
 
 PSYCH_PLUGIN_API = 1
 
@@ -56,6 +56,7 @@ psych_register_tool_sources = offer_tool_sources(
         build=build_mcp_tools,
         package=_PACKAGE,
         description="Tools of MCP servers over Streamable HTTP, SSE or stdio.",
+        takes_sandbox=True,
     )
 )
 

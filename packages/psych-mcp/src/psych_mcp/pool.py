@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from psych_runtime import EgressDenied, HttpTransport, ResolvedCredential, Scope, SecretResolver
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import Sandbox
+from psych_runtime.adapters.tools import (
     AnyPolicy,
     RemoteError,
     RemoteFailure,
     RemotePool,
-    Sandbox,
     credential_digest,
 )
 from psych_runtime.spec import McpOAuth, McpServer
@@ -177,7 +177,7 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         no process of it was started for this tenant and principal (of the most recent
         ``KEPT_STDERR_OF`` servers).
         """
-        process = self._processes.get((scope.tenant, scope.principal, server))
+        process = self._processes.get((*scope.pool_key, server))
         return None if process is None else process.stderr_tail
 
     def key(self, server: McpServer, scope: Scope, credential: str | None) -> McpPoolKey:
@@ -186,7 +186,7 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         if digest is not None and server.oauth is not None:
             digest = f"oauth:{digest}"
         url = server.url if server.url is not None else f"stdio:{server.command}"
-        return McpPoolKey(scope.tenant, scope.principal, server.name, url, server.transport, digest)
+        return McpPoolKey(*scope.pool_key, server.name, url, server.transport, digest)
 
     async def list_tools(self, server: McpServer, scope: Scope) -> "tuple[mcp_types.Tool, ...]":
         """The server's tools, from the connection's cache while it is fresh.
@@ -350,7 +350,7 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         return key, opening
 
     def _keep_stderr_of(self, scope: Scope, server: str, process: "ServerProcess") -> None:
-        where = (scope.tenant, scope.principal, server)
+        where = (*scope.pool_key, server)
         self._processes[where] = process
         self._processes.move_to_end(where)
         while len(self._processes) > KEPT_STDERR_OF:

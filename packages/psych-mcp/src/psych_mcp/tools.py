@@ -20,7 +20,7 @@ from pydantic import JsonValue
 
 from psych_mcp.pool import McpPool, McpPoolKey
 from psych_runtime import EgressPolicy, HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters import (
+from psych_runtime.adapters.tools import (
     RemoteFailure,
     RemoteTools,
     SourceCallFailed,

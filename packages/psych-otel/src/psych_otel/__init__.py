@@ -25,7 +25,8 @@ Example::
 from typing import TYPE_CHECKING
 
 from psych_otel._version import __version__
-from psych_runtime.adapters import PSYCH_SCHEMA, lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
+from psych_runtime.adapters.telemetry import PSYCH_SCHEMA
 
 if TYPE_CHECKING:
     from psych_otel.conformance import (

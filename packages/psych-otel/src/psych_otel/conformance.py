@@ -13,7 +13,7 @@ from typing import Protocol
 from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 from opentelemetry.trace.status import Status
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.telemetry import (
     PSYCH_SCHEMA,
     FinishedSpan,
     SpanKind as PsychSpanKind,

@@ -8,7 +8,7 @@ OpenTelemetry; building the adapter imports the API.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     TelemetryBackend,
     import_check,
     offer_doctor_checks,

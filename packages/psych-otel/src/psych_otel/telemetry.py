@@ -17,7 +17,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue as OtelValue
 
 from psych_otel._version import __version__
-from psych_runtime.adapters import (
+from psych_runtime.adapters.telemetry import (
     PSYCH_SCHEMA,
     SpanKind as PsychSpanKind,
     TelemetrySchema,

@@ -42,7 +42,11 @@ from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
 from ..conftest import ACME, Otel, registry_of, running_worker, settled_log
 
 PRICES = psych_runtime.models.StaticPriceTable(
-    {"priced": psych_runtime.models.ModelPrice(input=Decimal("1"), output=Decimal("2"))}
+    {
+        "priced": psych_runtime.models.ModelPrice(
+            input=Decimal("1"), output=Decimal("2"), cache_read=Decimal(0), cache_write=Decimal(0)
+        )
+    }
 )
 
 

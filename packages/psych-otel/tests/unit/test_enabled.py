@@ -11,7 +11,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 from psych_otel import OtelTelemetry
-from psych_runtime.plugins.urls import installed_telemetry
+from psych_runtime.plugins.installed import installed_telemetry
 
 installed = installed_telemetry()
 assert isinstance(installed, OtelTelemetry), installed

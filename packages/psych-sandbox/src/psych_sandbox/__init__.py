@@ -39,7 +39,7 @@ Example::
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 from psych_sandbox._version import __version__
 
 if TYPE_CHECKING:

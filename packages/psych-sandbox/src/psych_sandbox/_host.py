@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from pydantic import JsonValue
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import (
     Artifact,
     Binding,
     BindingRefused,

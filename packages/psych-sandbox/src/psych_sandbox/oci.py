@@ -26,7 +26,7 @@ from typing import Literal, Self
 
 from pydantic import JsonValue
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import (
     BindingRefused,
     ExecutionStatus,
     Guarantee,

@@ -10,7 +10,7 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     DoctorCheck,
     DoctorResult,
     SandboxBackend,

@@ -15,7 +15,7 @@ from typing import Self
 
 from pydantic import JsonValue
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.sandbox import (
     BindingRefused,
     ExecutionStatus,
     Guarantee,

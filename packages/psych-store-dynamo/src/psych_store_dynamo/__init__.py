@@ -29,7 +29,7 @@ can also be used directly; they are loaded on first access, so importing this pa
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 from psych_store_dynamo._version import __version__
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ both the shape of the batch and its size are checked here first.
 from collections.abc import Sequence
 
 from psych_runtime import RunId
-from psych_runtime.adapters import RecordTooLarge
+from psych_runtime.adapters.store import RecordTooLarge
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo.errors import BatchTooLarge
 

@@ -18,7 +18,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from psych_runtime import RunId
-from psych_runtime.adapters import RunState
+from psych_runtime.adapters.store import RunState
 from psych_runtime.records import WorkerId
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import ConditionFailed, Table

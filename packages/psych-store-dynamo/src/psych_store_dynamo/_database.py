@@ -7,10 +7,11 @@ once, and either of them migrating prepares the table for both.
 """
 
 import asyncio
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
 from psych_runtime import StoreError
-from psych_runtime.adapters import settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_dynamo import _connection, schema
 from psych_store_dynamo._table import Table
 from psych_store_dynamo.settings import DynamoSettings
@@ -117,6 +118,22 @@ class DynamoDatabase:
         """The schema version recorded in the table (0 when missing or never migrated)."""
         return await schema.current_version(await self._open())
 
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every item of the table, every attribute's bytes.
+
+        A strongly consistent Scan of the whole table; string attributes as UTF-8,
+        binary ones as stored. DynamoDB offers nothing below its items: a deleted
+        item is gone from every read the service allows.
+        """
+        table = await self._open()
+        items: list[RawItem] = []
+        start = None
+        while True:
+            page, start = await table.scan_all(start=start)
+            items.extend(RawItem(f"item {_key_of(item)}", _item_bytes(item)) for item in page)
+            if start is None:
+                return items
+
     async def close(self) -> None:
         """Close the client; idempotent. The store is unusable afterwards."""
         async with self._lock:
@@ -124,6 +141,27 @@ class DynamoDatabase:
             stack, self._stack, self._table = self._stack, None, None
         if stack is not None:
             await stack.aclose()
+
+
+def _key_of(item: Mapping[str, object]) -> str:
+    return " ".join(
+        str(_item_bytes({name: item[name]}), "utf-8", "replace")
+        for name in ("pk", "sk")
+        if name in item
+    )
+
+
+def _item_bytes(value: object) -> bytes:
+    """Every leaf of a wire-format item or attribute, strings as UTF-8, in one blob."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, Mapping):
+        return b"\n".join(_item_bytes(part) for part in value.values())
+    if isinstance(value, list | tuple | set | frozenset):
+        return b"\n".join(_item_bytes(part) for part in value)
+    return str(value).encode()
 
 
 __all__ = ["DynamoDatabase"]

@@ -43,7 +43,8 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 from psych_runtime import RunId, Scope, VersionHash
-from psych_runtime.adapters import Memory, MemoryKey, RunHeader, RunState
+from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.store import RunHeader, RunState
 from psych_runtime.records import WorkerId
 
 Attribute = dict[str, str]

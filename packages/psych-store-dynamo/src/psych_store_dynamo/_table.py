@@ -10,7 +10,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters.store import SchemaNotMigrated
 from psych_store_dynamo import errors
 from psych_store_dynamo._connection import DynamoClient, Response
 from psych_store_dynamo._rows import Attribute, Item, names_in, wire_item, wire_items
@@ -222,6 +222,20 @@ class Table:
         names = names_in(filter_expression)
         if names:
             request["ExpressionAttributeNames"] = names
+        if start is not None:
+            request["ExclusiveStartKey"] = start
+        try:
+            response = await self.client.scan(**request)
+        except Exception as exc:
+            raise self._fail(exc, "Scan") from exc
+        return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
+
+    async def scan_all(self, *, start: Item | None = None) -> tuple[list[Item], Item | None]:
+        """One strongly consistent page of every item of the table, unfiltered.
+
+        Only ``raw_storage`` calls this, for tests and audits.
+        """
+        request: dict[str, object] = {"TableName": self.name, "ConsistentRead": True}
         if start is not None:
             request["ExclusiveStartKey"] = start
         try:

@@ -16,16 +16,18 @@ import hashlib
 from contextlib import AsyncExitStack
 from urllib.parse import quote
 
-from psych_runtime import StoreError
-from psych_runtime.adapters import (
+from psych_runtime import RunId, StoreError
+from psych_runtime.adapters.blob import (
     BlobInfo,
     BlobKey,
     BlobNotFound,
+    InvalidBlobKey,
     check_content_type,
     check_window,
     coerce_bytes,
-    settings_from,
 )
+from psych_runtime.adapters.store import RawItem, settings_from
+from psych_runtime.records import ToolCallId
 from psych_store_dynamo import _connection, errors
 from psych_store_dynamo._connection import S3Client
 from psych_store_dynamo.settings import S3Settings
@@ -192,6 +194,81 @@ class S3BlobStore:
         except Exception as exc:
             raise self._fail(exc, "DeleteObject") from exc
         return True
+
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        """Delete every object version under the Run's name prefix; returns the blobs.
+
+        Every version goes, so a bucket with versioning on keeps nothing of them
+        either. A blob whose name was too long for S3 is stored under a digest
+        instead of its Run's prefix; only deleting its key (as ``delete_run`` does
+        for every key the log names) reaches it.
+        """
+        if not tenant or not run_id:
+            raise InvalidBlobKey("a Run's blobs are named by a non-empty tenant and run id")
+        probe = self.object_name(BlobKey(tenant, run_id, ToolCallId("x")))
+        hashed = (self._settings.prefix + "/" if self._settings.prefix else "") + "~sha256/"
+        if probe.startswith(hashed):
+            return 0
+        prefix = probe[: -len("x")]
+        client = await self._s3()
+        request: dict[str, object] = {"Bucket": self._settings.bucket, "Prefix": prefix}
+        blobs: set[str] = set()
+        while True:
+            try:
+                page = await client.list_object_versions(**request)
+            except Exception as exc:
+                raise self._fail(exc, "ListObjectVersions") from exc
+            for group in ("Versions", "DeleteMarkers"):
+                entries = page.get(group)
+                for entry in entries if isinstance(entries, list) else []:
+                    name = str(entry["Key"])
+                    if group == "Versions" and entry.get("IsLatest"):
+                        blobs.add(name)
+                    try:
+                        await client.delete_object(
+                            Bucket=self._settings.bucket,
+                            Key=name,
+                            VersionId=str(entry["VersionId"]),
+                        )
+                    except Exception as exc:
+                        raise self._fail(exc, "DeleteObject") from exc
+            if not page.get("IsTruncated"):
+                return len(blobs)
+            request["KeyMarker"] = page.get("NextKeyMarker")
+            request["VersionIdMarker"] = page.get("NextVersionIdMarker")
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every object version under this store's prefix.
+
+        Versions, not only current objects: in a bucket with versioning on, a deleted
+        blob lives on as an older version (and a delete marker), and shows up here.
+        """
+        client = await self._s3()
+        prefix = self._settings.prefix + "/" if self._settings.prefix else ""
+        request: dict[str, object] = {"Bucket": self._settings.bucket, "Prefix": prefix}
+        items: list[RawItem] = []
+        while True:
+            try:
+                page = await client.list_object_versions(**request)
+            except Exception as exc:
+                raise self._fail(exc, "ListObjectVersions") from exc
+            versions = page.get("Versions")
+            for version in versions if isinstance(versions, list) else []:
+                name, version_id = str(version["Key"]), str(version["VersionId"])
+                try:
+                    response = await client.get_object(
+                        Bucket=self._settings.bucket, Key=name, VersionId=version_id
+                    )
+                    stream = _connection.s3_body(response["Body"])
+                    async with stream:
+                        data = await stream.read()
+                except Exception as exc:
+                    raise self._fail(exc, "GetObject") from exc
+                items.append(RawItem(f"object {name} version {version_id}", data))
+            if not page.get("IsTruncated"):
+                return items
+            request["KeyMarker"] = page.get("NextKeyMarker")
+            request["VersionIdMarker"] = page.get("NextVersionIdMarker")
 
     async def close(self) -> None:
         """Close the client; idempotent. The store is unusable afterwards."""

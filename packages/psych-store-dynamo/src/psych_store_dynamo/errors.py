@@ -9,16 +9,18 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime.adapters.store import BatchTooLarge as PortBatchTooLarge
 from psych_store_dynamo.settings import AwsSettings
 
 
-class BatchTooLarge(StoreError, ValueError):
+class BatchTooLarge(PortBatchTooLarge):
     """An append does not fit in one DynamoDB transaction.
 
     ``TransactWriteItems`` takes at most 100 items and 4 MB, and an append must be one
     transaction to stay all-or-nothing, so a larger batch is refused before anything is
-    written rather than split. The agent loop's batches are a handful of records, so
-    this only fires for a caller appending in bulk: append in smaller batches.
+    written rather than split. It is the port's ``BatchTooLarge``: the agent loop then
+    appends the same records in smaller batches (a turn of a hundred tool calls needs
+    that); any other caller appending in bulk does the same.
     """
 
 

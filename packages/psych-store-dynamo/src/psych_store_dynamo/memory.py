@@ -18,7 +18,7 @@ Requests per call:
 """
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,

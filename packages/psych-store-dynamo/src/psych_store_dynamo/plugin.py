@@ -11,7 +11,7 @@ the store modules; the factories import them when a store is actually opened.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     BlobStoreBackend,
     DoctorCheck,
     DoctorResult,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from psych_runtime import StoreError, StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters.store import SchemaNotMigrated, SchemaTooNew
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import ConditionFailed, Table, TableMissing
 from psych_store_dynamo._version import __version__

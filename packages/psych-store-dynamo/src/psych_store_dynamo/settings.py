@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
-from psych_runtime.adapters import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl
 
 DYNAMO_SCHEME = "dynamodb"
 S3_SCHEME = "s3"

@@ -30,7 +30,7 @@ from psych_runtime import (
     Version,
     VersionHash,
 )
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,
@@ -44,6 +44,7 @@ from psych_runtime.adapters import (
     check_listing_limit,
     newest_runs,
     no_run_can_match,
+    oldest_settled_runs,
 )
 from psych_runtime.records import (
     Record,
@@ -685,6 +686,78 @@ class DynamoStore(DynamoDatabase):
             if start is None:
                 break
         return newest_runs(headers, tenant=tenant, states=states, limit=limit)
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """See ``RunDeletion.settled_runs``.
+
+        Like ``recent_runs``, a Scan of every Run's header item (filtered on the
+        server to settled ones): meant for a retention job, never on a Run's path.
+        """
+        check_listing_limit(limit)
+        if no_run_can_match("", tenant):
+            return []
+        table = await self._ready()
+        headers: list[RunHeader] = []
+        start: it.Item | None = None
+        while True:
+            items, start = await table.scan(
+                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header AND #{it.STATE} = :settled",
+                {":run": it.s("r#"), ":header": it.n(0), ":settled": it.s("settled")},
+                start=start,
+            )
+            headers.extend(it.header_of(item) for item in items)
+            if start is None:
+                break
+        return oldest_settled_runs(
+            headers, tenant=tenant, created_before=created_before, after=after, limit=limit
+        )
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """See ``RunDeletion.delete_runs``; not one transaction on DynamoDB.
+
+        Per Run: the header is read (it must be the tenant's and settled), the record
+        items and the idempotency key item are deleted, and the header item last, on
+        the condition that the Run is still settled. A call cut short leaves the Run
+        with part of its log; calling again finishes it. A deleted item is gone from
+        every read DynamoDB allows.
+        """
+        table = await self._ready()
+        deleted: list[RunId] = []
+        for run_id in dict.fromkeys(run_ids):
+            if no_run_can_match(run_id, tenant):
+                continue
+            item = await table.get(it.run_key(run_id))
+            if item is None:
+                continue
+            header = it.header_of(item)
+            if header.scope.tenant != tenant or header.state is not RunState.SETTLED:
+                continue
+            records = await self._records(table, run_id, 0, None)
+            await table.batch_delete([{it.PK: r[it.PK], it.SK: r[it.SK]} for r in records])
+            if header.idempotency_key is not None:
+                with suppress(ConditionFailed):
+                    await table.delete_item(
+                        it.idempotency_key(tenant, header.idempotency_key),
+                        condition=f"#{it.KEY_RUN_ID} = :run",
+                        values={":run": it.s(run_id)},
+                    )
+            try:
+                await table.delete_item(
+                    it.run_key(run_id),
+                    condition=f"#{it.STATE} = :settled",
+                    values={":settled": it.s("settled")},
+                )
+            except ConditionFailed:
+                continue
+            deleted.append(run_id)
+        return deleted
 
     async def _index_range(
         self,

@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import BlobStoreContract
+from psych_runtime.adapters import BlobStore
 from psych_store_dynamo import S3BlobStore
 
 from ..conftest import make_bucket, new_table_name, s3_url
@@ -27,3 +28,11 @@ class TestS3BlobStore(BlobStoreContract):
         store = S3BlobStore(s3_url(self.endpoint, bucket))
         yield store
         await store.close()
+
+    @pytest_asyncio.fixture
+    async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[S3BlobStore]:
+        # A second client on the same bucket and prefix.
+        assert isinstance(blob_store, S3BlobStore)
+        peer = S3BlobStore(blob_store.settings)
+        yield peer
+        await peer.close()

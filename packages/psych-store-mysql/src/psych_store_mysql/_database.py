@@ -10,9 +10,10 @@ of them migrating brings every table of both to this release's schema.
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import psych_runtime
-from psych_runtime.adapters import settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_mysql import _connection, errors, schema
 from psych_store_mysql._batches import PACKET_MARGIN, Batch
 from psych_store_mysql._rows import integer
@@ -103,6 +104,46 @@ class MySQLDatabase:
         # outlives the store and shows up later as a ResourceWarning.
         await asyncio.sleep(0)
 
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: the InnoDB tablespace file of every table.
+
+        Each table of this prefix is flushed to its ``.ibd`` file (``FLUSH TABLES ...
+        FOR EXPORT``), and the files are read from the server's data directory, so
+        deleted rows not yet cleaned up and free space inside pages are included. It
+        needs the server on this machine, a readable data directory, and the
+        ``RELOAD`` and ``LOCK TABLES`` privileges: it is meant for tests and audits.
+
+        Raises:
+            StoreError: the tablespace files cannot be read from here.
+        """
+        async with self._lend("reading the tablespace files") as batch:
+            (found,) = await batch.run(
+                (
+                    "SELECT @@datadir, DATABASE(), table_name FROM information_schema.tables"
+                    " WHERE table_schema = DATABASE() AND table_name IN ("
+                    + ", ".join(["%s"] * len(self._tables.all))
+                    + ")",
+                    self._tables.all,
+                )
+            )
+            if not found.rows:
+                return []
+            datadir, database = str(found.rows[0][0]), str(found.rows[0][1])
+            names = [str(row[2]) for row in found.rows]
+            quoted = ", ".join(f"`{name}`" for name in names)
+            await batch.run((f"FLUSH TABLES {quoted} FOR EXPORT", ()))
+            try:
+                folder = Path(datadir) / _file_name(database)
+                return await asyncio.to_thread(_read_tablespaces, folder, names)
+            finally:
+                await batch.run(("UNLOCK TABLES", ()))
+
+    async def _rebuild(self, *tables: str) -> None:
+        """Rebuild ``tables`` so deleted rows leave their tablespace files too."""
+        async with self._lend("rebuilding tables") as batch:
+            for table in tables:
+                await batch.run((f"OPTIMIZE TABLE `{table}`", ()))
+
     async def _open(self, check_schema: bool) -> _connection.Pool:
         """The pool, opened (and the schema checked) on first use."""
         pool = self._pool
@@ -182,6 +223,28 @@ async def _recover(conn: _connection.Connection, exc: BaseException) -> None:
         await conn.rollback()
     except Exception:
         conn.close()
+
+
+def _file_name(name: str) -> str:
+    """How MySQL spells a database or table name as a file name."""
+    return "".join(
+        char if char.isascii() and (char.isalnum() or char == "_") else f"@{ord(char):04x}"
+        for char in name
+    )
+
+
+def _read_tablespaces(folder: Path, names: list[str]) -> list[RawItem]:
+    items: list[RawItem] = []
+    for name in names:
+        path = folder / f"{_file_name(name)}.ibd"
+        try:
+            items.append(RawItem(f"file {path.name}", path.read_bytes()))
+        except OSError as exc:
+            raise psych_runtime.StoreError(
+                f"raw_storage() reads the server's tablespace files and could not read "
+                f"{path}: {exc}; run it on the database server's machine"
+            ) from exc
+    return items
 
 
 __all__ = ["MySQLDatabase"]

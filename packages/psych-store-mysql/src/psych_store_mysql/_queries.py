@@ -8,7 +8,7 @@ are escaped by the driver when the batch is rendered.
 from collections.abc import Sequence
 from datetime import datetime
 
-from psych_runtime.adapters import Memory, MemoryKey
+from psych_runtime.adapters.memory import Memory, MemoryKey
 from psych_store_mysql._batches import Statement
 from psych_store_mysql._rows import HEADER_COLUMNS, HEADER_SELECT, to_db_time
 from psych_store_mysql.schema import Tables
@@ -292,6 +292,39 @@ class Statements:
             f"SELECT {HEADER_SELECT} FROM `{self.tables.runs}` {clause}"
             "ORDER BY created_at DESC, run_id DESC LIMIT %s",
             (*values, limit),
+        )
+
+    def settled_runs(
+        self, tenant: str, created_before: datetime, after: tuple[datetime, str] | None, limit: int
+    ) -> Statement:
+        """One page of a tenant's settled Runs admitted before a time, oldest first."""
+        values: list[object] = [tenant, to_db_time(created_before)]
+        cursor = ""
+        if after is not None:
+            cursor = "AND (created_at, run_id) > (%s, %s) "
+            values.extend((to_db_time(after[0]), after[1]))
+        return (
+            f"SELECT {HEADER_SELECT} FROM `{self.tables.runs}` "
+            "WHERE tenant = %s AND state = 'settled' AND created_at < %s "
+            f"{cursor}ORDER BY created_at, run_id LIMIT %s",
+            (*values, limit),
+        )
+
+    def lock_settled(self, run_ids: Sequence[str], tenant: str) -> Statement:
+        """Lock the settled Runs of ``tenant`` among ``run_ids`` for deletion."""
+        marks = ", ".join(["%s"] * len(run_ids))
+        return (
+            f"SELECT run_id FROM `{self.tables.runs}` WHERE run_id IN ({marks}) "
+            "AND tenant = %s AND state = 'settled' FOR UPDATE",
+            (*run_ids, tenant),
+        )
+
+    def delete_runs(self, run_ids: Sequence[str]) -> tuple[Statement, Statement]:
+        """Delete the log rows, then the header rows, of Runs already locked."""
+        marks = ", ".join(["%s"] * len(run_ids))
+        return (
+            (f"DELETE FROM `{self.tables.records}` WHERE run_id IN ({marks})", tuple(run_ids)),
+            (f"DELETE FROM `{self.tables.runs}` WHERE run_id IN ({marks})", tuple(run_ids)),
         )
 
 

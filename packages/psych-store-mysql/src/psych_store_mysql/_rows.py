@@ -9,7 +9,7 @@ with a clear message instead of a confusing validation error.
 from datetime import UTC, datetime
 
 import psych_runtime
-from psych_runtime.adapters import HEADER_COLUMNS as _CORE_COLUMNS
+from psych_runtime.adapters.store import HEADER_COLUMNS as _CORE_COLUMNS
 from psych_store_mysql._connection import Row
 
 MAX_ID_BYTES = 512

@@ -6,7 +6,7 @@ Runs and the facts of a deployment. Every call is one statement in one round tri
 committed by autocommit before it returns.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,
@@ -17,6 +17,9 @@ from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import MemoryStatements
 from psych_store_mysql._rows import memory_from_row, unmatchable
 from psych_store_mysql.settings import MySQLSettings
+
+_LIMIT_MAX = 2**64 - 1
+"""The largest LIMIT MySQL and MariaDB take."""
 
 
 class MySQLMemoryStore(MySQLDatabase):
@@ -71,6 +74,8 @@ class MySQLMemoryStore(MySQLDatabase):
             return False
         async with self._lend("forgetting a fact") as batch:
             (result,) = await batch.run(self._sql.forget(key, memory_id))
+        if result.rowcount:
+            await self._rebuild(self._tables.memories)
         return result.rowcount == 1
 
     async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
@@ -84,15 +89,20 @@ class MySQLMemoryStore(MySQLDatabase):
         """
         check_memory_key(key)
         check_recall_limit(limit)
+        # LIMIT takes an unsigned 64-bit count; a larger one means every fact as well.
+        bounded = None if limit is None or limit > _LIMIT_MAX else limit
         async with self._lend("recalling facts") as batch:
-            (result,) = await batch.run(self._sql.recall(key, limit))
+            (result,) = await batch.run(self._sql.recall(key, bounded))
         facts = [memory_from_row(row, key) for row in result.rows]
-        if limit is not None:
+        if bounded is not None:
             facts.reverse()
         return tuple(facts)
 
     async def erase(self, key: MemoryKey) -> int:
         """See ``MemoryStore.erase``: one DELETE of every row of the key.
+
+        The facts table is then rebuilt (``OPTIMIZE TABLE``), so the deleted rows'
+        bytes leave its tablespace file; the time that takes grows with the table.
 
         Raises:
             ValueError: the key cannot be stored.
@@ -100,6 +110,8 @@ class MySQLMemoryStore(MySQLDatabase):
         check_memory_key(key)
         async with self._lend("erasing facts") as batch:
             (result,) = await batch.run(self._sql.erase(key))
+        if result.rowcount:
+            await self._rebuild(self._tables.memories)
         return result.rowcount
 
 

@@ -10,7 +10,7 @@ when somebody opens a store with one of these schemes.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     MemoryStoreBackend,
     StoreBackend,
     import_check,

@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters import WORK
+from psych_runtime.adapters.store import WORK
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch, Result, pack
@@ -414,6 +414,47 @@ class MySQLStore(MySQLDatabase):
         async with self._lend("listing recent runs") as batch:
             (result,) = await batch.run(self._sql.recent_runs(tenant, chosen, limit))
         return [header_from_row(row) for row in result.rows]
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, psych_runtime.RunId] | None = None,
+        limit: int = 100,
+    ) -> list[psych_runtime.adapters.RunHeader]:
+        """See ``RunDeletion.settled_runs``; a range read over the tenant's Runs."""
+        psych_runtime.adapters.check_listing_limit(limit)
+        if unmatchable(tenant):
+            return []
+        statement = self._sql.settled_runs(tenant, created_before, after, limit)
+        async with self._lend("listing settled runs") as batch:
+            (result,) = await batch.run(statement)
+        return [header_from_row(row) for row in result.rows]
+
+    async def delete_runs(
+        self, run_ids: Collection[psych_runtime.RunId], *, tenant: str
+    ) -> list[psych_runtime.RunId]:
+        """See ``RunDeletion.delete_runs``: one transaction of two round trips.
+
+        InnoDB removes the rows from every read at once; their bytes stay in free
+        space inside the table's pages until InnoDB reuses it or the table is rebuilt
+        (``OPTIMIZE TABLE``), which this method does not do, as it rewrites the whole
+        log table. MariaDB zeroes deleted rows when it purges them with
+        ``innodb_immediate_scrub_data_uncompressed`` on.
+        """
+        wanted = [r for r in dict.fromkeys(run_ids) if not unmatchable(r)]
+        if not wanted or unmatchable(tenant):
+            return []
+        async with self._lend("deleting runs") as batch:
+            _, locked = await batch.run(BEGIN, self._sql.lock_settled(wanted, tenant))
+            found = [text(row[0]) for row in locked.rows]
+            if not found:
+                await batch.run(COMMIT)
+                return []
+            records, headers = self._sql.delete_runs(found)
+            await batch.run(records, headers, COMMIT)
+        return [psych_runtime.RunId(run_id) for run_id in found]
 
 
 def _append_refusal(

@@ -24,7 +24,7 @@ connects.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 from psych_store_postgres._version import __version__
 
 if TYPE_CHECKING:

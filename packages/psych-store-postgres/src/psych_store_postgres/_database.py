@@ -13,8 +13,9 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew, settings_from
+from psych_runtime.adapters.store import RawItem, SchemaNotMigrated, SchemaTooNew, settings_from
 from psych_store_postgres._connection import GuardedPool
+from psych_store_postgres._rows import decompress
 from psych_store_postgres.errors import is_connection_error, is_unavailable, unavailable
 from psych_store_postgres.schema import (
     LATEST_VERSION,
@@ -264,6 +265,84 @@ class PostgresDatabase:
 
     async def _close_dedicated(self) -> None:
         """Close connections kept outside the pool; a subclass may override (none here)."""
+
+    # --- what the server really holds ------------------------------------------------------
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every page of the schema's relations.
+
+        Every page of every table, TOAST table and index in the schema, as the server
+        holds it (dead row versions included, until a vacuum removes them), read with
+        the ``pageinspect`` extension, plus the decompressed body of every stored
+        append (the pages hold them compressed). It needs a role that may create and
+        use ``pageinspect`` (a superuser): it is meant for tests and audits.
+
+        Raises:
+            StoreError: the role may not use ``pageinspect``.
+        """
+        conn = await self._connect()
+        try:
+            return await _raw_pages(conn, self.schema)
+        finally:
+            await conn.close()
+
+    async def _vacuum(self, *tables: str, full: bool = False) -> None:
+        """Remove dead row versions of ``tables``; with ``full``, rewrite the tables.
+
+        A plain vacuum removes the row versions from every read and index, but their
+        bytes may stay in a page's free space until PostgreSQL writes over it. A full
+        vacuum writes the live rows into new files and drops the old ones, so nothing
+        of the deleted rows is left in the table; it holds an exclusive lock on the
+        table while it runs, which is why only the facts table is ever rewritten.
+        """
+        conn = await self._connect()
+        try:
+            names = ", ".join(f"{quote_ident(self.schema)}.{quote_ident(t)}" for t in tables)
+            command = "VACUUM (FULL) " if full else "VACUUM "
+            await self._call(conn.execute(command + names))
+        finally:
+            await conn.close()
+
+
+_RELATIONS = """
+SELECT c.oid::regclass::text AS name, pg_relation_size(c.oid) AS size
+FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind IN ('r', 'i')
+UNION ALL
+SELECT t.oid::regclass::text, pg_relation_size(t.oid)
+FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+JOIN pg_class AS t ON t.oid = c.reltoastrelid
+WHERE n.nspname = $1 AND c.relkind = 'r'
+UNION ALL
+SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
+FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+JOIN pg_index AS i ON i.indrelid = c.reltoastrelid
+WHERE n.nspname = $1 AND c.relkind = 'r'
+"""
+
+
+async def _raw_pages(conn: "asyncpg.Connection", schema: str) -> list[RawItem]:
+    from psych_runtime.adapters.store import StoreError
+
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+    except Exception as exc:
+        raise StoreError(
+            f"raw_storage() needs the pageinspect extension and a role allowed to use it: {exc}"
+        ) from exc
+    block = int(await conn.fetchval("SELECT current_setting('block_size')"))
+    items: list[RawItem] = []
+    for row in await conn.fetch(_RELATIONS, schema):
+        name, size = str(row["name"]), int(row["size"])
+        for page in range(size // block):
+            data = await conn.fetchval("SELECT get_raw_page($1::text, $2::bigint)", name, page)
+            items.append(RawItem(f"{name} page {page}", bytes(data)))
+    table = f"{quote_ident(schema)}.psych_records"
+    if await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", table):
+        for row in await conn.fetch(f"SELECT run_ref, first_seq, body FROM {table}"):
+            where = f"psych_records run_ref {row['run_ref']} from seq {row['first_seq']}"
+            items.append(RawItem(where, decompress(bytes(row["body"]))))
+    return items
 
 
 __all__ = ["PostgresDatabase"]

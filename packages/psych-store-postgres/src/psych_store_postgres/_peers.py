@@ -26,7 +26,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import WORK, LocalNotifier
+from psych_runtime.adapters.store import WORK, LocalNotifier
 
 if TYPE_CHECKING:
     import asyncpg

@@ -7,7 +7,7 @@ one Bind/Execute round trip and no parsing or planning.
 
 from dataclasses import dataclass
 
-from psych_runtime.adapters import HEADER_COLUMNS as CORE_HEADER_COLUMNS
+from psych_runtime.adapters.store import HEADER_COLUMNS as CORE_HEADER_COLUMNS
 from psych_store_postgres.schema import quote_ident
 
 HEADER_COLUMNS = ", ".join(CORE_HEADER_COLUMNS)
@@ -31,6 +31,8 @@ class Queries:
     expired_leases: str
     overdue_deadlines: str
     recent_runs: str
+    settled_runs: str
+    delete_runs: str
     put_version: str
     put_grant: str
     get_grant: str
@@ -111,6 +113,19 @@ class Queries:
                 "WHERE ($1::text IS NULL OR tenant = $1) "
                 "AND (cardinality($2::text[]) = 0 OR state = ANY($2::text[])) "
                 "ORDER BY created_at DESC, run_id DESC LIMIT $3"
+            ),
+            settled_runs=(
+                f"SELECT {HEADER_COLUMNS} FROM {s}.psych_runs "
+                "WHERE tenant = $1 AND state = 'settled' AND created_at < $2 "
+                "AND ($3::timestamptz IS NULL "
+                'OR (created_at, run_id COLLATE "C") > ($3, $4::text COLLATE "C")) '
+                'ORDER BY created_at, run_id COLLATE "C" LIMIT $5'
+            ),
+            delete_runs=(
+                f"WITH gone AS (DELETE FROM {s}.psych_runs WHERE run_id = ANY($1::text[]) "
+                "AND tenant = $2 AND state = 'settled' RETURNING id, run_id), "
+                f"logs AS (DELETE FROM {s}.psych_records WHERE run_ref IN "
+                "(SELECT id FROM gone)) SELECT run_id FROM gone"
             ),
             put_version=(
                 f"INSERT INTO {s}.psych_versions (hash, published_at, document) "

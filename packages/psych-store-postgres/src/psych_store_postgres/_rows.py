@@ -18,13 +18,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from psych_runtime import Scope
-from psych_runtime.adapters import (
-    Memory,
-    MemoryKey,
-    RunHeader,
-    SchemaTooNew,
-    header_from_row as decode_header,
-)
+from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.store import RunHeader, SchemaTooNew, header_from_row as decode_header
 from psych_runtime.records import Record, record_from_json, record_to_json
 from psych_store_postgres import _dictionary
 

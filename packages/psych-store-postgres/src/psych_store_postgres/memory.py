@@ -6,14 +6,14 @@ too. Every call is one statement, one round trip, and commits on its own; the
 connections come from a pool of this instance's own, opened on first use.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,
     check_recall_limit,
     mint_memory,
-    no_run_can_match,
 )
+from psych_runtime.adapters.store import no_run_can_match
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._queries import MemoryQueries
 from psych_store_postgres._rows import memory_from_row
@@ -86,6 +86,8 @@ class PostgresMemoryStore(PostgresDatabase):
         gone = await self._call(
             pool.fetchval(self._queries.forget, key.tenant, key.end_user_id, memory_id)
         )
+        if gone:
+            await self._vacuum("psych_memories", full=True)
         return bool(gone)
 
     async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
@@ -107,12 +109,18 @@ class PostgresMemoryStore(PostgresDatabase):
     async def erase(self, key: MemoryKey) -> int:
         """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
 
+        The facts table is then rewritten (``VACUUM (FULL)``), so the deleted rows'
+        bytes leave its files too, not only its answers. The rewrite locks the facts
+        table while it runs (recalls wait), for a time that grows with the table.
+
         Raises:
             ValueError: the key cannot be stored.
         """
         check_memory_key(key)
         pool = await self._ready()
         gone = await self._call(pool.fetchval(self._queries.erase, key.tenant, key.end_user_id))
+        if gone:
+            await self._vacuum("psych_memories", full=True)
         return int(gone)
 
 

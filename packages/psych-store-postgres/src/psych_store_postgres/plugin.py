@@ -19,7 +19,7 @@ migration prepares the whole schema.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     MemoryStoreBackend,
     StoreBackend,
     import_check,

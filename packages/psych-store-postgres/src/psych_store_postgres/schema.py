@@ -341,11 +341,18 @@ CREATE INDEX psych_memories_key_idx ON {s}.psych_memories
     (tenant, end_user_id, created_at, position);
 """
 
+_SETTLED_INDEX = """
+-- Retention lists one tenant's settled Runs oldest first, page by page.
+CREATE INDEX psych_runs_settled_idx ON {s}.psych_runs
+    (tenant, created_at, run_id COLLATE "C") WHERE state = 'settled';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _INITIAL),
     Migration(2, "release fenced by attempt count", _RELEASE_BY_ATTEMPT),
     Migration(3, "versions granted to tenants", _VERSION_GRANTS),
     Migration(4, "memories of end users", _MEMORIES),
+    Migration(5, "settled Runs listed for retention", _SETTLED_INDEX),
 )
 """Every migration this release knows, in order."""
 

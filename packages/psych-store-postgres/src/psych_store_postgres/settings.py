@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from psych_runtime.adapters import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl
 
 SCHEMES = ("postgresql", "postgres")
 """URL schemes this store opens."""

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,
@@ -545,6 +545,45 @@ class PostgresStore(PostgresDatabase):
         pool = await self._ready()
         rows = await self._call(pool.fetch(self._queries.recent_runs, tenant, chosen, limit))
         return [header_from_row(row) for row in rows]
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """See ``RunDeletion.settled_runs``; one indexed range read."""
+        check_listing_limit(limit)
+        if no_run_can_match("", tenant):
+            return []
+        moment, last = (None, None) if after is None else after
+        pool = await self._ready()
+        rows = await self._call(
+            pool.fetch(self._queries.settled_runs, tenant, created_before, moment, last, limit)
+        )
+        return [header_from_row(row) for row in rows]
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """See ``RunDeletion.delete_runs``: one statement, then a vacuum of both tables.
+
+        The vacuum removes the deleted row versions from the tables and their indexes
+        (a transaction elsewhere that began before the delete keeps them until it
+        ends). Their bytes may stay in free space inside a page until PostgreSQL
+        writes over it; only a ``VACUUM (FULL)`` of the tables, which locks them while
+        it rewrites them, removes those at once. The write-ahead log and backups keep
+        the bytes for as long as the server keeps them.
+        """
+        wanted = [r for r in dict.fromkeys(run_ids) if not no_run_can_match(r, tenant)]
+        if not wanted:
+            return []
+        pool = await self._ready()
+        rows = await self._call(pool.fetch(self._queries.delete_runs, wanted, tenant))
+        deleted = [RunId(row["run_id"]) for row in rows]
+        if deleted:
+            await self._vacuum("psych_runs", "psych_records")
+        return deleted
 
     # --- lifecycle ---------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
         await memory.recall(ALICE)
     # Migrating the Run store brings the memory table too: one list of migrations.
     store = await make_store(migrate=False)
-    assert await store.migrate() == [4]
+    assert await store.migrate() == [4, 5]
     fresh = await make_memory(migrate=False)
     fact = await fresh.remember(ALICE, "after the upgrade")
     assert await fresh.recall(ALICE) == (fact,)

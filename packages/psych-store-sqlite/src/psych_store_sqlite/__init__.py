@@ -28,7 +28,7 @@ Example::
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters.plugins import lazy_exports
 from psych_store_sqlite._version import __version__
 
 if TYPE_CHECKING:

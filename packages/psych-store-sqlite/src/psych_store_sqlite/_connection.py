@@ -46,6 +46,9 @@ def open_connection(settings: SqliteSettings) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
         # The level comes from a fixed list (see settings.SYNCHRONOUS_MODES).
         conn.execute(f"PRAGMA synchronous = {settings.synchronous}")
+        # Deleted rows and freed pages are overwritten with zeros, so what erase and
+        # Run deletion remove is gone from the file, not only unlinked.
+        conn.execute("PRAGMA secure_delete = ON")
     except sqlite3.Error as exc:
         conn.close()
         raise StoreUnavailable(open_failure(settings.path, exc)) from exc

@@ -6,10 +6,12 @@ migrating and closing are written once, and either of them migrating brings the 
 file (every table of both) to this release's schema.
 """
 
+import asyncio
 import functools
+import sqlite3
 from pathlib import Path
 
-from psych_runtime.adapters import settings_from
+from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_sqlite import schema
 from psych_store_sqlite._lanes import Lanes
 from psych_store_sqlite.settings import SqliteSettings
@@ -85,6 +87,28 @@ class SqliteDatabase:
             return 0
         return await self._lanes.maintain(schema.current_version)
 
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: the database file and its WAL, byte for byte.
+
+        The whole files, free pages and write-ahead frames included; a rollback
+        journal too when one is lying beside the file.
+        """
+        return await asyncio.to_thread(_read_files, self._settings.path)
+
+    async def scrub(self) -> bool:
+        """Copy the write-ahead log into the file and cut the log to zero bytes.
+
+        Erase and Run deletion call it after they commit: the rows they delete are
+        zeroed in the file (``secure_delete``), but the log still holds the frames
+        that wrote them until it is truncated. A reader of another connection still
+        inside a read transaction keeps the log from being cut; the next scrub (or the
+        next checkpoint that truncates) does it then.
+
+        Returns:
+            Whether the log was cut to zero bytes.
+        """
+        return await self._lanes.maintain(_truncate_wal)
+
     async def close(self) -> None:
         """Finish queued operations and close every connection; idempotent."""
         await self._lanes.close()
@@ -92,6 +116,22 @@ class SqliteDatabase:
 
 def _nothing(conn: object) -> None:
     """An operation that only makes the lane open its connection."""
+
+
+def _truncate_wal(conn: sqlite3.Connection) -> bool:
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return int(busy) == 0
+
+
+def _read_files(path: Path) -> list[RawItem]:
+    items: list[RawItem] = []
+    for suffix in ("", "-wal", "-journal"):
+        part = path.with_name(path.name + suffix)
+        try:
+            items.append(RawItem(f"file {part.name}", part.read_bytes()))
+        except FileNotFoundError:
+            continue
+    return items
 
 
 __all__ = ["SqliteDatabase"]

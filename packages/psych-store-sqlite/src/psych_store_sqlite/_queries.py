@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.store import (
     Admission,
     Fence,
     LeaseLost,
-    Memory,
-    MemoryKey,
     RecordTooLarge,
     RunHeader,
     RunState,
@@ -391,6 +390,43 @@ def recent_runs(
         (*params, limit),
     ).fetchall()
     return [header_from_row(row) for row in rows]
+
+
+def settled_runs(
+    conn: sqlite3.Connection,
+    tenant: str,
+    created_before: datetime,
+    after: tuple[datetime, RunId] | None,
+    limit: int,
+) -> list[RunHeader]:
+    """One page of a tenant's settled Runs admitted before a time, oldest first."""
+    params: list[SqlValue] = [tenant, to_micros(created_before)]
+    cursor = ""
+    if after is not None:
+        cursor = "AND (created_at, run_id) > (?, ?) "
+        params.extend((to_micros(after[0]), after[1]))
+    rows = conn.execute(
+        f"SELECT {SELECT_HEADER} FROM psych_runs "
+        "WHERE tenant = ? AND state = 'settled' AND created_at < ? "
+        f"{cursor}ORDER BY created_at, run_id LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [header_from_row(row) for row in rows]
+
+
+def delete_runs(conn: sqlite3.Connection, run_ids: Sequence[RunId], tenant: str) -> list[RunId]:
+    """Delete the settled Runs of ``tenant`` among ``run_ids``: header and log rows."""
+    deleted: list[RunId] = []
+    for run_id in run_ids:
+        gone = conn.execute(
+            "DELETE FROM psych_runs WHERE run_id = ? AND tenant = ? AND state = 'settled' "
+            "RETURNING run_id",
+            (run_id, tenant),
+        ).fetchall()
+        if gone:
+            conn.execute("DELETE FROM psych_records WHERE run_id = ?", (run_id,))
+            deleted.append(run_id)
+    return deleted
 
 
 # --- memory ----------------------------------------------------------------------------

@@ -12,10 +12,9 @@ principal or labels); otherwise it is NULL and the tenant column alone rebuilds 
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.store import (
     HEADER_COLUMNS,
-    Memory,
-    MemoryKey,
     RunHeader,
     header_from_row as decode_header,
     header_row,

@@ -6,14 +6,14 @@ deployment. Writes go through the writer thread inside ``BEGIN IMMEDIATE`` like 
 write of the store; a recall is one statement on a reader thread.
 """
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.memory import (
     Memory,
     MemoryKey,
     check_memory_key,
     check_recall_limit,
     mint_memory,
-    no_run_can_match,
 )
+from psych_runtime.adapters.store import no_run_can_match
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 
@@ -60,7 +60,10 @@ class SqliteMemoryStore(SqliteDatabase):
         # An id holding NUL or a lone surrogate was never issued: no fact has it.
         if not isinstance(memory_id, str) or no_run_can_match(memory_id):
             return False
-        return await self._lanes.write(lambda conn: ops.forget(conn, key, memory_id))
+        gone = await self._lanes.write(lambda conn: ops.forget(conn, key, memory_id))
+        if gone:
+            await self.scrub()
+        return gone
 
     async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
         """See ``MemoryStore.recall``: oldest first, the newest ``limit`` when given.
@@ -76,11 +79,16 @@ class SqliteMemoryStore(SqliteDatabase):
     async def erase(self, key: MemoryKey) -> int:
         """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
 
+        The deleted rows are overwritten with zeros in the file and the write-ahead
+        log is then cut (``scrub``), so the facts' text is gone from the bytes on disk.
+
         Raises:
             ValueError: the key cannot be stored.
         """
         check_memory_key(key)
-        return await self._lanes.write(lambda conn: ops.erase(conn, key))
+        gone = await self._lanes.write(lambda conn: ops.erase(conn, key))
+        await self.scrub()
+        return gone
 
 
 __all__ = ["SqliteMemoryStore"]

@@ -12,7 +12,7 @@ check.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters import (
+from psych_runtime.adapters.plugins import (
     DoctorCheck,
     DoctorResult,
     MemoryStoreBackend,

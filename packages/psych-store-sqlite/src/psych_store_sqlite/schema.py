@@ -42,7 +42,7 @@ import sqlite3
 import time
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters.store import SchemaNotMigrated, SchemaTooNew
 
 VERSION_TABLE = "psych_schema_version"
 
@@ -135,7 +135,15 @@ _V3 = (
     """,
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+_V4 = (
+    # Retention lists one tenant's settled Runs oldest first, page by page.
+    """
+    CREATE INDEX psych_runs_settled ON psych_runs (tenant, created_at, run_id)
+        WHERE state = 'settled'
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 """Statements per schema version; ``MIGRATIONS[n - 1]`` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

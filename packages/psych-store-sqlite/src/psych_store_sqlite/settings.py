@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
-from psych_runtime.adapters import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl
 
 SCHEME = "sqlite"
 """The URL scheme this package opens."""

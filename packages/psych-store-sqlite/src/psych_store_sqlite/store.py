@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from psych_runtime import RunId, Version, VersionHash
-from psych_runtime.adapters import (
+from psych_runtime.adapters.store import (
     WORK,
     Admission,
     Fence,
@@ -116,7 +116,9 @@ class SqliteStore(SqliteDatabase):
     async def get_version(
         self, version_hash: VersionHash, *, tenant: str | None = None
     ) -> Version | None:
-        """See ``Store.get_version``."""
+        """See ``Store.get_version``; a hash or tenant no store can hold names nothing."""
+        if no_run_can_match(version_hash, tenant):
+            return None
         return await self._lanes.read(lambda conn: ops.get_version(conn, version_hash, tenant))
 
     # --- admission and headers ---------------------------------------------------------
@@ -214,6 +216,39 @@ class SqliteStore(SqliteDatabase):
         """See ``RunListing.recent_runs``; newest admission first."""
         check_listing_limit(limit)
         return await self._lanes.read(lambda conn: ops.recent_runs(conn, tenant, states, limit))
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """See ``RunDeletion.settled_runs``; one indexed range read."""
+        check_listing_limit(limit)
+        if no_run_can_match(RunId(""), tenant):
+            return []
+        return await self._lanes.read(
+            lambda conn: ops.settled_runs(conn, tenant, created_before, after, limit)
+        )
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """See ``RunDeletion.delete_runs``: one transaction, then the log is cut.
+
+        The rows are overwritten with zeros in the file (``secure_delete``) and the
+        write-ahead log is truncated afterwards (``scrub``), so the Runs' bytes are
+        gone from the files, not only from the answers.
+        """
+        wanted = [
+            run_id for run_id in dict.fromkeys(run_ids) if not no_run_can_match(run_id, tenant)
+        ]
+        if not wanted:
+            return []
+        deleted = await self._lanes.write(lambda conn: ops.delete_runs(conn, wanted, tenant))
+        if deleted:
+            await self.scrub()
+        return deleted
 
 
 __all__ = ["SqliteStore"]

@@ -24,11 +24,14 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 from psych_runtime.blob.checks import check_content_type, check_window, coerce_bytes
 from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound, InvalidBlobKey
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.raw import RawItem
 
 _KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _MAX_SEGMENT = 200
@@ -107,6 +110,14 @@ class FileBlobStore:
         """Remove the blob and its content type; False when there was none."""
         return await asyncio.to_thread(self._delete, key)
 
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        """Delete the Run's directory of blobs; returns how many blobs it held."""
+        return await asyncio.to_thread(self._delete_run, tenant, run_id)
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every file under the root, temporary ones too."""
+        return await asyncio.to_thread(self._raw)
+
     async def close(self) -> None:
         """Nothing to release: every call opens and closes its own files."""
 
@@ -114,6 +125,25 @@ class FileBlobStore:
         return f"FileBlobStore({str(self._root)!r})"
 
     # --- blocking halves, run in a worker thread --------------------------------------
+
+    def _delete_run(self, tenant: str, run_id: RunId) -> int:
+        if not tenant or not run_id:
+            raise InvalidBlobKey("a Run's blobs are named by a non-empty tenant and run id")
+        folder = self._root / encode_segment(tenant) / encode_segment(run_id)
+        if not folder.is_dir():
+            return 0
+        count = sum(1 for path in folder.iterdir() if path.name.endswith(_DATA_SUFFIX))
+        shutil.rmtree(folder)
+        return count
+
+    def _raw(self) -> list[RawItem]:
+        if not self._root.exists():
+            return []
+        return [
+            RawItem(f"file {path.relative_to(self._root)}", path.read_bytes())
+            for path in sorted(self._root.rglob("*"))
+            if path.is_file()
+        ]
 
     def _paths(self, key: BlobKey) -> tuple[Path, Path]:
         folder = self._root / encode_segment(key.tenant) / encode_segment(key.run_id)

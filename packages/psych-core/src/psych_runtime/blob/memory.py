@@ -7,6 +7,8 @@ conformance suite as the durable blob stores.
 
 from psych_runtime.blob.checks import check_content_type, check_window, coerce_bytes
 from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.raw import RawItem
 
 
 class InMemoryBlobStore:
@@ -51,6 +53,20 @@ class InMemoryBlobStore:
     async def delete(self, key: BlobKey) -> bool:
         """Forget the blob; False when there was nothing to forget."""
         return self._blobs.pop(key, None) is not None
+
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        """Delete every blob of ``run_id`` under ``tenant``; returns how many."""
+        doomed = [k for k in self._blobs if k.tenant == tenant and k.run_id == run_id]
+        for key in doomed:
+            del self._blobs[key]
+        return len(doomed)
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every blob's bytes and content type."""
+        return [
+            RawItem(f"blob {key}", data + b"\n" + content_type.encode())
+            for key, (data, content_type) in self._blobs.items()
+        ]
 
     async def close(self) -> None:
         """Drop every blob; nothing here outlives the store anyway."""

@@ -95,4 +95,29 @@ class BlobStore(Protocol):
         ...
 
 
-__all__ = ["BlobInfo", "BlobKey", "BlobNotFound", "BlobStore", "InvalidBlobKey"]
+@runtime_checkable
+class RunBlobDeletion(Protocol):
+    """A BlobStore that can delete every blob of one Run, named in a log or not.
+
+    A crash between writing a blob and recording it leaves a blob no log names;
+    deleting a Run for retention or erasure must not leave it behind. Every blob
+    store shipped with Psych implements it, and ``psych-contract`` requires it.
+    """
+
+    async def delete_run_blobs(self, tenant: str, run_id: RunId) -> int:
+        """Delete every blob stored under ``tenant`` and ``run_id``; returns how many.
+
+        Blobs of another tenant, or of another Run whose id merely starts the same
+        way, are left alone.
+        """
+        ...
+
+
+__all__ = [
+    "BlobInfo",
+    "BlobKey",
+    "BlobNotFound",
+    "BlobStore",
+    "InvalidBlobKey",
+    "RunBlobDeletion",
+]

@@ -30,14 +30,14 @@ from psych_runtime.plugins import (
     StoreBackend,
     autoload_disabled,
     autoload_enabled,
-    blob_store_backends,
     broken_plugins,
     canonical_distribution,
     doctor_checks,
     loaded_plugins,
     open_store,
     registrations,
-    store_backends,
+    scheme_conflicts,
+    unloaded_plugins,
 )
 from psych_runtime.store.port import SchemaInspection
 
@@ -65,6 +65,7 @@ class PluginInfo(BaseModel):
     version: str | None
     store_schemes: list[str]
     blob_store_schemes: list[str]
+    single_process_schemes: list[str] = []
 
 
 class CheckResult(BaseModel):
@@ -191,12 +192,36 @@ def gather_report() -> DoctorReport:
             "blob store backends",
             lambda: registrations("psych_register_blob_stores", BlobStoreBackend),
         )
-        # The per-scheme tables raise DuplicateBackend when two plugins claim a scheme;
-        # skip them when collecting already failed, so one fault is reported once.
-        if stores is not None:
-            _attempt(checks, "store schemes", store_backends)
-        if blobs is not None:
-            _attempt(checks, "blob store schemes", blob_store_backends)
+        # A scheme two plugins claim: the rightful owner keeps it (or nobody, when none
+        # has the right) and the other claims are set aside; each is a failed check.
+        if stores is not None and blobs is not None:
+            for conflict in _attempt(checks, "URL schemes", scheme_conflicts) or []:
+                checks.append(
+                    CheckResult(
+                        name=f"{conflict.what} {conflict.scheme}",
+                        plugin=None,
+                        ok=False,
+                        detail=conflict.message,
+                    )
+                )
+        # Installed plugins autoload left alone: the user meant to register them by
+        # hand, and a report that says every check passes would hide that they did not.
+        for record in unloaded_plugins():
+            where = f" from {record.origin}" if record.origin else ""
+            module = record.source.split(":", 1)[0]
+            checks.append(
+                CheckResult(
+                    name=f"plugin {record.name}{where}",
+                    plugin=record.name,
+                    ok=False,
+                    detail=(
+                        "installed but not loaded: PSYCH_DISABLE_PLUGIN_AUTOLOAD is set; "
+                        f"register it with psych_runtime.adapters.register_plugin("
+                        f"importlib.import_module({module!r}), name={record.name!r}) "
+                        "or unset PSYCH_DISABLE_PLUGIN_AUTOLOAD"
+                    ),
+                )
+            )
         plugins = [_plugin_info(record, stores or [], blobs or []) for record in loaded]
         registered_checks = _attempt(checks, "doctor checks", doctor_checks) or []
         # Plugins set aside while loading or while registering: each is a failed check.
@@ -362,7 +387,15 @@ def render_text(report: DoctorReport) -> str:
         )
         provides = []
         if plugin.store_schemes:
-            provides.append("stores: " + ", ".join(plugin.store_schemes))
+            provides.append(
+                "stores: "
+                + ", ".join(
+                    f"{scheme} (single process)"
+                    if scheme in plugin.single_process_schemes
+                    else scheme
+                    for scheme in plugin.store_schemes
+                )
+            )
         if plugin.blob_store_schemes:
             provides.append("blob stores: " + ", ".join(plugin.blob_store_schemes))
         suffix = f"; {'; '.join(provides)}" if provides else ""
@@ -426,6 +459,12 @@ def _plugin_info(
             scheme
             for found in blobs
             if found.plugin == record.name
+            for scheme in found.item.schemes
+        ),
+        single_process_schemes=sorted(
+            scheme
+            for found in stores
+            if found.plugin == record.name and found.item.single_process
             for scheme in found.item.schemes
         ),
     )

@@ -29,6 +29,27 @@ class VersionNotFound(PsychError):
         self.version_hash = version_hash
 
 
+class InvalidArgument(PsychError, ValueError):
+    """An argument of a call is refused before anything is read or written.
+
+    The more specific ``InvalidDispatch`` and ``InvalidResume`` derive from it, so a
+    caller may catch every refused argument of the control calls in one place.
+
+    Attributes:
+        argument: The parameter's name, when one parameter is at fault.
+    """
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value's ``repr`` cut to ``limit`` characters, for an error message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class UnstorableValue(PsychError, ValueError):
     """A value cannot be kept by every store exactly as given.
 
@@ -45,4 +66,12 @@ class UnstorableValue(PsychError, ValueError):
         self.reason = reason
 
 
-__all__ = ["AccessDenied", "PsychError", "RunNotFound", "UnstorableValue", "VersionNotFound"]
+__all__ = [
+    "AccessDenied",
+    "InvalidArgument",
+    "PsychError",
+    "RunNotFound",
+    "UnstorableValue",
+    "VersionNotFound",
+    "shown",
+]

@@ -58,6 +58,7 @@ from psych_runtime.core.state import (
     StepResume,
     ToolResult,
 )
+from psych_runtime.core.suspend_reasons import rules
 
 READ_TOOL_OUTPUT = "read_tool_output"
 """The built-in tool that pages through elided results by handle."""
@@ -765,7 +766,7 @@ def _resumed(state: RunStateView, record: Resumed) -> None:
         raise _corrupt(
             state, record, _Reason.UNKNOWN_OPERATION, "resumed while the run is not suspended"
         )
-    if state.suspended_at is not None:
+    if state.suspended_at is not None and rules(reason).extends_deadline:
         parked = (record.at - state.suspended_at).total_seconds()
         state.suspended_seconds += max(0.0, parked)
     call_id = state.pending_approval_call_id

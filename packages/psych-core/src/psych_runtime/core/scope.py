@@ -30,6 +30,17 @@ class Scope(BaseModel):
     def __hash__(self) -> int:
         return hash((self.tenant, self.principal, tuple(sorted(self.labels.items()))))
 
+    @property
+    def pool_key(self) -> tuple[str, str | None]:
+        """What this Scope contributes to the key of a pooled connection: tenant, principal.
+
+        Connections to MCP servers and A2A peers are pooled by this, the server and the
+        credential identity, never by URL, so a tenant's connection (and the token it
+        carries) can never serve another tenant's call. Labels are left out: they are
+        the consumer's metadata, not an identity.
+        """
+        return (self.tenant, self.principal)
+
 
 DEFAULT_SCOPE = Scope(tenant="default")
 """The Scope of a program that names none: ``session()`` and ``publish()`` use it.

@@ -68,15 +68,21 @@ def _describe(path: _Path) -> str:
     return text
 
 
-def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+def unstorable(
+    value: object, *, max_depth: int = MAX_JSON_DEPTH, strict: bool = False
+) -> str | None:
     """Say why a JSON-like value cannot be stored, or ``None`` if every store can keep it.
 
     Args:
         value: A JSON-like value: dicts (or other mappings) with string keys, lists,
             tuples, strings, numbers, booleans and ``None``, and pydantic models made
             of those (a model counts as one level, as it is written as an object).
-            Anything else is passed over; the serialiser decides about it.
+            Anything else is passed over (the serialiser decides about it) unless
+            ``strict`` is set.
         max_depth: The deepest nesting of containers allowed; a bare scalar has depth 0.
+        strict: Also refuse whatever is not plain JSON: a set, bytes, a model or any
+            other object, and a mapping key that is not a string. Used for values a
+            caller hands in, which must be JSON before anything is built from them.
 
     Returns:
         A short human-readable reason naming where in the value the problem is, or
@@ -100,7 +106,7 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
                 return (
                     f"{_describe(path)} is the non-finite number {item!r}, which JSON cannot hold"
                 )
-        elif isinstance(item, BaseModel):
+        elif isinstance(item, BaseModel) and not strict:
             if depth >= max_depth:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
             fields = item.__dict__
@@ -123,6 +129,8 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
             if depth >= max_depth:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
             for key, child in item.items():
+                if strict and not isinstance(key, str):
+                    return f"{_describe(path)} has the key {key!r}, which is not a string"
                 if isinstance(key, str) and _SURROGATE.search(key) is not None:
                     return (
                         f"{_describe(path)} has a key holding a lone surrogate, "
@@ -134,7 +142,15 @@ def unstorable(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
                 return f"{_describe(path)} nests deeper than {max_depth} levels"
             for index, child in enumerate(item):
                 stack.append((child, depth + 1, (path, index)))
+        elif strict:
+            return f"{_describe(path)} is {_kind_of(item)}, which is not a JSON value"
     return None
+
+
+def _kind_of(item: object) -> str:
+    """``a set``, ``a bytes``: the article and the type's name, for a message."""
+    name = type(item).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 _Plan = tuple[tuple[str, bool], ...]
@@ -214,20 +230,50 @@ def _string_problem(text: str, path: _Path) -> str | None:
     )
 
 
-def check_storable(value: object, *, what: str = "value") -> None:
+# NUL has no place in a PostgreSQL text column; a lone surrogate has no UTF-8 encoding.
+_UNSTORABLE_KEY_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+
+
+def key_problem(key: str) -> str | None:
+    """Say why a string cannot be a key (a tenant, run id, idempotency key) in every store.
+
+    Keys are written into indexed text columns, which are stricter than the JSON the
+    records are kept as: PostgreSQL refuses the NUL character in text, and no store can
+    encode a lone surrogate. A key holding either cannot be stored anywhere, so no Run
+    can have it.
+
+    Args:
+        key: the string to check.
+
+    Returns:
+        The reason, or ``None`` when every store can hold the key.
+    """
+    found = _UNSTORABLE_KEY_CHARACTER.search(key)
+    if found is None:
+        return None
+    character = found.group()
+    what = (
+        "the NUL character" if character == "\x00" else f"a lone surrogate (U+{ord(character):04X})"
+    )
+    return f"it holds {what} at character {found.start()}"
+
+
+def check_storable(value: object, *, what: str = "value", strict: bool = False) -> None:
     """Raise ``UnstorableValue`` if ``value`` cannot be stored by every store.
 
     Args:
         value: The JSON-like value to check.
         what: What the value is, for the message (for example ``"tool arguments"``).
+        strict: Also refuse anything that is not plain JSON (see ``unstorable``).
 
     Raises:
         UnstorableValue: The value holds a lone surrogate, a non-finite number, or
-            nests deeper than ``MAX_JSON_DEPTH``.
+            nests deeper than ``MAX_JSON_DEPTH`` (or, with ``strict``, something that
+            is not JSON).
     """
-    problem = unstorable(value)
+    problem = unstorable(value, strict=strict)
     if problem is not None:
         raise UnstorableValue(f"{what} cannot be stored: {problem}", reason=problem)
 
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_DEPTH", "check_storable", "unstorable"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_RECORD_DEPTH", "check_storable", "key_problem", "unstorable"]

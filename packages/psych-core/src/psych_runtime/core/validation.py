@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from psych_runtime.core.errors import PsychError
+from psych_runtime.core.json_schema import schema_problems
 from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.spec import (
     SPEC_ADAPTER,
@@ -97,7 +98,8 @@ class ValidationContext:
         sandbox_profiles: sandbox profiles the host provides.
         registry_is_complete: treat ``registered_tools`` as the whole registry even
             when it is empty, so a code tool is refused when nothing is registered.
-            The process that will run the Spec (``Session.publish``) knows this.
+            By default, True when ``registered_tools`` is given (a registry's
+            ``names``), False when it is not (nothing is known about code tools then).
         capabilities: Spec fields beyond the core that installed plugins run
             (``"mcp_servers"`` with psych-mcp, say); ``publish`` adds the installed
             ones. A field in ``NOT_RUN_YET`` named here is accepted.
@@ -113,14 +115,18 @@ class ValidationContext:
     def __init__(
         self,
         *,
-        registered_tools: Iterable[str] = (),
+        registered_tools: Iterable[str] | None = None,
         known_models: Iterable[str] = (),
         reachable_mcp_servers: Iterable[str] = (),
         sandbox_profiles: Iterable[str] = (),
-        registry_is_complete: bool = False,
+        registry_is_complete: bool | None = None,
         capabilities: Iterable[str] = (),
     ) -> None:
-        object.__setattr__(self, "registered_tools", _names(registered_tools, "registered_tools"))
+        if registry_is_complete is None:
+            registry_is_complete = registered_tools is not None
+        object.__setattr__(
+            self, "registered_tools", _names(registered_tools or (), "registered_tools")
+        )
         object.__setattr__(self, "known_models", _names(known_models, "known_models"))
         object.__setattr__(
             self,
@@ -314,8 +320,15 @@ class _Collector:
                 if tool.name not in offered:
                     self.add(where, f"code tool {tool.name!r} is not registered")
             else:
-                for message in schema_issues(tool.input_schema):
+                for message in schema_issues(tool.input_schema) or schema_problems(
+                    tool.input_schema
+                ):
                     self.add(_at(where, "input_schema"), f"tool {tool.name!r}: {message}")
+
+    def schema(self, schema: Mapping[str, JsonValue] | None, where: str) -> None:
+        """Refuse a JSON Schema the runtime could not check values against."""
+        for message in schema_problems(schema):
+            self.add(where, f"not a usable JSON Schema (2020-12): {message}")
 
     def servers(self, servers: tuple[McpServer, ...], path: str) -> None:
         reachable = self.context.reachable_mcp_servers
@@ -346,7 +359,10 @@ class _Collector:
         self.tools(spec.tools, path)
         self.servers(spec.mcp_servers, path)
         granted = {tool.name for tool in spec.tools}
+        self.schema(spec.input_schema, _at(path, "input_schema"))
         for where, step in walk_steps(spec.steps, _at(path, "steps")):
+            self.schema(getattr(step, "output_schema", None), _at(where, "output_schema"))
+            self.schema(getattr(step, "payload_schema", None), _at(where, "payload_schema"))
             if isinstance(step, ToolStep):
                 if not self.tool_reachable(step.tool, granted, spec.mcp_servers):
                     self.add(

@@ -9,8 +9,8 @@ import secrets
 import threading
 from datetime import UTC, datetime, timedelta
 
+from psych_runtime.core.storable import key_problem
 from psych_runtime.memory.port import MAX_MEMORY_CHARS, Memory, MemoryKey
-from psych_runtime.store.checks import key_problem
 
 _clock_lock = threading.Lock()
 _last_minted = datetime.min.replace(tzinfo=UTC)

@@ -6,6 +6,7 @@ in a durable MemoryStore from a store adapter (SQLite, PostgreSQL, MySQL, Dynamo
 
 import asyncio
 
+from psych_runtime.core.raw import RawItem
 from psych_runtime.memory.checks import (
     check_memory_key,
     check_recall_limit,
@@ -61,6 +62,14 @@ class InMemoryMemoryStore:
         check_memory_key(key)
         async with self._lock:
             return len(self._facts.pop(key, []))
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every fact held, as JSON."""
+        return [
+            RawItem(f"fact {fact.id}", fact.model_dump_json().encode())
+            for facts in self._facts.values()
+            for fact in facts
+        ]
 
     async def close(self) -> None:
         """Forget everything; the store refuses calls afterwards."""

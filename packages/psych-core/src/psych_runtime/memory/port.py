@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope
-from psych_runtime.store.checks import key_problem
+from psych_runtime.core.storable import key_problem
 
 MAX_MEMORY_CHARS = 4_096
 """The longest fact a MemoryStore keeps, in characters."""
@@ -123,10 +123,14 @@ class MemoryStore(Protocol):
         ...
 
 
+MemoryPort = MemoryStore
+"""The reference API's name for the ``MemoryStore`` port (the same protocol)."""
+
 __all__ = [
     "MAX_MEMORY_CHARS",
     "EndUserRequired",
     "Memory",
     "MemoryKey",
+    "MemoryPort",
     "MemoryStore",
 ]

@@ -20,7 +20,6 @@ from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.anthropic_wire import (
     MessageTally,
@@ -28,7 +27,14 @@ from psych_runtime.model.anthropic_wire import (
     read_event,
     request_body,
 )
-from psych_runtime.model.http_common import decode_event, error_body, list_model_ids
+from psych_runtime.model.http_common import (
+    ModelList,
+    Refusal,
+    decode_event,
+    list_model_ids,
+    model_stream,
+    server_events,
+)
 from psych_runtime.model.port import (
     ModelError,
     ModelRequest,
@@ -37,7 +43,6 @@ from psych_runtime.model.port import (
     StreamIncomplete,
 )
 from psych_runtime.model.sse import SseParser
-from psych_runtime.model.transient import error_from_exception, error_from_status
 from psych_runtime.telemetry.providers import check_provider_name
 
 if TYPE_CHECKING:
@@ -138,23 +143,11 @@ class AnthropicClient:
         if betas:
             defaults["anthropic-beta"] = ",".join(betas)
         self._headers = {**defaults, **(headers or {})}
-        self._models: frozenset[str] | None = None
-        self._models_lock = asyncio.Lock()
+        self._models = ModelList(self._fetch_models)
 
     def __repr__(self) -> str:
         # Spelled out so the API key in the headers never lands in a log line.
         return f"AnthropicClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
-
-    def _timeout(self, idle_seconds: float) -> httpx.Timeout:
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
-        base = self._transport.timeout
-        return httpx.Timeout(
-            connect=base.connect,
-            read=idle_seconds if idle_seconds > 0 else None,
-            write=base.write,
-            pool=base.pool,
-        )
 
     def _wait_before(self, attempt: int, error: ModelError) -> float | None:
         """Seconds to wait before sending again, or None when the error stands.
@@ -218,33 +211,18 @@ class AnthropicClient:
         self, request: ModelRequest, body: dict[str, JsonValue]
     ) -> AsyncGenerator[StreamEvent]:
         """One request and its stream, with every failure turned into a ModelError."""
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
-        reading = False
-        try:
-            async with self._transport.stream(
-                "POST",
-                f"{self._base_url}/v1/messages",
-                scope=self._scope,
-                headers={**self._headers, "content-type": "application/json"},
-                json=body,
-                timeout=self._timeout(request.idle_timeout_seconds),
-            ) as response:
-                if response.status_code >= 400:
-                    text = await error_body(response)
-                    raise error_from_status(response.status_code, response.headers, text)
-                if response.status_code != 200:
-                    raise ModelError(
-                        f"model endpoint answered HTTP {response.status_code}, expected 200",
-                        status_code=response.status_code,
-                    )
-                reading = True
-                async for event in _events(response):
-                    yield event
-        except (httpx.HTTPError, EgressDenied) as error:
-            raise error_from_exception(
-                error, streaming=reading, idle_seconds=request.idle_timeout_seconds
-            ) from error
+        async with model_stream(
+            self._transport,
+            f"{self._base_url}/v1/messages",
+            scope=self._scope,
+            headers={**self._headers, "content-type": "application/json"},
+            body=body,
+            idle_seconds=request.idle_timeout_seconds,
+        ) as response:
+            if isinstance(response, Refusal):
+                raise response.error()
+            async for event in _events(response):
+                yield event
 
     async def known_models(self) -> frozenset[str]:
         """The model ids ``{base_url}/v1/models`` lists, fetched once and then cached.
@@ -252,13 +230,7 @@ class AnthropicClient:
         An empty set means "unknown, do not check"; failures are logged and not
         cached, so a later call tries again.
         """
-        async with self._models_lock:
-            if self._models is not None:
-                return self._models
-            models = await self._fetch_models()
-            if models:
-                self._models = models
-            return models
+        return await self._models.get()
 
     async def _fetch_models(self) -> frozenset[str]:
         url = f"{self._base_url}/v1/models?limit=1000"
@@ -274,18 +246,12 @@ async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
     """
     parser = SseParser()
     tally = MessageTally()
-    async for raw in response.aiter_bytes():
-        for sse in parser.feed(raw):
+    async with aclosing(server_events(response, parser)) as sses:
+        async for sse in sses:
             for event in read_event(sse.event, decode_event(sse, "event"), tally):
                 yield event
             if tally.stopped:
                 break
-        if tally.stopped:
-            break
-    else:
-        for sse in parser.close():
-            for event in read_event(sse.event, decode_event(sse, "event"), tally):
-                yield event
     if not tally.stopped and tally.stop_reason is None:
         cut = " in the middle of an event" if parser.truncated else ""
         raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")

@@ -194,23 +194,39 @@ def split_messages(
     Tool results are user content, and consecutive messages of one role are merged
     into one turn, since the API expects user and assistant turns to alternate.
     """
+    system, turns, _ = _split(messages)
+    return system, turns
+
+
+def _split(
+    messages: tuple[Message, ...],
+) -> tuple[list[dict[str, JsonValue]], list[Turn], list[dict[str, JsonValue] | None]]:
+    """``split_messages``, plus the last block each message became (None: no block)."""
     system: list[dict[str, JsonValue]] = []
+    last_blocks: list[dict[str, JsonValue] | None] = []
     rest = list(messages)
     while rest and isinstance(rest[0], SystemMessage):
         first = rest.pop(0)
         if first.content:
             system.append({"type": "text", "text": first.content})
+        last_blocks.append(system[-1] if system else None)
     turns: list[Turn] = []
     for message in rest:
         blocks = _blocks(message)
         if not blocks:
+            last_blocks.append(None)
             continue
         role = _role(message)
         if turns and turns[-1][0] == role:
             turns[-1][1].extend(blocks)
         else:
             turns.append((role, blocks))
-    return system, turns
+        last_blocks.append(blocks[-1])
+    return system, turns, last_blocks
+
+
+MAX_BREAKPOINTS = 4
+"""Cache breakpoints one Messages request may carry."""
 
 
 def request_body(
@@ -227,14 +243,31 @@ def request_body(
     later turn, and the conversation does not keep them. ``extra`` goes last and may
     override anything.
     """
-    system, turns = split_messages(request.messages)
+    system, turns, last_blocks = _split(request.messages)
     tools = [tool_json(tool) for tool in request.tools]
+    marked: list[dict[str, JsonValue]] = []
     if caching.tools and tools:
-        tools[-1]["cache_control"] = _cache_control(caching.ttl)
+        marked.append(tools[-1])
     if caching.system and system:
-        system[-1]["cache_control"] = _cache_control(caching.ttl)
+        marked.append(system[-1])
+    prefix = len(marked)
+    # The request's own breakpoints (after the messages it names), then the last
+    # message; past the API's limit, the latest breakpoints are the ones kept.
+    wanted = [
+        last_blocks[index]
+        for index in sorted(set(request.cache_breakpoints))
+        if 0 <= index < len(last_blocks)
+    ]
     if caching.last_message and turns:
-        turns[-1][1][-1]["cache_control"] = _cache_control(caching.message_ttl)
+        wanted.append(turns[-1][1][-1])
+    for block in wanted:
+        if block is not None and all(block is not seen for seen in marked):
+            marked.append(block)
+    if len(marked) > MAX_BREAKPOINTS:
+        marked = marked[:prefix] + marked[prefix:][prefix - MAX_BREAKPOINTS :]
+    for position, block in enumerate(marked):
+        ttl = caching.ttl if position < prefix else caching.message_ttl
+        block["cache_control"] = _cache_control(ttl)
     body: dict[str, JsonValue] = {
         "model": request.model,
         "max_tokens": request.max_output_tokens or default_max_tokens,

@@ -1,21 +1,30 @@
-"""What the HTTP model clients share: model lists, error bodies, streamed events.
+"""What the HTTP model clients share: the streamed POST, model lists, error bodies, events.
 
 Each client keeps its own URL layout and wire format; these are the parts where the
-two behave the same and should stay the same.
+two behave the same and must stay the same: how a streamed request is sent through the
+egress seam with the request's idle timeout, how a refusal's body is read, how a
+network failure becomes a ``ModelError`` (and whether the answer had started), how
+server-sent events are read off the body, and how the model list is fetched once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.port import MalformedChunk
-from psych_runtime.model.sse import SseEvent
+from psych_runtime.model.port import MalformedChunk, ModelError
+from psych_runtime.model.sse import SseEvent, SseParser
+from psych_runtime.model.transient import error_from_exception, error_from_status
 
 if TYPE_CHECKING:
     import httpx
@@ -90,8 +99,138 @@ def decode_event(event: SseEvent, what: str) -> dict[str, object]:
     return data
 
 
+def stream_timeout(transport: HttpTransport, idle_seconds: float) -> httpx.Timeout:
+    """The transport's timeouts, with reading bounded by the request's idle timeout.
+
+    httpx's read timeout is exactly "no bytes for this long", which is what the idle
+    timeout means; waiting for the response headers counts as idle too. 0 disables it.
+    """
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+    base = transport.timeout
+    return httpx.Timeout(
+        connect=base.connect,
+        read=idle_seconds if idle_seconds > 0 else None,
+        write=base.write,
+        pool=base.pool,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A model endpoint's refusal (status 400 or above), its body read.
+
+    Attributes:
+        status: the HTTP status.
+        headers: the response's headers (``Retry-After`` says how long to wait).
+        text: the start of the body, decoded leniently.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    text: str
+
+    def error(self) -> ModelError:
+        """The ``ModelError`` this refusal is (transient or not, by status and body)."""
+        return error_from_status(self.status, self.headers, self.text)
+
+
+@asynccontextmanager
+async def model_stream(
+    transport: HttpTransport,
+    url: str,
+    *,
+    scope: Scope,
+    headers: Mapping[str, str],
+    body: Mapping[str, JsonValue],
+    idle_seconds: float,
+) -> AsyncIterator[httpx.Response | Refusal]:
+    """POST ``body`` to ``url`` through the egress seam and hand back the streaming answer.
+
+    Yields the response once it is a 200 (its body still to be read), or a ``Refusal``
+    for a status of 400 or more, for the client to raise or to act on. A network
+    failure, a timeout or an egress refusal, while connecting or while the caller reads
+    the body, is raised as the ``ModelError`` it amounts to, saying whether the answer
+    had started.
+
+    Raises:
+        ModelError: another status than 200 below 400, or a failure as above.
+    """
+    import httpx  # deferred: importing httpx costs a noticeable part of a second
+
+    reading = False
+    try:
+        async with transport.stream(
+            "POST",
+            url,
+            scope=scope,
+            headers=headers,
+            json=dict(body),
+            timeout=stream_timeout(transport, idle_seconds),
+        ) as response:
+            if response.status_code >= 400:
+                yield Refusal(response.status_code, response.headers, await error_body(response))
+                return
+            if response.status_code != 200:
+                raise ModelError(
+                    f"model endpoint answered HTTP {response.status_code}, expected 200",
+                    status_code=response.status_code,
+                )
+            reading = True
+            yield response
+    except (httpx.HTTPError, EgressDenied) as error:
+        raise error_from_exception(error, streaming=reading, idle_seconds=idle_seconds) from error
+
+
+async def server_events(response: httpx.Response, parser: SseParser) -> AsyncGenerator[SseEvent]:
+    """Every server-sent event in the body as it arrives, then any the parser held."""
+    async for raw in response.aiter_bytes():
+        for sse in parser.feed(raw):
+            yield sse
+    for sse in parser.close():
+        yield sse
+
+
+class ModelList:
+    """A client's list of model ids, fetched once and then kept.
+
+    An empty list means "unknown, do not check" and is not kept, so a later call asks
+    again; concurrent first callers share one request.
+
+    Args:
+        fetch: asks the endpoint (``list_model_ids`` with the client's URL).
+    """
+
+    __slots__ = ("_fetch", "_lock", "_models")
+
+    def __init__(self, fetch: Callable[[], Awaitable[frozenset[str]]]) -> None:
+        self._fetch = fetch
+        self._models: frozenset[str] | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> frozenset[str]:
+        """The model ids, fetching them the first time (or until a fetch finds some)."""
+        async with self._lock:
+            if self._models is not None:
+                return self._models
+            models = await self._fetch()
+            if models:
+                self._models = models
+            return models
+
+
 def _a(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
-__all__ = ["ERROR_BODY_BYTES", "decode_event", "error_body", "list_model_ids"]
+__all__ = [
+    "ERROR_BODY_BYTES",
+    "ModelList",
+    "Refusal",
+    "decode_event",
+    "error_body",
+    "list_model_ids",
+    "model_stream",
+    "server_events",
+    "stream_timeout",
+]

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.http_common import decode_event, error_body, list_model_ids
+from psych_runtime.model.http_common import (
+    ModelList,
+    Refusal,
+    decode_event,
+    list_model_ids,
+    model_stream,
+    server_events,
+)
 from psych_runtime.model.openai_wire import (
     MaxTokensField,
     StreamTally,
@@ -30,14 +36,13 @@ from psych_runtime.model.openai_wire import (
     request_body,
 )
 from psych_runtime.model.port import (
-    ModelError,
     ModelRequest,
     StreamDone,
     StreamEvent,
     StreamIncomplete,
 )
 from psych_runtime.model.sse import SseEvent, SseParser
-from psych_runtime.model.transient import error_from_exception, error_from_status, error_in_stream
+from psych_runtime.model.transient import error_in_stream
 from psych_runtime.telemetry.providers import check_provider_name, provider_for_url
 
 if TYPE_CHECKING:
@@ -137,25 +142,11 @@ class OpenAICompatibleClient:
         if organization:
             defaults["OpenAI-Organization"] = organization
         self._headers = {**defaults, **(headers or {})}
-        self._models: frozenset[str] | None = None
-        self._models_lock = asyncio.Lock()
+        self._models = ModelList(self._fetch_models)
 
     def __repr__(self) -> str:
         # Spelled out so the API key in the headers never lands in a log line.
         return f"OpenAICompatibleClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
-
-    def _timeout(self, idle_seconds: float) -> httpx.Timeout:
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
-        # httpx's read timeout is exactly "no bytes for this long", which is what the
-        # idle timeout means; waiting for the response headers counts as idle too.
-        base = self._transport.timeout
-        return httpx.Timeout(
-            connect=base.connect,
-            read=idle_seconds if idle_seconds > 0 else None,
-            write=base.write,
-            pool=base.pool,
-        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Send ``request`` and yield its deltas, then one ``StreamDone``.
@@ -169,8 +160,6 @@ class OpenAICompatibleClient:
             ModelEgressDenied: the egress policy refused the endpoint.
             ModelError: any other refusal (400, 401, 403, 404, 422...).
         """
-        import httpx  # deferred: importing httpx costs a noticeable part of a second
-
         setting = self._limit_fields.get(request.model, self._max_tokens_field)
         switched = False
         while True:
@@ -183,37 +172,24 @@ class OpenAICompatibleClient:
             )
             switch_to: MaxTokensField | None = None
             drop_usage = False
-            reading = False
-            try:
-                async with self._transport.stream(
-                    "POST",
-                    f"{self._base_url}/chat/completions",
-                    scope=self._scope,
-                    headers=self._headers,
-                    json=body,
-                    timeout=self._timeout(request.idle_timeout_seconds),
-                ) as response:
-                    if response.status_code >= 400:
-                        text = await error_body(response)
-                        if response.status_code == 400:
-                            drop_usage = include_usage and refuses_stream_options(text)
-                            if not switched and not drop_usage:
-                                switch_to = self._limit_field_instead(request, setting, text)
-                        if switch_to is None and not drop_usage:
-                            raise error_from_status(response.status_code, response.headers, text)
-                    elif response.status_code != 200:
-                        raise ModelError(
-                            f"model endpoint answered HTTP {response.status_code}, expected 200",
-                            status_code=response.status_code,
-                        )
-                    else:
-                        reading = True
-                        async for event in _events(response, request.model):
-                            yield event
-            except (httpx.HTTPError, EgressDenied) as error:
-                raise error_from_exception(
-                    error, streaming=reading, idle_seconds=request.idle_timeout_seconds
-                ) from error
+            async with model_stream(
+                self._transport,
+                f"{self._base_url}/chat/completions",
+                scope=self._scope,
+                headers=self._headers,
+                body=body,
+                idle_seconds=request.idle_timeout_seconds,
+            ) as response:
+                if isinstance(response, Refusal):
+                    if response.status == 400:
+                        drop_usage = include_usage and refuses_stream_options(response.text)
+                        if not switched and not drop_usage:
+                            switch_to = self._limit_field_instead(request, setting, response.text)
+                    if switch_to is None and not drop_usage:
+                        raise response.error()
+                else:
+                    async for event in _events(response, request.model):
+                        yield event
             if drop_usage:
                 logger.info(
                     "%s refused stream_options for model %r; asking without it, so its "
@@ -254,14 +230,7 @@ class OpenAICompatibleClient:
         a proxy hides its model list or was briefly unreachable. Failures are logged
         and not cached, so a later call tries again.
         """
-        async with self._models_lock:
-            # Under the lock, so concurrent first callers share one request.
-            if self._models is not None:
-                return self._models
-            models = await self._fetch_models()
-            if models:
-                self._models = models
-            return models
+        return await self._models.get()
 
     async def _fetch_models(self) -> frozenset[str]:
         url = f"{self._base_url}/models"
@@ -278,15 +247,6 @@ def _interpret(sse: SseEvent, tally: StreamTally, model: str) -> list[StreamEven
     return read_chunk(chunk, tally, model)
 
 
-async def _server_events(response: httpx.Response, parser: SseParser) -> AsyncGenerator[SseEvent]:
-    """Every SSE event in the body as it arrives, then any the parser held to the end."""
-    async for raw in response.aiter_bytes():
-        for sse in parser.feed(raw):
-            yield sse
-    for sse in parser.close():
-        yield sse
-
-
 async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamEvent]:
     """Turn the body's server-sent events into stream events, ending with StreamDone.
 
@@ -297,7 +257,7 @@ async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamE
     parser = SseParser()
     tally = StreamTally()
     marker = False
-    async with aclosing(_server_events(response, parser)) as sses:
+    async with aclosing(server_events(response, parser)) as sses:
         async for sse in sses:
             if len(sse.data) > _INLINE_CHUNK_CHARS:
                 events = await asyncio.to_thread(_interpret, sse, tally, model)

@@ -34,6 +34,10 @@ class ModelRequest(BaseModel):
         tool_choice: whether the model must, may or may not call one of ``tools``, or
             which one it must call; None leaves the provider's default. A client
             sends it only alongside tools, since providers refuse it without them.
+        cache_breakpoints: indices into ``messages`` after which the provider may
+            cache the prompt (the Anthropic client marks them; providers that cache
+            on their own ignore them). Indices rather than flags on the messages, so
+            one conversation can be sent to providers that cache differently.
         idle_timeout_seconds: give up when no chunk arrives for this long; 0 disables.
         extra: provider-specific request fields, passed through untouched.
     """
@@ -49,6 +53,7 @@ class ModelRequest(BaseModel):
     top_p: float | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     tool_choice: ToolChoice | None = None
+    cache_breakpoints: tuple[Annotated[int, Field(ge=0)], ...] = ()
     idle_timeout_seconds: Annotated[float, Field(ge=0)] = 300.0
     extra: dict[str, JsonValue] = Field(default_factory=dict)
 

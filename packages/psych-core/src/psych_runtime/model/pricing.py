@@ -32,6 +32,10 @@ Rate = Annotated[Decimal, Field(ge=Decimal(0))]
 class ModelPrice(BaseModel):
     """Per-million-token rates for one model, in one currency.
 
+    Every rate that tokens can be billed at is required: a price entered without its
+    cache rates would bill cached tokens at zero and call the total complete. A model
+    whose provider does not cache says so with an explicit ``Decimal(0)``.
+
     Attributes:
         input: uncached input tokens.
         output: generated tokens.
@@ -46,8 +50,8 @@ class ModelPrice(BaseModel):
 
     input: Rate
     output: Rate
-    cache_read: Rate = Decimal(0)
-    cache_write: Rate = Decimal(0)
+    cache_read: Rate
+    cache_write: Rate
     cache_write_1h: Rate | None = None
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
 

@@ -51,12 +51,15 @@ from psych_runtime.plugins.manager import (
     register_plugin,
     registrations,
     reset_plugin_manager,
+    unloaded_plugins,
 )
 from psych_runtime.plugins.urls import (
+    SchemeConflict,
     blob_store_backends,
     blob_store_scheme,
     open_blob_store,
     open_store,
+    scheme_conflicts,
     store_backends,
     store_scheme,
 )
@@ -75,6 +78,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "Registered",
+    "SchemeConflict",
     "StoreBackend",
     "UnknownBlobStoreScheme",
     "UnknownStoreScheme",
@@ -95,6 +99,8 @@ __all__ = [
     "register_plugin",
     "registrations",
     "reset_plugin_manager",
+    "scheme_conflicts",
     "store_backends",
     "store_scheme",
+    "unloaded_plugins",
 ]

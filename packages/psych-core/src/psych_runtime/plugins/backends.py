@@ -61,9 +61,12 @@ class _SchemeBackend[T]:
     open: Callable[..., Awaitable[T]]
     package: str
     description: str = ""
+    single_process: bool = False
 
     def __post_init__(self) -> None:
         _check_name(self._kind, self.name)
+        if not isinstance(self.single_process, bool):
+            raise ValueError(f"{self._kind} {self.name!r}: single_process must be a bool")
         schemes = _checked_schemes(self._kind, self.name, self.schemes)
         object.__setattr__(self, "schemes", schemes)
         if not callable(self.open):
@@ -90,6 +93,9 @@ class StoreBackend(_SchemeBackend[Store]):
         package: the distribution that ships the backend; shown in diagnostics so a
             user knows what to upgrade or remove.
         description: one line for humans.
+        single_process: the store's data lives in the opening process only, so no
+            second instance or process can share it (``memory://``). ``psych doctor``
+            shows it; the contract then runs without a second instance.
     """
 
     _kind = "store backend"
@@ -168,10 +174,14 @@ class ToolSourceFactory:
         name: a short label, shown by ``psych doctor``.
         capability: the Spec field this source runs (``"mcp_servers"``, ``"a2a_peers"``).
         build: called as ``build(http=..., secrets=...)`` with the Runtime's
-            ``HttpTransport`` (or None) and ``SecretResolver`` (or None); returns a
+            ``HttpTransport`` (or None) and ``SecretResolver`` (or None), and also
+            ``sandbox=`` (the Runtime's default sandbox, or None) when
+            ``takes_sandbox`` is set; returns a
             ``psych_runtime.tools.sources.ToolSource``. Import heavy modules inside it.
         package: the distribution that ships it.
         description: one line for humans.
+        takes_sandbox: ``build`` accepts ``sandbox=``, to start what it runs (an MCP
+            server's process, say) inside the Runtime's sandbox.
     """
 
     name: str
@@ -179,6 +189,7 @@ class ToolSourceFactory:
     build: Callable[..., object]
     package: str
     description: str = ""
+    takes_sandbox: bool = False
 
     def __post_init__(self) -> None:
         _check_name("tool source", self.name)

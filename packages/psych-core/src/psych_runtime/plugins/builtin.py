@@ -123,6 +123,7 @@ def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
             open=open_memory_store,
             package=_PACKAGE,
             description="In-process store for tests and demos; not durable.",
+            single_process=True,
         )
     )
 
@@ -137,6 +138,7 @@ def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> 
             open=open_memory_blob_store,
             package=_PACKAGE,
             description="In-process blob store for tests and demos; not durable.",
+            single_process=True,
         )
     )
     register(
@@ -172,6 +174,7 @@ def psych_register_memory_stores(register: Callable[[MemoryStoreBackend], None])
             open=open_local_memory,
             package=_PACKAGE,
             description="Facts kept in this process for tests and demos; not durable.",
+            single_process=True,
         )
     )
 

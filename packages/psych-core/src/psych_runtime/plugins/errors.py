@@ -73,6 +73,8 @@ class _UnknownScheme(PsychError, ValueError):
         available: the schemes the loaded plugins do provide.
         broken: installed plugins that were set aside, each as ``name (origin): why``;
             one of them may be the one that provides this scheme.
+        unloaded: installed plugins left unloaded because autoload is off, each as
+            ``name (distribution): entry point``.
     """
 
     _what: ClassVar[str]
@@ -90,9 +92,20 @@ class _UnknownScheme(PsychError, ValueError):
         *,
         autoload: bool = True,
         broken: tuple[tuple[str, str | None, str], ...] = (),
+        unloaded: tuple[tuple[str, str | None, str], ...] = (),
     ) -> None:
         mine = [entry for entry in broken if package is not None and entry[1] == package]
-        if mine:
+        idle = [entry for entry in unloaded if package is not None and entry[1] == package]
+        if idle and not mine:
+            name, _, source = idle[0]
+            module = source.split(":", 1)[0]
+            hint = (
+                f"{package} is installed but not loaded, because PSYCH_DISABLE_PLUGIN_AUTOLOAD "
+                f"is set; load it explicitly with "
+                f"psych_runtime.adapters.register_plugin(importlib.import_module({module!r}), "
+                f"name={name!r}), or unset PSYCH_DISABLE_PLUGIN_AUTOLOAD"
+            )
+        elif mine:
             name, _, why = mine[0]
             hint = f"{package} is installed but its plugin {name!r} could not be used: {why}"
         elif package is not None:
@@ -106,7 +119,7 @@ class _UnknownScheme(PsychError, ValueError):
                 f"{name} ({origin or 'unknown distribution'}): {why}"
                 for name, origin, why in others
             )
-        if not autoload:
+        if not autoload and not idle:
             hint += (
                 "; note that PSYCH_DISABLE_PLUGIN_AUTOLOAD is set, so installed plugins "
                 "are only used once registered by hand"
@@ -116,6 +129,7 @@ class _UnknownScheme(PsychError, ValueError):
         self.package = package
         self.available = available
         self.broken = tuple(f"{name} ({origin}): {why}" for name, origin, why in broken)
+        self.unloaded = tuple(f"{name} ({origin}): {source}" for name, origin, source in unloaded)
 
 
 class UnknownStoreScheme(_UnknownScheme):

@@ -189,6 +189,35 @@ def broken_plugins() -> tuple[BrokenPlugin, ...]:
         return tuple(_cache.broken)
 
 
+def unloaded_plugins() -> tuple[LoadedPlugin, ...]:
+    """Installed plugins left unloaded because autoload is off, without importing them.
+
+    Empty when autoload is on. A plugin registered by hand under its entry-point name,
+    or from its distribution's plugin module, counts as loaded.
+    """
+    with _lock:
+        get_plugin_manager()
+        if _cache.autoload:
+            return ()
+        names = {record.name for record in _cache.loaded}
+        sources = {record.source for record in _cache.loaded}
+        found: list[LoadedPlugin] = []
+        for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME):
+            module = entry_point.value.split(":", 1)[0]
+            if entry_point.name in names or module in sources or entry_point.value in sources:
+                continue
+            dist = entry_point.dist
+            found.append(
+                LoadedPlugin(
+                    name=entry_point.name,
+                    source=entry_point.value,
+                    distribution=dist.name if dist is not None else None,
+                    version=dist.version if dist is not None else None,
+                )
+            )
+        return tuple(sorted(found, key=lambda record: record.name))
+
+
 def autoload_enabled() -> bool:
     """Whether the current manager was built with entry-point discovery on."""
     with _lock:
@@ -442,4 +471,5 @@ __all__ = [
     "register_plugin",
     "registrations",
     "reset_plugin_manager",
+    "unloaded_plugins",
 ]

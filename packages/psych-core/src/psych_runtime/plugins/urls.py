@@ -10,17 +10,16 @@ backend's factory only has to open its store.
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.memory.port import MemoryStore
+from psych_runtime.plugins import builtin
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     MemoryStoreBackend,
-    SandboxBackend,
     StoreBackend,
-    TelemetryBackend,
-    ToolSourceFactory,
 )
 from psych_runtime.plugins.errors import (
     DuplicateBackend,
@@ -33,13 +32,11 @@ from psych_runtime.plugins.manager import (
     Registered,
     autoload_enabled,
     broken_plugins,
-    get_plugin_manager,
-    loaded_plugins,
     registrations,
+    unloaded_plugins,
 )
 from psych_runtime.store.errors import InvalidStoreUrl
 from psych_runtime.store.port import Migratable, Store
-from psych_runtime.telemetry.port import NO_TELEMETRY, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -82,21 +79,20 @@ def blob_store_scheme(url: str) -> str:
 def store_backends() -> dict[str, StoreBackend]:
     """Every installed Store backend, keyed by each URL scheme it claims.
 
-    Raises:
-        DuplicateBackend: two plugins claim the same scheme.
+    A scheme claimed twice is served by its rightful owner (see ``SchemeConflict``);
+    one no claimant owns is left out, and ``open_store`` refuses it by name.
     """
     found = registrations("psych_register_stores", StoreBackend)
-    return _by_scheme(found, "store scheme")
+    return _by_scheme(found, "store scheme", FIRST_PARTY_STORE_PACKAGES)
 
 
 def blob_store_backends() -> dict[str, BlobStoreBackend]:
     """Every installed blob store backend, keyed by each URL scheme it claims.
 
-    Raises:
-        DuplicateBackend: two plugins claim the same scheme.
+    Contested schemes are settled as for ``store_backends``.
     """
     found = registrations("psych_register_blob_stores", BlobStoreBackend)
-    return _by_scheme(found, "blob store scheme")
+    return _by_scheme(found, "blob store scheme", FIRST_PARTY_BLOB_PACKAGES)
 
 
 async def open_store(url: str, *, migrate: bool = False, **options: object) -> Store:
@@ -135,7 +131,16 @@ async def open_store(url: str, *, migrate: bool = False, **options: object) -> S
     if not isinstance(migrate, bool):
         raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     scheme = store_scheme(url)
-    backend = _backend_for(store_backends(), scheme, FIRST_PARTY_STORE_PACKAGES, UnknownStoreScheme)
+    backends = store_backends()
+    if scheme not in backends:
+        _refuse_ambiguous(
+            "psych_register_stores",
+            StoreBackend,
+            "store scheme",
+            scheme,
+            FIRST_PARTY_STORE_PACKAGES,
+        )
+    backend = _backend_for(backends, scheme, FIRST_PARTY_STORE_PACKAGES, UnknownStoreScheme)
     store = await backend.open(url, **options)
     if migrate and isinstance(store, Migratable):
         try:
@@ -165,6 +170,14 @@ async def open_blob_store(url: str, **options: object) -> BlobStore:
     """
     scheme = blob_store_scheme(url)
     backends = blob_store_backends()
+    if scheme not in backends:
+        _refuse_ambiguous(
+            "psych_register_blob_stores",
+            BlobStoreBackend,
+            "blob store scheme",
+            scheme,
+            FIRST_PARTY_BLOB_PACKAGES,
+        )
     backend = _backend_for(backends, scheme, FIRST_PARTY_BLOB_PACKAGES, UnknownBlobStoreScheme)
     return await backend.open(url, **options)
 
@@ -172,11 +185,10 @@ async def open_blob_store(url: str, **options: object) -> BlobStore:
 def memory_store_backends() -> dict[str, MemoryStoreBackend]:
     """Every installed MemoryStore backend, keyed by each URL scheme it claims.
 
-    Raises:
-        DuplicateBackend: two plugins claim the same scheme.
+    Contested schemes are settled as for ``store_backends``.
     """
     found = registrations("psych_register_memory_stores", MemoryStoreBackend)
-    return _by_scheme(found, "memory store scheme")
+    return _by_scheme(found, "memory store scheme", FIRST_PARTY_STORE_PACKAGES)
 
 
 async def open_memory_store(url: str, *, migrate: bool = False, **options: object) -> MemoryStore:
@@ -204,6 +216,14 @@ async def open_memory_store(url: str, *, migrate: bool = False, **options: objec
         raise TypeError(f"option 'migrate' must be a bool, got {type(migrate).__name__}")
     scheme = _url_scheme(url, what="memory store", examples="memory:// or sqlite:///runs.db")
     backends = memory_store_backends()
+    if scheme not in backends:
+        _refuse_ambiguous(
+            "psych_register_memory_stores",
+            MemoryStoreBackend,
+            "memory store scheme",
+            scheme,
+            FIRST_PARTY_STORE_PACKAGES,
+        )
     backend = _backend_for(backends, scheme, FIRST_PARTY_STORE_PACKAGES, UnknownMemoryStoreScheme)
     memory = await backend.open(url, **options)
     if migrate and isinstance(memory, Migratable):
@@ -213,76 +233,6 @@ async def open_memory_store(url: str, *, migrate: bool = False, **options: objec
             await memory.close()
             raise
     return memory
-
-
-def tool_source_factories() -> tuple[ToolSourceFactory, ...]:
-    """Every installed tool source factory, in plugin order."""
-    return tuple(
-        entry.item for entry in registrations("psych_register_tool_sources", ToolSourceFactory)
-    )
-
-
-def telemetry_backends() -> tuple[TelemetryBackend, ...]:
-    """Every installed telemetry backend, in plugin order."""
-    return tuple(
-        entry.item for entry in registrations("psych_register_telemetry", TelemetryBackend)
-    )
-
-
-_installed: list[tuple[tuple[object, int], Telemetry]] = []
-
-
-def installed_telemetry() -> Telemetry:
-    """The telemetry of the first installed backend, or ``NO_TELEMETRY`` when none is.
-
-    Built once per set of registered plugins (``reset_plugin_manager`` forgets it). A backend
-    whose ``build`` raises is logged and skipped: telemetry never stops a program.
-    """
-    # A plugin registered by hand since the last look changes the answer.
-    manager = (get_plugin_manager(), len(loaded_plugins()))
-    if _installed and _installed[0][0] == manager:
-        return _installed[0][1]
-    chosen: Telemetry = NO_TELEMETRY
-    for backend in telemetry_backends():
-        try:
-            chosen = backend.build()
-        except Exception:
-            log.exception(
-                "telemetry backend %r from %s failed to build", backend.name, backend.package
-            )
-            continue
-        break
-    _installed[:] = [(manager, chosen)]
-    return chosen
-
-
-def sandbox_backends() -> dict[str, SandboxBackend]:
-    """Every installed sandbox backend, by name.
-
-    Raises:
-        DuplicateBackend: two plugins offer a backend of the same name.
-    """
-    table: dict[str, SandboxBackend] = {}
-    for entry in registrations("psych_register_sandboxes", SandboxBackend):
-        if entry.item.name in table:
-            raise DuplicateBackend(
-                f"sandbox backend {entry.item.name!r} is offered twice (the second by "
-                f"{entry.item.package}); uninstall one of them"
-            )
-        table[entry.item.name] = entry.item
-    return table
-
-
-def installed_capabilities() -> frozenset[str]:
-    """The Spec fields installed plugins make runnable (``"mcp_servers"``...).
-
-    Tool sources name theirs; any installed sandbox backend makes ``code_execution``
-    runnable.
-    """
-    found = {factory.capability for factory in tool_source_factories()}
-    if sandbox_backends():
-        found.add("code_execution")
-    return frozenset(found)
 
 
 def _url_scheme(url: str, *, what: str, examples: str) -> str:
@@ -317,8 +267,16 @@ def _backend_for[B](
             (entry.plugin.name, entry.plugin.project, str(entry.error))
             for entry in broken_plugins()
         )
+        unloaded = tuple(
+            (record.name, record.project, record.source) for record in unloaded_plugins()
+        )
         raise unknown(
-            scheme, tuple(sorted(backends)), package, autoload=autoload_enabled(), broken=broken
+            scheme,
+            tuple(sorted(backends)),
+            package,
+            autoload=autoload_enabled(),
+            broken=broken,
+            unloaded=unloaded,
         )
     return backend
 
@@ -336,39 +294,135 @@ class _Described(Protocol):
     def schemes(self) -> tuple[str, ...]: ...
 
 
-def _by_scheme[B: _Described](found: list[Registered[B]], what: str) -> dict[str, B]:
-    """Key the backends by scheme, refusing a scheme that two plugins claim."""
-    table: dict[str, B] = {}
-    owners: dict[str, Registered[B]] = {}
+@dataclass(frozen=True, slots=True)
+class SchemeConflict:
+    """A URL scheme more than one plugin claims, and what became of each claim.
+
+    The core's own backends keep their schemes (``memory``, ``file``), and a scheme's
+    first-party package keeps it (``psych-store-sqlite`` keeps ``sqlite``); every
+    other claim of that scheme is set aside and named. When no claimant has that
+    right, the scheme is refused (``DuplicateBackend``) and every other keeps working.
+
+    Attributes:
+        what: the kind of scheme (``store scheme``, ``blob store scheme``...).
+        scheme: the contested scheme.
+        kept: the claim that serves the scheme, or None when none could be chosen.
+        set_aside: the claims that do not serve it.
+    """
+
+    what: str
+    scheme: str
+    kept: str | None
+    set_aside: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        """A sentence for errors and ``psych doctor``."""
+        aside = " and ".join(self.set_aside)
+        if self.kept is None:
+            return (
+                f"{self.what} {self.scheme!r} is claimed by {aside}; none can be chosen, "
+                "so the scheme is refused: uninstall all but one of them"
+            )
+        return (
+            f"{self.what} {self.scheme!r} is served by {self.kept}; set aside the claim of "
+            f"{aside}: uninstall it, or ask its authors to use a scheme of their own"
+        )
+
+
+def _claim(registered: "Registered[_Described]") -> str:
+    item = registered.item
+    return f"plugin {registered.plugin!r} (backend {item.name!r} from {item.package})"
+
+
+def _rightful[B: _Described](
+    claims: list[Registered[B]], scheme: str, first_party: Mapping[str, str]
+) -> Registered[B] | None:
+    for claim in claims:
+        if claim.plugin == builtin.NAME:
+            return claim
+    owner = first_party.get(scheme)
+    rightful = [c for c in claims if owner is not None and c.item.package == owner]
+    return rightful[0] if len(rightful) == 1 else None
+
+
+def _resolve[B: _Described](
+    found: list[Registered[B]], what: str, first_party: Mapping[str, str]
+) -> tuple[dict[str, B], dict[str, SchemeConflict]]:
+    """Key the backends by scheme; a scheme claimed twice goes to its rightful owner."""
+    claims: dict[str, list[Registered[B]]] = {}
     for registered in found:
         for key in registered.item.schemes:
-            earlier = owners.get(key)
-            if earlier is not None:
-                raise DuplicateBackend(
-                    f"{what} {key!r} is claimed twice: by plugin {earlier.plugin!r} "
-                    f"(backend {earlier.item.name!r} from {earlier.item.package}) and by "
-                    f"plugin {registered.plugin!r} (backend {registered.item.name!r} from "
-                    f"{registered.item.package}); uninstall one of them"
-                )
-            owners[key] = registered
-            table[key] = registered.item
+            claims.setdefault(key, []).append(registered)
+    table: dict[str, B] = {}
+    conflicts: dict[str, SchemeConflict] = {}
+    for key, claimants in claims.items():
+        if len(claimants) == 1:
+            table[key] = claimants[0].item
+            continue
+        winner = _rightful(claimants, key, first_party)
+        losers = tuple(_claim(c) for c in claimants if c is not winner)
+        kept = None if winner is None else _claim(winner)
+        conflicts[key] = SchemeConflict(what, key, kept, losers)
+        if winner is not None:
+            table[key] = winner.item
+    return table, conflicts
+
+
+def _by_scheme[B: _Described](
+    found: list[Registered[B]], what: str, first_party: Mapping[str, str]
+) -> dict[str, B]:
+    """The backends by scheme; contested schemes are logged, ambiguous ones left out."""
+    table, conflicts = _resolve(found, what, first_party)
+    for conflict in conflicts.values():
+        log.warning("%s", conflict.message)
     return table
+
+
+def scheme_conflicts() -> list[SchemeConflict]:
+    """Every URL scheme that more than one plugin claims, for ``psych doctor``."""
+    kinds: list[tuple[str, type[_Described], str, Mapping[str, str]]] = [
+        ("psych_register_stores", StoreBackend, "store scheme", FIRST_PARTY_STORE_PACKAGES),
+        (
+            "psych_register_blob_stores",
+            BlobStoreBackend,
+            "blob store scheme",
+            FIRST_PARTY_BLOB_PACKAGES,
+        ),
+        (
+            "psych_register_memory_stores",
+            MemoryStoreBackend,
+            "memory store scheme",
+            FIRST_PARTY_STORE_PACKAGES,
+        ),
+    ]
+    found: list[SchemeConflict] = []
+    for hook, kind, what, first_party in kinds:
+        _, conflicts = _resolve(registrations(hook, kind), what, first_party)
+        found.extend(conflicts[key] for key in sorted(conflicts))
+    return found
+
+
+def _refuse_ambiguous(
+    hook: str, kind: type[_Described], what: str, scheme: str, first_party: Mapping[str, str]
+) -> None:
+    _, conflicts = _resolve(registrations(hook, kind), what, first_party)
+    conflict = conflicts.get(scheme)
+    if conflict is not None and conflict.kept is None:
+        raise DuplicateBackend(conflict.message)
 
 
 __all__ = [
     "FIRST_PARTY_BLOB_PACKAGES",
     "FIRST_PARTY_STORE_PACKAGES",
+    "SchemeConflict",
     "blob_store_backends",
     "blob_store_scheme",
-    "installed_capabilities",
-    "installed_telemetry",
     "memory_store_backends",
     "open_blob_store",
     "open_memory_store",
     "open_store",
-    "sandbox_backends",
+    "scheme_conflicts",
     "store_backends",
     "store_scheme",
-    "telemetry_backends",
-    "tool_source_factories",
 ]

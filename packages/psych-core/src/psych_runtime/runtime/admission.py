@@ -3,13 +3,14 @@
 import logging
 import math
 import re
+import sys
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from psych_runtime.core.errors import PsychError, RunNotFound, VersionNotFound
+from psych_runtime.core.errors import InvalidArgument, RunNotFound, VersionNotFound, shown
 from psych_runtime.core.ids import RunId, VersionHash
 from psych_runtime.core.records import (
     JsonObject,
@@ -19,7 +20,8 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.version import HASH_PATTERN, Version
-from psych_runtime.plugins.urls import installed_telemetry
+from psych_runtime.plugins.installed import installed_telemetry
+from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
@@ -69,8 +71,8 @@ MAX_DEADLINE_SECONDS = 86_400.0
 """The longest deadline a dispatch may set: a day, the bound a Spec's limits have too."""
 
 
-class InvalidDispatch(PsychError, ValueError):
-    """A ``dispatch`` argument is out of range; nothing was written.
+class InvalidDispatch(InvalidArgument):
+    """A ``dispatch`` argument is of the wrong kind or out of range; nothing was written.
 
     Attributes:
         argument: the parameter's name.
@@ -78,9 +80,40 @@ class InvalidDispatch(PsychError, ValueError):
     """
 
     def __init__(self, argument: str, value: object, rule: str) -> None:
-        super().__init__(f"dispatch: {argument}={value!r} is refused: {rule}")
-        self.argument = argument
+        super().__init__(
+            f"dispatch: {argument}={shown(value)} is refused: {rule}", argument=argument
+        )
         self.value = value
+
+
+MAX_KEY_LENGTH = 256
+"""The longest idempotency key, run id or end user id a dispatch accepts."""
+
+
+def _check_arguments(
+    message: object,
+    input: object,
+    scope: object,
+    idempotency_key: object,
+    continues: object,
+    breakpoints: object,
+    step_mode: object,
+) -> JsonObject | None:
+    """Refuse arguments of the wrong kind before any is used; returns the input's copy."""
+    if not isinstance(scope, Scope):
+        raise InvalidDispatch("scope", scope, "it must be a Scope")
+    checked_text(message, "message", InvalidDispatch, max_length=sys.maxsize)
+    checked_text(idempotency_key, "idempotency_key", InvalidDispatch, max_length=MAX_KEY_LENGTH)
+    if continues is not None and not isinstance(continues, str):
+        # Only the type: an id no Run can have is answered like any unknown Run.
+        raise InvalidDispatch("continues", continues, "it must be a run id (a string)")
+    if isinstance(breakpoints, str) or not isinstance(breakpoints, Sequence):
+        raise InvalidDispatch("breakpoints", breakpoints, "it must be a sequence of step names")
+    for name in breakpoints:
+        checked_text(name, "breakpoints", InvalidDispatch, max_length=MAX_KEY_LENGTH)
+    if checked_flag(step_mode, "step_mode", InvalidDispatch) is None:
+        raise InvalidDispatch("step_mode", step_mode, "it must be True or False")
+    return checked_object(input, "input", InvalidDispatch)
 
 
 def _check_deadline(deadline_seconds: float | None) -> None:
@@ -196,11 +229,14 @@ async def dispatch(
     """
     # Everything the caller passed is checked before the store is asked anything, so a
     # refused dispatch neither writes nor sends a driver a value it would choke on.
+    given = _check_arguments(
+        message, input, scope, idempotency_key, continues, breakpoints, step_mode
+    )
     _check_deadline(deadline_seconds)
     check_key(scope.tenant, "tenant")
     check_key(scope.principal, "principal")
     check_key(idempotency_key, "idempotency_key")
-    admitted_input = _input(message, input, end_user_id)
+    admitted_input = _input(message, given, end_user_id)
     carried = _trace_context(trace_context)
     check_storable(admitted_input, what="the Run's input")
     check_storable(scope.labels, what="the scope's labels")

@@ -5,6 +5,8 @@ a Worker holding the Run's lease folds them in at its next look at the log.
 """
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
 
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record
@@ -16,6 +18,46 @@ from psych_runtime.store.errors import SeqConflict
 from psych_runtime.store.port import RunHeader, Store
 
 _APPEND_RETRIES = 16
+
+R = TypeVar("R", bound=Record)
+
+
+class ExternalBatch:
+    """Records built outside an Attempt, numbered and folded as a Journal stages them.
+
+    Lets an external writer (``resume()`` settling an expired wait, say) stage records
+    through the same functions an Attempt uses (``settlement.settle``). ``records``
+    holds only what was staged here; the state is a copy of the Run's, folded on.
+
+    Args:
+        state: the Run's folded state (copied, not changed).
+        seq: the seq of the first record to stage.
+        scope: the Run's own Scope.
+        at: when the records are written.
+    """
+
+    __slots__ = ("_at", "_scope", "_seq", "records", "state")
+
+    def __init__(self, state: RunStateView, seq: int, scope: Scope, *, at: datetime) -> None:
+        self.state = state.copy()
+        self.records: list[Record] = []
+        self._seq = seq
+        self._scope = scope
+        self._at = at
+
+    def stage(self, record_type: type[R], *, at: datetime | None = None, **fields: Any) -> R:
+        """Build the next record, fold it, and keep it for the append."""
+        record = record_type(
+            run_id=self.state.run_id,
+            seq=self._seq,
+            at=at or self._at,
+            scope=self._scope,
+            **fields,
+        )
+        fold_into(self.state, record)
+        self.records.append(record)
+        self._seq += 1
+        return record
 
 
 async def append_external(
@@ -49,4 +91,4 @@ async def append_external(
     raise SeqConflict(run_id, -1)
 
 
-__all__ = ["append_external"]
+__all__ = ["ExternalBatch", "append_external"]

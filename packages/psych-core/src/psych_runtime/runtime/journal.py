@@ -30,7 +30,7 @@ from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.store.errors import SeqConflict, StoreUnavailable
+from psych_runtime.store.errors import BatchTooLarge, SeqConflict, StoreUnavailable
 from psych_runtime.store.notify import Notifier
 from psych_runtime.store.port import Fence, Store
 from psych_runtime.telemetry.tracer import RunTracer
@@ -45,6 +45,7 @@ class Journal:
 
     __slots__ = (
         "_attempt_id",
+        "_batch_limit",
         "_closed",
         "_committed",
         "_fence",
@@ -85,6 +86,7 @@ class Journal:
         self._closed = False
         self._lost: StoreUnavailable | None = None
         self._settle_withdrawn = False
+        self._batch_limit: int | None = None
         # Concurrent workflow branches stage and flush through one Journal: its reads
         # and writes take turns, and records staged while one is in flight stay staged.
         self._io = asyncio.Lock()
@@ -120,6 +122,26 @@ class Journal:
     def head(self) -> int:
         """The seq of the last record known here, staged or written."""
         return self.state.head_seq
+
+    @property
+    def committed_seq(self) -> int:
+        """The seq of the last record this Journal knows to be durable."""
+        return self._committed
+
+    async def settled_view(self) -> tuple[int, bool]:
+        """Once no write of ours is in flight: the durable head, and whether it is current.
+
+        The second value is True only with a notifier that hears every writer and has
+        announced nothing this Journal has not accounted for (its own appends), so no
+        foreign record can be waiting past the head. A watcher uses it to skip a read
+        when all that woke it was this Journal's own append.
+        """
+        async with self._io:
+            notifier = self._trusted_notifier()
+            current = (
+                notifier is not None and notifier.generation(self.run_id) == self._seen_generation
+            )
+            return self._committed, current
 
     @property
     def has_pending(self) -> bool:
@@ -166,13 +188,17 @@ class Journal:
             await self._flush()
 
     async def _flush(self) -> None:
-        for _ in range(_MAX_REBASES):
+        rebases = 0
+        # What is staged now is written by this flush; records staged while a write is
+        # in flight follow it and stay staged for the next one.
+        left = len(self._pending)
+        while True:
             if self._closed:
                 raise JournalClosed(self.run_id)
             self._check_not_lost()
-            if not self._pending:
+            if not self._pending or left <= 0:
                 return
-            batch = list(self._pending)
+            batch = self._pending[: min(left, self._batch_limit or left)]
             notifier = self._trusted_notifier()
             before = notifier.generation(self.run_id) if notifier is not None else 0
             # Started eagerly: a store that answers without suspending (the in-memory
@@ -186,15 +212,24 @@ class Journal:
                 raise asyncio.CancelledError
             error = write.exception()
             if isinstance(error, SeqConflict) and not cancelled:
+                rebases += 1
+                if rebases > _MAX_REBASES:
+                    raise error
                 await self._rebase()
+                left = min(left, len(self._pending))
+                continue
+            if isinstance(error, BatchTooLarge) and len(batch) > 1 and not cancelled:
+                # Nothing was written: write the same records in smaller pieces, each
+                # a prefix of the log, remembered for the rest of this Attempt.
+                self._batch_limit = len(batch) // 2
                 continue
             if isinstance(error, StoreUnavailable):
                 self._lost = error
             if error is not None:
                 raise error
             self._committed += len(batch)
-            # Records staged while the write was in flight follow it; they stay staged.
             self._pending = self._pending[len(batch) :]
+            left -= len(batch)
             if notifier is not None and self._seen_generation == before:
                 # Only our own append moved the generation: nothing foreign to read.
                 after = notifier.generation(self.run_id)
@@ -202,8 +237,6 @@ class Journal:
                     self._seen_generation = after
             if cancelled:
                 raise asyncio.CancelledError
-            return
-        raise SeqConflict(self.run_id, self._pending[0].seq)
 
     def close(self) -> None:
         """Refuse every later write: the Attempt is being abandoned as if it died."""

@@ -13,10 +13,41 @@ importing the loop.
 """
 
 from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import Record, ToolCallFinished, ToolFailure, ToolOutcome
+from psych_runtime.core.records import (
+    ModelCallFailed,
+    ModelCallStarted,
+    Record,
+    ToolCallFinished,
+    ToolFailure,
+    ToolOutcome,
+)
+from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.journal import Journal
+
+R = TypeVar("R", bound=Record)
+
+
+class Stager(Protocol):
+    """Where closing records are staged: a ``Journal``, or a batch appended from outside."""
+
+    @property
+    def state(self) -> RunStateView:
+        """The folded state, including what is staged."""
+        ...
+
+    @property
+    def records(self) -> list[Record]:
+        """Every record known, staged ones included."""
+        ...
+
+    def stage(self, record_type: type[R], *, at: datetime | None = None, **fields: Any) -> R:
+        """Build, fold and queue the next record (``at`` defaults to now)."""
+        ...
+
 
 ORPHANED_MESSAGE = (
     "The worker running this call stopped before it reported back. The call may or may "
@@ -27,12 +58,15 @@ ORPHANED_MESSAGE = (
 DEADLINE_MESSAGE = "cancelled at the run's deadline"
 """What a call cut short by the Run's deadline is closed with (kind ``deadline``)."""
 
+INTERRUPTED_MESSAGE = "cancelled because the run was interrupted"
+"""What a call cut short by an interrupt is closed with (kind ``interrupted``)."""
+
 _ENVELOPE = {"run_id", "seq", "at", "scope", "attempt_id", "type"}
 """The fields the Journal fills in itself when it stages a record."""
 
 
 def close_call(
-    journal: Journal, call_id: ToolCallId, outcome: ToolOutcome, kind: str, message: str
+    journal: Stager, call_id: ToolCallId, outcome: ToolOutcome, kind: str, message: str
 ) -> None:
     """Stage the finish of one open call, with ``outcome`` and a failure saying why."""
     journal.stage(
@@ -43,10 +77,29 @@ def close_call(
     )
 
 
-def close_open_calls(journal: Journal, outcome: ToolOutcome, kind: str, message: str) -> None:
+def close_open_calls(journal: Stager, outcome: ToolOutcome, kind: str, message: str) -> None:
     """Stage a finish for every call the log still shows open."""
     for call in list(journal.state.open_tool_calls.values()):
         close_call(journal, call.call_id, outcome, kind, message)
+
+
+def close_open_model_call(journal: Stager, kind: str, message: str) -> None:
+    """Stage the failure of the model call the log still shows open, if there is one.
+
+    A model call cut short (its stream cancelled by an interrupt or the deadline) has
+    no answer to record; saying so keeps the log's account of each call complete.
+    """
+    if not journal.state.model_call_open:
+        return
+    started = next(
+        record for record in reversed(journal.records) if isinstance(record, ModelCallStarted)
+    )
+    journal.stage(
+        ModelCallFailed,
+        turn=started.turn,
+        model=started.model,
+        failure=ToolFailure(kind=kind, message=message),
+    )
 
 
 def carry_over_finishes(journal: Journal, staged: Iterable[Record]) -> None:

@@ -8,7 +8,7 @@ from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.validation import ValidationContext, validate
 from psych_runtime.core.version import Version
-from psych_runtime.plugins.urls import installed_capabilities
+from psych_runtime.plugins.installed import installed_capabilities
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.store.checks import check_key
 from psych_runtime.store.port import Store

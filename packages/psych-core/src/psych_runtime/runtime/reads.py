@@ -14,7 +14,14 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.errors import AccessDenied, PsychError, RunNotFound, VersionNotFound
+from psych_runtime.core.errors import (
+    AccessDenied,
+    InvalidArgument,
+    PsychError,
+    RunNotFound,
+    VersionNotFound,
+    shown,
+)
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView, project_answer
 from psych_runtime.core.projections.report import build_report
@@ -185,6 +192,10 @@ async def checked_header(store: Store, run_id: RunId, scope: Scope | None) -> Ru
             or a lone surrogate), which is never passed to the store.
         AccessDenied: the Run belongs to another tenant.
     """
+    if scope is not None and not isinstance(scope, Scope):
+        raise InvalidArgument(
+            f"scope={shown(scope)} is refused: it must be a Scope", argument="scope"
+        )
     if not isinstance(run_id, str) or no_run_can_match(run_id):
         raise RunNotFound(run_id)
     header = await store.get_run(run_id)

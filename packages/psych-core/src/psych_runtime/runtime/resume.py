@@ -6,28 +6,24 @@ after the suspension expired settles the Run ``abandoned`` instead and raises
 ``SuspensionExpired``, so a stale approval never runs anything.
 """
 
-from psych_runtime.core.errors import PsychError
+from psych_runtime.core.errors import InvalidArgument, PsychError
 from psych_runtime.core.ids import RunId
+from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.records import (
     JsonObject,
     Record,
     Resumed,
-    RunSettled,
-    SuspendReason,
-    TerminalState,
-    ToolCallFinished,
-    ToolFailure,
-    ToolOutcome,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
-from psych_runtime.core.storable import check_storable
+from psych_runtime.core.suspend_reasons import rules
+from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text, refuser
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.external import append_external
+from psych_runtime.runtime.external import ExternalBatch, append_external
 from psych_runtime.runtime.reads import checked_header
+from psych_runtime.runtime.settlement import abandoned, settle
 from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
 from psych_runtime.store.port import Store
-from psych_runtime.tools.http.request import argument_problems
 
 
 class RunNotSuspended(PsychError):
@@ -46,8 +42,16 @@ class SuspensionExpired(PsychError):
         self.run_id = run_id
 
 
-class InvalidResume(PsychError, ValueError):
-    """The resume does not fit what the Run waits for (an approval needs a decision)."""
+class InvalidResume(InvalidArgument):
+    """The resume is refused and the Run keeps waiting.
+
+    Its arguments are of the wrong kind (a decision that is not a bool, a payload that
+    is not a JSON object), or they do not fit what the Run waits for (an approval
+    needs a decision, an event's payload its declared schema).
+    """
+
+
+_refuse = refuser("resume", lambda message, argument: InvalidResume(message, argument=argument))
 
 
 async def resume(
@@ -64,27 +68,30 @@ async def resume(
     Args:
         store: where the Run lives.
         run_id: the suspended Run.
-        approved: the decision on a pending approval (required for one); ignored by
-            other suspensions.
+        approved: the decision on a pending approval (required for one): exactly
+            True or False, never a truthy stand-in such as ``"yes"``; ignored by other
+            suspensions.
         payload: the answer, the event's data, or (with a denial) ``{"reason": ...}``
-            that the model is told.
-        by: who decided, kept in the log as given (at most 256 characters).
+            that the model is told: a JSON object.
+        by: who decided, kept in the log as given (a string of at most 256
+            characters).
         scope: the caller's tenancy; another tenant's Run raises ``AccessDenied``.
 
     Raises:
         RunNotFound: no such Run.
         AccessDenied: the Run belongs to another tenant.
         RunNotSuspended: the Run waits on nothing (running, or settled).
-        InvalidResume: an approval without ``approved``, an event whose payload does
-            not fit the schema the wait declared, or ``by`` too long.
+        InvalidResume: an argument of the wrong kind (``approved`` not a bool,
+            ``payload`` not a JSON object every store can keep, ``by`` not a string of
+            at most 256 characters), an approval without ``approved``, or an event
+            whose payload does not fit the schema the wait declared. The Run keeps
+            waiting and nothing is written.
         SuspensionExpired: too late; the Run is now settled ``abandoned``.
-        UnstorableValue: the payload cannot be kept by every store.
     """
+    approved = checked_flag(approved, "approved", _refuse)
+    body: JsonObject = checked_object(payload, "payload", _refuse) or {}
+    by = checked_text(by, "by", _refuse, max_length=256)
     header = await checked_header(store, run_id, scope)
-    body: JsonObject = dict(payload or {})
-    check_storable(body)
-    if by is not None and len(by) > 256:
-        raise InvalidResume("by= is at most 256 characters")
     too_late = False
 
     def build(state: RunStateView, seq: int, run_scope: Scope) -> list[Record]:
@@ -94,33 +101,16 @@ async def resume(
         now = utcnow()
         if expired(state, now):
             too_late = True
-            closes: list[Record] = [
-                ToolCallFinished(
-                    run_id=run_id,
-                    at=now,
-                    scope=run_scope,
-                    seq=seq + n,
-                    call_id=call_id,
-                    outcome=ToolOutcome.ERROR,
-                    failure=ToolFailure(kind="not_executed", message=EXPIRED_CALL_MESSAGE),
-                )
-                for n, call_id in enumerate(state.open_tool_calls)
-            ]
-            settled = RunSettled(
-                run_id=run_id,
-                at=now,
-                scope=run_scope,
-                seq=seq + len(closes),
-                state=TerminalState.ABANDONED,
-                failure=ToolFailure(kind="suspension_expired", message=EXPIRED_MESSAGE),
-            )
-            return [*closes, settled]
-        if state.suspend_reason is SuspendReason.APPROVAL and approved is None:
+            batch = ExternalBatch(state, seq, run_scope, at=now)
+            settle(batch, abandoned(EXPIRED_MESSAGE, EXPIRED_CALL_MESSAGE))
+            return batch.records
+        waiting_for = rules(state.suspend_reason) if state.suspend_reason else None
+        if waiting_for is not None and waiting_for.needs_decision and approved is None:
             raise InvalidResume(
                 f"run {run_id} waits for an approval: pass approved=True or approved=False"
             )
-        if state.suspend_reason is SuspendReason.EXTERNAL:
-            problems = argument_problems(body, state.suspend_payload_schema)
+        if waiting_for is not None and waiting_for.checks_payload:
+            problems = value_problems(body, state.suspend_payload_schema)
             if problems:
                 # The event is refused; the Run keeps waiting for a valid one.
                 raise InvalidResume(

@@ -12,8 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, M
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from psych_runtime.blob.port import BlobStore
-from psych_runtime.core.ids import EntryId, RunId, WorkerId
+from psych_runtime.core.ids import EntryId, RunId
 from psych_runtime.core.projections.answer import AnswerView
 from psych_runtime.core.projections.report_types import RunReport
 from psych_runtime.core.projections.status import RunStatus
@@ -24,10 +23,7 @@ from psych_runtime.core.spec import AgentSpec, WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
-from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
-from psych_runtime.model.pricing import CostPolicy, PriceResolver
 from psych_runtime.plugins.urls import open_store
 from psych_runtime.runtime import reads
 from psych_runtime.runtime.admission import Dispatched, dispatch
@@ -35,18 +31,10 @@ from psych_runtime.runtime.control import interrupt, send
 from psych_runtime.runtime.publish import publish
 from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
+from psych_runtime.runtime.settings import RuntimeSettings, WorkerSettings
 from psych_runtime.runtime.worker import Worker
-from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
 from psych_runtime.store.port import Store
-from psych_runtime.telemetry.port import Telemetry
-from psych_runtime.tools.access import TenantAccess
-from psych_runtime.tools.approval import ApprovalRules, Policy
-from psych_runtime.tools.code import DEFAULT_HARD_LIMITS
-from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
-from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
-from psych_runtime.tools.secrets import SecretResolver
-from psych_runtime.tools.sources import ToolSource
 
 
 @dataclass
@@ -246,87 +234,6 @@ class Session:
         await resume(
             self.store, run_id, approved=approved, payload=payload, by=by, scope=self.scope
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class RuntimeSettings:
-    """How the session's ``Runtime`` executes Runs; each field is that keyword of ``Runtime``.
-
-    Attributes:
-        prices: a price table; without one every cost is recorded as unknown.
-        cost_policy: which figure wins when a provider reports its own cost.
-        retry_base_seconds: the first backoff after a transient model failure.
-        retry_max_seconds: the longest backoff.
-        blob: where tool results too large for a log record are kept (for example
-            ``InMemoryBlobStore()`` or ``await open_blob_store("file:///...")``).
-        blob_offload_bytes: results above this many bytes go to ``blob``.
-        http: the transport HTTP tools are sent through (its ``EgressPolicy`` decides
-            where they may go); not closed by the session.
-        secrets: resolves the credential names HTTP tools declare.
-        approvals: which tool calls wait for a person; none by default.
-        policy: the consumer's allow / deny / ask judgement of each call.
-        access: which tools each tenant may use; every granted tool by default.
-        memory: where facts about end users are kept between Runs; with one, each
-            Run needs an end user (``end_user_id`` on dispatch, or below).
-        end_user_id: the end user of Runs that name none (single-user applications).
-        recall_limit: how many of an end user's newest facts the prompt shows.
-        tool_sources: where MCP servers' (and other remote) tools come from; None
-            builds one of each installed kind.
-        catalogue_budget_chars: remote tool descriptions beyond this many characters
-            are deferred behind ``list_tools`` / ``get_tool_info`` / ``call_tool``.
-        sandboxes: where ``run_code`` programs run, by profile name.
-        code_limits: the most any Spec's programs may use.
-        telemetry: where every Run's spans and metrics go; None uses the installed
-            adapter (``psych-otel``), or records nothing without one.
-    """
-
-    prices: PriceResolver | None = None
-    cost_policy: CostPolicy = "prefer_provider"
-    retry_base_seconds: float = 0.5
-    retry_max_seconds: float = 30.0
-    blob: BlobStore | None = None
-    blob_offload_bytes: int = DEFAULT_OFFLOAD_BYTES
-    http: HttpTransport | None = None
-    secrets: SecretResolver | None = None
-    approvals: ApprovalRules | None = None
-    policy: Policy | None = None
-    access: TenantAccess | None = None
-    memory: MemoryStore | None = None
-    end_user_id: str | None = None
-    recall_limit: int = 50
-    tool_sources: Sequence[ToolSource] | None = None
-    catalogue_budget_chars: int = DEFAULT_CATALOGUE_BUDGET_CHARS
-    sandboxes: Mapping[str, Sandbox] | None = None
-    code_limits: ResolvedLimits = DEFAULT_HARD_LIMITS
-    telemetry: Telemetry | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkerSettings:
-    """How the session's background ``Worker`` claims Runs; each field is that keyword.
-
-    Attributes:
-        worker_id: the Worker's id in leases and Attempts; a fresh one by default.
-        lease_seconds: how long a claim holds without a heartbeat.
-        heartbeat_seconds: how often the lease is renewed; shorter than the lease.
-        grace_seconds: how long a stopping Attempt may take to unwind.
-        supervisor_interval: how often overdue and abandoned Runs are looked for.
-        poll_interval: how often the store is polled when no notifier wakes the Worker.
-        concurrency: Runs executed at once.
-        max_attempts: Attempts after which a Run that keeps failing is failed.
-        telemetry: where the Worker's spans go; None takes the Runtime's (see
-            ``RuntimeSettings.telemetry``).
-    """
-
-    worker_id: WorkerId | None = None
-    lease_seconds: float = 30.0
-    heartbeat_seconds: float = 10.0
-    grace_seconds: float = 60.0
-    supervisor_interval: float = 5.0
-    poll_interval: float = 0.5
-    concurrency: int = 4
-    max_attempts: int = 10
-    telemetry: Telemetry | None = None
 
 
 @contextlib.asynccontextmanager

@@ -21,39 +21,26 @@ from typing import Any
 
 from psych_runtime.core.records import (
     Resumed,
-    RunSettled,
     Suspended,
     SuspendReason,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
 )
 from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.core.state import RunStateView
+from psych_runtime.core.suspend_reasons import TIMER_EXPIRY_SECONDS, rules
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.open_calls import close_open_calls
+from psych_runtime.runtime.settlement import abandoned, settle
 
 EXPIRED_MESSAGE = "the run waited longer than its suspension allows and was abandoned"
 """The failure message of a Run settled because its suspension expired."""
 
-TIMER_EXPIRY = timedelta(days=7)
+TIMER_EXPIRY = timedelta(seconds=TIMER_EXPIRY_SECONDS)
 """How long after its wake time a timer suspension may still be woken."""
 
 
 def expires_in(policy: SuspensionPolicy, reason: SuspendReason) -> float:
     """Seconds a suspension for ``reason`` may wait, by the Spec's policy."""
-    match reason:
-        case SuspendReason.APPROVAL:
-            return policy.approval_expires_seconds
-        case SuspendReason.QUESTION | SuspendReason.BREAKPOINT:
-            return policy.question_expires_seconds
-        case SuspendReason.EXTERNAL:
-            return policy.external_expires_seconds
-        case SuspendReason.CHILDREN:
-            return policy.children_expires_seconds
-        case SuspendReason.TIMER:
-            return TIMER_EXPIRY.total_seconds()
+    return rules(reason).expiry(policy)
 
 
 def stage_suspension(
@@ -66,11 +53,11 @@ def stage_suspension(
 ) -> Suspended:
     """Stage ``suspended`` for ``reason``, expiring as the policy says.
 
-    A timer expires ``TIMER_EXPIRY`` after its wake time; every other reason counts
-    from now.
+    A reason whose expiry counts from its wake time (a timer) expires that long after
+    it; every other one counts from now.
     """
     now = utcnow()
-    start = wake_at if reason is SuspendReason.TIMER and wake_at is not None else now
+    start = wake_at if rules(reason).expiry_from_wake and wake_at is not None else now
     expires_at = start + timedelta(seconds=expires_in(policy, reason))
     return journal.stage(
         Suspended, at=now, reason=reason, expires_at=expires_at, wake_at=wake_at, **fields
@@ -108,12 +95,7 @@ def settle_expired(journal: Journal) -> None:
     A call waiting for approval never ran; it is closed ``not_executed`` first, so a
     settled Run holds no open call.
     """
-    close_open_calls(journal, ToolOutcome.ERROR, "not_executed", EXPIRED_CALL_MESSAGE)
-    journal.stage(
-        RunSettled,
-        state=TerminalState.ABANDONED,
-        failure=ToolFailure(kind="suspension_expired", message=EXPIRED_MESSAGE),
-    )
+    settle(journal, abandoned(EXPIRED_MESSAGE, EXPIRED_CALL_MESSAGE))
 
 
 class OnClaim(Enum):

@@ -261,7 +261,7 @@ _MESSAGE_MAX = 8_192
 _TRACEBACK_MAX = 65_536
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxFailure:
     """Why a program did not end cleanly, as data the model can read.
 

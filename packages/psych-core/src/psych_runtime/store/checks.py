@@ -9,41 +9,13 @@ Each check is pure and cheap, so a store can run it before taking a lock, borrow
 connection or hopping to another thread.
 """
 
-import re
 from collections.abc import Sequence
 
 from psych_runtime.core.errors import RunNotFound, UnstorableValue
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record, RunAdmitted
-from psych_runtime.core.storable import MAX_RECORD_DEPTH, unstorable
+from psych_runtime.core.storable import MAX_RECORD_DEPTH, key_problem, unstorable
 from psych_runtime.store.port import RunHeader
-
-# NUL has no place in a PostgreSQL text column; a lone surrogate has no UTF-8 encoding.
-_UNSTORABLE_KEY_CHARACTER = re.compile("[\x00\ud800-\udfff]")
-
-
-def key_problem(key: str) -> str | None:
-    """Say why a string cannot be a key (a tenant, run id, idempotency key) in every store.
-
-    Keys are written into indexed text columns, which are stricter than the JSON the
-    records are kept as: PostgreSQL refuses the NUL character in text, and no store can
-    encode a lone surrogate. A key holding either cannot be stored anywhere, so no Run
-    can have it.
-
-    Args:
-        key: the string to check.
-
-    Returns:
-        The reason, or ``None`` when every store can hold the key.
-    """
-    found = _UNSTORABLE_KEY_CHARACTER.search(key)
-    if found is None:
-        return None
-    character = found.group()
-    what = (
-        "the NUL character" if character == "\x00" else f"a lone surrogate (U+{ord(character):04X})"
-    )
-    return f"it holds {what} at character {found.start()}"
 
 
 def storable_key(key: str) -> bool:
@@ -52,7 +24,7 @@ def storable_key(key: str) -> bool:
     Stores answer a lookup by such an id as they answer one by an id they never saw
     (``get_run`` returns ``None``), instead of passing it to a driver that would raise.
     """
-    return _UNSTORABLE_KEY_CHARACTER.search(key) is None
+    return key_problem(key) is None
 
 
 def no_run_can_match(run_id: str, tenant: str | None = None) -> bool:
@@ -70,9 +42,9 @@ def no_run_can_match(run_id: str, tenant: str | None = None) -> bool:
     Returns:
         True when no Run can match.
     """
-    if _UNSTORABLE_KEY_CHARACTER.search(run_id) is not None:
+    if key_problem(run_id) is not None:
         return True
-    return tenant is not None and _UNSTORABLE_KEY_CHARACTER.search(tenant) is not None
+    return tenant is not None and key_problem(tenant) is not None
 
 
 def check_key(key: str | None, what: str) -> None:

@@ -35,6 +35,17 @@ class LeaseLost(StoreError):
         self.attempt = attempt
 
 
+class BatchTooLarge(StoreError, ValueError):
+    """The batch does not fit one atomic write of this store; nothing was written.
+
+    A store whose atomic write is bounded (DynamoDB's transaction holds 100 items and
+    4 MB) raises this for a larger batch instead of splitting it, since a split write
+    would no longer be all or nothing. The agent loop's Journal then appends the same
+    records in smaller batches, each a valid prefix of the log, so no turn size can
+    fail a Run.
+    """
+
+
 class StoreUnavailable(StoreError):
     """The backing database could not be reached."""
 
@@ -63,6 +74,7 @@ class RecordTooLarge(StoreError, ValueError):
 
 
 __all__ = [
+    "BatchTooLarge",
     "InvalidStoreUrl",
     "LeaseLost",
     "RecordTooLarge",

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 
 from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import RunId, VersionHash, WorkerId
-from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.raw import RawItem
+from psych_runtime.core.records import Record, RunAdmitted, record_to_json
 from psych_runtime.core.version import Version
 from psych_runtime.store.checks import check_admission, check_append_batch, check_read_window
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreError
@@ -28,6 +29,7 @@ from psych_runtime.store.rules import (
     holds_lease,
     leased,
     newest_runs,
+    oldest_settled_runs,
     parked,
     released,
     sweep_expired_leases,
@@ -276,6 +278,58 @@ class InMemoryStore:
         """See ``RunListing.recent_runs``."""
         self._check_open()
         return newest_runs(self._headers.values(), tenant=tenant, states=states, limit=limit)
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """See ``RunDeletion.settled_runs``."""
+        self._check_open()
+        return oldest_settled_runs(
+            self._headers.values(),
+            tenant=tenant,
+            created_before=created_before,
+            after=after,
+            limit=limit,
+        )
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """See ``RunDeletion.delete_runs``: the header, the log and the key go."""
+        self._check_open()
+        deleted: list[RunId] = []
+        for run_id in dict.fromkeys(run_ids):
+            header = self._visible(run_id, tenant)
+            if header is None or header.state is not RunState.SETTLED:
+                continue
+            del self._headers[run_id]
+            self._logs.pop(run_id, None)
+            self._candidates.discard(run_id)
+            self._unsettled.discard(run_id)
+            if header.idempotency_key is not None:
+                self._by_key.pop((tenant, header.idempotency_key), None)
+            deleted.append(run_id)
+        return deleted
+
+    async def raw_storage(self) -> list[RawItem]:
+        """See ``RawStorage.raw_storage``: every header, record and Version held."""
+        items = [
+            RawItem(f"header {run_id}", header.model_dump_json().encode())
+            for run_id, header in self._headers.items()
+        ]
+        items.extend(
+            RawItem(f"record {run_id}/{record.seq}", record_to_json(record))
+            for run_id, log in self._logs.items()
+            for record in log
+        )
+        items.extend(
+            RawItem(f"version {digest}", version.model_dump_json().encode())
+            for digest, version in self._versions.items()
+        )
+        return items
 
     async def close(self) -> None:
         """Refuse every later call, as a store with connections would; idempotent."""

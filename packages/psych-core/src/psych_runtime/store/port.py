@@ -352,6 +352,49 @@ class RunListing(Protocol):
 
 
 @runtime_checkable
+class RunDeletion(Protocol):
+    """A Store that can delete settled Runs for good: retention and erasure rest on it.
+
+    Every store shipped with Psych implements it, and ``psych-contract`` requires it.
+    The runtime never calls it; ``psych_runtime.delete_run`` and
+    ``psych_runtime.delete_settled_runs`` do, for a deployment's retention jobs.
+    """
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """Settled Runs of ``tenant`` admitted before ``created_before``, oldest first.
+
+        Ordered by ``created_at``, then run id; ``after`` (the ``created_at`` and run
+        id of the last header of the previous page) continues a listing past it. Read
+        only. The tenant is compared exactly, as everywhere.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        ...
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """Delete these Runs of ``tenant`` that are settled, in one atomic operation.
+
+        A deleted Run loses its header, its whole log and its idempotency key (the
+        key admits a new Run afterwards); its id reads as unknown from then on. A Run
+        of another tenant, one not settled, and an id nobody admitted are left alone
+        and not returned. What is deleted leaves the backend's bytes too, as far as
+        the adapter's documentation says (``raw_storage`` shows it).
+
+        Returns:
+            The ids of the Runs deleted, in no particular order.
+        """
+        ...
+
+
+@runtime_checkable
 class SchemaInspection(Protocol):
     """A Store with a schema that can say, without changing anything, where it stands.
 
@@ -380,6 +423,7 @@ __all__ = [
     "Admission",
     "Fence",
     "Migratable",
+    "RunDeletion",
     "RunHeader",
     "RunListing",
     "RunState",

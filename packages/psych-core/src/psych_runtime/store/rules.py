@@ -13,7 +13,7 @@ it; ``psych-contract`` checks both kinds against its own, independent reference 
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
-from psych_runtime.core.ids import WorkerId
+from psych_runtime.core.ids import RunId, WorkerId
 from psych_runtime.store.port import RunHeader, RunState
 
 
@@ -140,6 +140,28 @@ def newest_runs(
     return found[:limit]
 
 
+def oldest_settled_runs(
+    headers: Iterable[RunHeader],
+    *,
+    tenant: str,
+    created_before: datetime,
+    after: tuple[datetime, RunId] | None,
+    limit: int,
+) -> list[RunHeader]:
+    """``RunDeletion.settled_runs`` over headers held in memory."""
+    check_listing_limit(limit)
+    found = [
+        h
+        for h in headers
+        if h.scope.tenant == tenant
+        and h.state is RunState.SETTLED
+        and h.created_at < created_before
+        and (after is None or (h.created_at, h.run_id) > after)
+    ]
+    found.sort(key=lambda h: (h.created_at, h.run_id))
+    return found[:limit]
+
+
 def check_listing_limit(limit: int) -> None:
     """Refuse a ``recent_runs`` limit below 1 (or not an int) before any query runs."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -152,6 +174,7 @@ __all__ = [
     "claimable",
     "holds_lease",
     "newest_runs",
+    "oldest_settled_runs",
     "sweep_expired_leases",
     "sweep_overdue_deadlines",
 ]

@@ -18,9 +18,10 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
 from psych_runtime.runtime.admission import dispatch
+from psych_runtime.runtime.attempt import AttemptKilled
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.worker import AttemptKilled, Worker
+from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Fence, Store
 from psych_runtime.testing.forwarding import ForwardingStore
 from psych_runtime.tools.registry import ToolRegistry

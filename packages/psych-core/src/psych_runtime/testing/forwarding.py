@@ -5,14 +5,22 @@ fail it, or break a rule on purpose to see a test catch it. Everything else reac
 the inner store unchanged.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.raw import RawItem, RawStorage
 from psych_runtime.core.records import Record, RunAdmitted
 from psych_runtime.core.version import Version
 from psych_runtime.store.notify import Notifier
-from psych_runtime.store.port import Admission, Fence, RunHeader, RunState, Store
+from psych_runtime.store.port import (
+    Admission,
+    Fence,
+    RunDeletion,
+    RunHeader,
+    RunState,
+    Store,
+)
 
 
 class ForwardingStore:
@@ -124,6 +132,36 @@ class ForwardingStore:
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """Passed to the inner store."""
         return await self.inner.overdue_deadlines(now, limit)
+
+    async def settled_runs(
+        self,
+        *,
+        tenant: str,
+        created_before: datetime,
+        after: tuple[datetime, RunId] | None = None,
+        limit: int = 100,
+    ) -> list[RunHeader]:
+        """Passed to the inner store, which must implement ``RunDeletion``."""
+        inner = self.inner
+        if not isinstance(inner, RunDeletion):
+            raise NotImplementedError(f"{type(inner).__name__} cannot delete Runs")
+        return await inner.settled_runs(
+            tenant=tenant, created_before=created_before, after=after, limit=limit
+        )
+
+    async def delete_runs(self, run_ids: Collection[RunId], *, tenant: str) -> list[RunId]:
+        """Passed to the inner store, which must implement ``RunDeletion``."""
+        inner = self.inner
+        if not isinstance(inner, RunDeletion):
+            raise NotImplementedError(f"{type(inner).__name__} cannot delete Runs")
+        return await inner.delete_runs(run_ids, tenant=tenant)
+
+    async def raw_storage(self) -> list[RawItem]:
+        """Passed to the inner store, which must implement ``RawStorage``."""
+        inner = self.inner
+        if not isinstance(inner, RawStorage):
+            raise NotImplementedError(f"{type(inner).__name__} shows no raw storage")
+        return await inner.raw_storage()
 
     async def close(self) -> None:
         """Close the inner store."""

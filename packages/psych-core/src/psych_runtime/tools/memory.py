@@ -21,6 +21,12 @@ MEMORY_TOOLS: Final = frozenset({REMEMBER, FORGET})
 END_USER_INPUT_KEY: Final = "end_user_id"
 """Where a Run's input names the end user its facts belong to."""
 
+WITHHELD_FACT: Final = "(kept in the memory store only; not recorded in the log)"
+"""What the log records instead of the text of a ``remember`` call's fact.
+
+A fact's text lives only in the MemoryStore, where ``erase`` reaches it; the log,
+which is never rewritten, names facts by id."""
+
 REMEMBER_DEFINITION = ToolDefinition(
     name=REMEMBER,
     description=(
@@ -53,6 +59,13 @@ FORGET_DEFINITION = ToolDefinition(
 )
 
 
+def shared_section(facts: Sequence[str]) -> str:
+    """The system prompt's list of what every Run of the process knows ("" for none)."""
+    if not facts:
+        return ""
+    return "\n".join(["What you know in every conversation:", *(f"- {fact}" for fact in facts)])
+
+
 def memory_section(facts: Sequence[Memory]) -> str:
     """The system prompt's list of what is remembered about the user."""
     if not facts:
@@ -65,6 +78,26 @@ def memory_section(facts: Sequence[Memory]) -> str:
     return "\n".join(lines)
 
 
+def recorded_memory_section(facts: Sequence[Memory]) -> str:
+    """The section as the log records it: the same list, the facts' ids without their text.
+
+    The model is sent ``memory_section``; ``model_call_started.system_prompt`` keeps
+    this one, so erasing a person's facts leaves nothing of their text in any log.
+    """
+    if not facts:
+        return memory_section(facts)
+    lines = ["What you remember about this user from earlier conversations (id: fact):"]
+    lines.extend(f"- {fact.id}: (text kept in the memory store only)" for fact in facts)
+    return "\n".join(lines)
+
+
+def recorded_arguments(name: str, arguments: JsonObject) -> JsonObject:
+    """The arguments a ``remember`` call's start record carries: the fact withheld."""
+    if name == REMEMBER and "fact" in arguments:
+        return {**arguments, "fact": WITHHELD_FACT}
+    return arguments
+
+
 def read_fact(arguments: JsonObject) -> str:
     """The fact a ``remember`` call keeps.
 
@@ -74,6 +107,9 @@ def read_fact(arguments: JsonObject) -> str:
     fact = arguments.get("fact")
     if set(arguments) != {"fact"} or not isinstance(fact, str) or not fact.strip():
         raise ToolArgumentsInvalid(REMEMBER, ["fact: one non-empty string, and nothing else"])
+    if fact == WITHHELD_FACT:
+        # Only a call rebuilt from the log carries this; the fact itself is not known.
+        raise ToolArgumentsInvalid(REMEMBER, ["fact: the text of the fact to keep"])
     return fact
 
 
@@ -104,8 +140,11 @@ __all__ = [
     "MEMORY_TOOLS",
     "REMEMBER",
     "REMEMBER_DEFINITION",
+    "WITHHELD_FACT",
     "end_user_of",
     "memory_section",
     "read_fact",
     "read_fact_id",
+    "recorded_arguments",
+    "recorded_memory_section",
 ]

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 from psych_contract import BlobStoreContract
 from psych_contract.blob import AWKWARD_PARTS
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
-from psych_runtime.blob.port import BlobKey, BlobNotFound
+from psych_runtime.blob.port import BlobKey, BlobNotFound, BlobStore
 from psych_runtime.core.ids import RunId, ToolCallId
 
 
@@ -21,6 +21,14 @@ class TestFileBlobStore(BlobStoreContract):
         blobs = FileBlobStore(tmp_path / "blobs")
         yield blobs
         await blobs.close()
+
+    @pytest_asyncio.fixture
+    async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[FileBlobStore]:
+        # Another instance on the same root: another process, as far as files can tell.
+        assert isinstance(blob_store, FileBlobStore)
+        peer = FileBlobStore(blob_store.root)
+        yield peer
+        await peer.close()
 
 
 def _files(root: Path) -> list[Path]:

@@ -12,6 +12,8 @@ from psych_runtime.core.ids import RunId, ToolCallId
 
 
 class TestInMemoryBlobStore(BlobStoreContract):
+    single_process = True  # its blobs live in this process only
+
     @pytest_asyncio.fixture
     async def blob_store(self) -> AsyncIterator[InMemoryBlobStore]:
         blobs = InMemoryBlobStore()

@@ -1,5 +1,6 @@
 """``psych doctor``: what it reports and when it fails."""
 
+import importlib
 import importlib.metadata
 import json
 import sys
@@ -15,6 +16,7 @@ from psych_runtime.plugins import (
     StoreBackend,
     hookimpl,
     register_plugin,
+    unloaded_plugins,
 )
 
 INSTALLED_VERSION = importlib.metadata.version("psych-runtime")
@@ -43,6 +45,12 @@ def plugin_with_check(result=None, *, raises=None, schemes=("acme",)):
     return Plugin()
 
 
+def load_installed_by_hand():
+    """Register every installed plugin explicitly, as a program with autoload off does."""
+    for record in unloaded_plugins():
+        register_plugin(importlib.import_module(record.source.split(":")[0]), name=record.name)
+
+
 def doctor_json(capsys, *extra):
     code = main(["doctor", "--json", *extra])
     return code, json.loads(capsys.readouterr().out)
@@ -57,28 +65,31 @@ def test_reports_the_real_installation(capsys):
     assert memory["distribution"] == "psych-runtime"
     assert memory["version"] == INSTALLED_VERSION
     assert memory["store_schemes"] == ["memory"]
+    assert memory["single_process_schemes"] == ["memory"]
     assert report["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
     assert report["plugin_autoload"] is True
 
 
 def test_passing_checks_exit_zero(monkeypatch, capsys):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    load_installed_by_hand()
     register_plugin(plugin_with_check(DoctorResult(True, "driver 1.2 importable")), name="acme")
 
     code, report = doctor_json(capsys)
 
-    assert code == 0
+    assert code == 0, [c for c in report["checks"] if not c["ok"]]
     assert report["ok"] is True
     assert report["plugin_autoload"] is False
-    assert [p["name"] for p in report["plugins"]] == ["builtin", "acme"]
-    assert report["plugins"][1:] == [
+    assert report["plugins"][0]["name"] == "builtin"
+    assert report["plugins"][-1:] == [
         {
             "name": "acme",
-            "source": report["plugins"][1]["source"],
+            "source": report["plugins"][-1]["source"],
             "distribution": None,
             "version": None,
             "store_schemes": ["acme"],
             "blob_store_schemes": [],
+            "single_process_schemes": [],
         }
     ]
     assert {
@@ -91,6 +102,7 @@ def test_passing_checks_exit_zero(monkeypatch, capsys):
 
 def test_a_failing_check_exits_one_and_says_why(monkeypatch, capsys):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    load_installed_by_hand()
     register_plugin(plugin_with_check(DoctorResult(False, "install acme-driver")), name="acme")
 
     code = main(["doctor"])
@@ -126,6 +138,7 @@ def test_a_check_returning_the_wrong_type_is_a_failure(monkeypatch, capsys):
 
 def test_conflicting_schemes_are_a_failed_check(monkeypatch, capsys):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    load_installed_by_hand()
     register_plugin(plugin_with_check(DoctorResult(True, "ok")), name="one")
     register_plugin(plugin_with_check(DoctorResult(True, "ok")), name="two")
 
@@ -133,9 +146,24 @@ def test_conflicting_schemes_are_a_failed_check(monkeypatch, capsys):
 
     assert code == 1
     [failed] = [c for c in report["checks"] if not c["ok"]]
-    assert failed["name"] == "store schemes"
+    assert failed["name"] == "store scheme acme"
     assert "'one'" in failed["detail"]
     assert "'two'" in failed["detail"]
+    assert "refused" in failed["detail"]
+
+
+@pytest.mark.parametrize("taken", ["sqlite", "memory"])
+def test_a_plugin_claiming_a_taken_scheme_is_set_aside_and_named(monkeypatch, capsys, taken):
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    load_installed_by_hand()
+    register_plugin(plugin_with_check(DoctorResult(True, "ok"), schemes=(taken,)), name="squatter")
+
+    code, report = doctor_json(capsys)
+
+    assert code == 1
+    [failed] = [c for c in report["checks"] if not c["ok"]]
+    assert failed["name"] == f"store scheme {taken}"
+    assert "set aside the claim of plugin 'squatter'" in failed["detail"]
 
 
 def test_an_incompatible_installed_plugin_fails_the_report(tmp_path, monkeypatch, capsys):
@@ -169,6 +197,7 @@ def test_an_incompatible_installed_plugin_fails_the_report(tmp_path, monkeypatch
 )
 def test_secret_looking_variables_are_masked(monkeypatch, capsys, name):
     monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    load_installed_by_hand()
     monkeypatch.setenv(name, "s3cr3t-value")
     monkeypatch.setenv("PSYCH_REGION", "eu-west-1")
     monkeypatch.setenv("OTHER_SETTING", "not ours")
@@ -193,7 +222,13 @@ def test_autoload_off_is_reported_and_the_built_in_backends_remain(monkeypatch, 
     code = main(["doctor"])
 
     out = capsys.readouterr().out
-    assert code == 0
+    assert code == 1
     assert "Plugins (autoload off):" in out
-    assert "stores: memory" in out
+    assert "stores: memory (single process)" in out
     assert "sqlite" not in out.split("Plugins (autoload off):")[1].split("Checks")[0]
+    # The installed adapters are named as installed but not loaded, with the way out.
+    checks = out.split("Checks:")[1]
+    assert "FAIL plugin sqlite from psych-store-sqlite" in checks
+    assert "installed but not loaded" in checks
+    assert "register_plugin(importlib.import_module('psych_store_sqlite.plugin')" in checks
+    assert "All checks passed." not in out

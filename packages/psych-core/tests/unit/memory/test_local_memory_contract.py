@@ -10,6 +10,7 @@ from psych_runtime import InMemoryMemoryStore, MemoryKey, open_memory_store
 
 
 class TestInMemoryMemoryStore(MemoryContract):
+    single_process = True  # its facts live in this process only
     durable = False
 
     @pytest_asyncio.fixture

@@ -349,3 +349,28 @@ def test_a_too_long_prompt_is_a_context_overflow() -> None:
     assert isinstance(error_in_stream(payload), ContextOverflow)
     with pytest.raises(ContextOverflow):
         read_event("error", {"type": "error", **payload}, MessageTally())
+
+
+def test_a_request_marks_its_own_cache_breakpoints_after_the_messages_it_names() -> None:
+    # Message 1 is the user's question: its (only) block carries the marker.
+    sent = body(OFF, cache_breakpoints=(1,))
+    assert sent["messages"][0]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    marked = [b for t in sent["messages"] for b in t["content"] if "cache_control" in b]
+    assert len(marked) == 1
+    # An index past the conversation is ignored, not an error.
+    assert "cache_control" not in str(body(OFF, cache_breakpoints=(99,)))
+
+
+def test_breakpoints_never_exceed_the_four_a_request_may_carry() -> None:
+    every = tuple(range(len(conversation())))
+    sent = body(PromptCaching(), tools=(LOOKUP,), cache_breakpoints=every)
+    text = str(sent)
+    assert text.count("'cache_control'") == 4
+    # The fixed prefix keeps its markers; the latest messages get the rest.
+    assert "cache_control" in sent["tools"][-1] and "cache_control" in sent["system"][-1]
+    assert "cache_control" in sent["messages"][-1]["content"][-1]
+
+
+def test_a_negative_breakpoint_is_refused_by_the_request() -> None:
+    with pytest.raises(ValueError, match="cache_breakpoints"):
+        body(cache_breakpoints=(-1,))

@@ -70,7 +70,12 @@ def test_reasoning_tokens_are_not_billed_twice() -> None:
 
 
 def test_amounts_round_half_to_even_at_eight_places() -> None:
-    tiny = ModelPrice(input=Decimal("0.005"), output=Decimal("0.015"), cache_read=Decimal("0.025"))
+    tiny = ModelPrice(
+        input=Decimal("0.005"),
+        output=Decimal("0.015"),
+        cache_read=Decimal("0.025"),
+        cache_write=Decimal(0),
+    )
     cost = compute_cost("tiny", Usage(input=1, output=1, cache_read=1), table(tiny=tiny))
     assert cost is not None
     # 0.000000005 -> 0.00000000 (half to even: 0), where half-up would give 0.00000001.
@@ -89,7 +94,13 @@ def test_an_unknown_model_costs_none_never_zero() -> None:
 
 
 def test_the_price_currency_is_kept() -> None:
-    euro = ModelPrice(input=Decimal("1"), output=Decimal("1"), currency="EUR")
+    euro = ModelPrice(
+        input=Decimal("1"),
+        output=Decimal("1"),
+        currency="EUR",
+        cache_read=Decimal(0),
+        cache_write=Decimal(0),
+    )
     cost = compute_cost("m", Usage(input=1_000_000), table(m=euro))
     assert cost is not None
     assert (cost.amount, cost.currency) == (Decimal("1.00000000"), "EUR")
@@ -97,14 +108,28 @@ def test_the_price_currency_is_kept() -> None:
 
 def test_prices_validate() -> None:
     with pytest.raises(ValidationError):
-        ModelPrice(input=Decimal("-1"), output=Decimal("1"))
+        ModelPrice(
+            input=Decimal("-1"), output=Decimal("1"), cache_read=Decimal(0), cache_write=Decimal(0)
+        )
     with pytest.raises(ValidationError):
-        ModelPrice(input=Decimal("1"), output=Decimal("1"), currency="usd")
+        ModelPrice(
+            input=Decimal("1"),
+            output=Decimal("1"),
+            currency="usd",
+            cache_read=Decimal(0),
+            cache_write=Decimal(0),
+        )
 
 
-CHEAP = ModelPrice(input=Decimal("1"), output=Decimal("2"))
-DEAR = ModelPrice(input=Decimal("10"), output=Decimal("20"))
-MID = ModelPrice(input=Decimal("5"), output=Decimal("6"))
+CHEAP = ModelPrice(
+    input=Decimal("1"), output=Decimal("2"), cache_read=Decimal(0), cache_write=Decimal(0)
+)
+DEAR = ModelPrice(
+    input=Decimal("10"), output=Decimal("20"), cache_read=Decimal(0), cache_write=Decimal(0)
+)
+MID = ModelPrice(
+    input=Decimal("5"), output=Decimal("6"), cache_read=Decimal(0), cache_write=Decimal(0)
+)
 
 
 def test_exact_match_then_longest_prefix() -> None:
@@ -210,7 +235,10 @@ def test_default_prices_accept_overrides() -> None:
 
 
 def test_load_price_table_reads_strings_exactly() -> None:
-    loaded = load_price_table('{"prices": {"m": {"input": "0.1", "output": "0.3"}}}')
+    loaded = load_price_table(
+        '{"prices": {"m": {"input": "0.1", "output": "0.3", "cache_read": "0.01", '
+        '"cache_write": "0.125"}}}'
+    )
     price = loaded.price_for("m")
     assert price is not None
     assert price.input == Decimal("0.1")  # not 0.1000000000000000055...
@@ -218,8 +246,35 @@ def test_load_price_table_reads_strings_exactly() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["[]", '{"prices": []}', '{"prices": {"m": {"input": "x", "output": "1"}}}', "not json"],
+    [
+        "[]",
+        '{"prices": []}',
+        '{"prices": {"m": {"input": "x", "output": "1"}}}',
+        '{"prices": {"m": {"input": "1", "output": "1"}}}',  # no cache rates
+        "not json",
+    ],
 )
 def test_load_price_table_refuses_bad_catalogues(text: str) -> None:
     with pytest.raises(ValueError):
         load_price_table(text)
+
+
+@pytest.mark.parametrize("missing", ["cache_read", "cache_write"])
+def test_a_price_without_its_cache_rates_is_refused_not_priced_at_zero(missing: str) -> None:
+    rates = {
+        "input": Decimal("1"),
+        "output": Decimal("2"),
+        "cache_read": Decimal("0.1"),
+        "cache_write": Decimal("1.25"),
+    }
+    del rates[missing]
+    with pytest.raises(ValidationError, match=missing):
+        ModelPrice(**rates)
+
+
+def test_two_million_cached_tokens_are_billed_at_the_cache_rate_entered() -> None:
+    price = ModelPrice(
+        input=Decimal("1"), output=Decimal("2"), cache_read=Decimal("0.1"), cache_write=Decimal(1)
+    )
+    cost = compute_cost("m", Usage(input=0, output=0, cache_read=2_000_000), table(m=price))
+    assert cost is not None and cost.amount == Decimal("0.2")

@@ -74,10 +74,11 @@ async def test_the_builtin_blob_stores_take_no_options(tmp_path: Path):
         await open_blob_store(tmp_path.as_uri(), fsync=False)
 
 
-async def test_s3_names_the_package_to_install():
+async def test_s3_names_the_package_and_how_to_load_it():
     with pytest.raises(UnknownBlobStoreScheme) as caught:
         await open_blob_store("s3://bucket/prefix")
-    assert "pip install psych-store-dynamo" in str(caught.value)
+    assert "psych-store-dynamo is installed but not loaded" in str(caught.value)
+    assert "psych_store_dynamo.plugin" in str(caught.value)
     assert caught.value.package == "psych-store-dynamo"
     assert isinstance(caught.value, PsychError) and isinstance(caught.value, ValueError)
 

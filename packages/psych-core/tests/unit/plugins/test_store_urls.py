@@ -1,5 +1,6 @@
 """Choosing a Store backend by URL scheme, and what the errors tell the user."""
 
+import importlib
 import re
 
 import pytest
@@ -22,6 +23,7 @@ from psych_runtime.plugins import (
     store_backends,
     store_scheme,
 )
+from psych_runtime.plugins.urls import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
 
 
@@ -62,13 +64,35 @@ def store_plugin(backend_name: str, *schemes: str, package: str = "pkg"):
         ("dynamodb://table", "psych-store-dynamo"),
     ],
 )
-async def test_a_first_party_scheme_names_the_package_to_install(url, package):
-
+async def test_a_first_party_scheme_with_autoload_off_says_how_to_load_it(url, package):
+    # Every first-party adapter is installed here; autoload is off (see the fixture).
     with pytest.raises(UnknownStoreScheme) as caught:
         await open_store(url)
 
-    assert f"pip install {package}" in str(caught.value)
+    message = str(caught.value)
+    assert f"{package} is installed but not loaded" in message
+    assert "PSYCH_DISABLE_PLUGIN_AUTOLOAD" in message
+    module = package.replace("-", "_") + ".plugin"
+    assert f"register_plugin(importlib.import_module({module!r})" in message
+    assert "pip install" not in message
     assert caught.value.package == package
+    assert any(entry.startswith(package.split("-")[-1]) for entry in caught.value.unloaded)
+
+
+async def test_loading_the_named_plugin_by_hand_opens_the_scheme(tmp_path):
+    with pytest.raises(UnknownStoreScheme) as caught:
+        await open_store(f"sqlite:///{tmp_path}/runs.db")
+    hint = str(caught.value).split("load it explicitly with ")[1].split(", or unset")[0]
+    assert hint.startswith("psych_runtime.adapters.register_plugin(")
+    exec(hint, {"psych_runtime": __import__("psych_runtime"), "importlib": importlib})
+    store = await open_store(f"sqlite:///{tmp_path}/runs.db", migrate=True)
+    await store.close()
+
+
+@pytest.mark.parametrize("package", ["psych-store-postgres", "psych-store-sqlite"])
+def test_a_first_party_scheme_not_installed_names_the_package_to_install(package):
+    error = UnknownStoreScheme("postgresql", ("memory",), package, autoload=True)
+    assert f"pip install {package}" in str(error)
 
 
 async def test_an_unknown_scheme_lists_what_is_available():
@@ -116,18 +140,46 @@ async def test_each_scheme_goes_to_the_backend_that_claims_it():
     ]
 
 
-def test_two_plugins_claiming_one_scheme_are_both_named():
+async def test_two_plugins_claiming_one_scheme_are_both_named():
     register_plugin(store_plugin("alpha", "shared", package="alpha-dist"), name="alpha-plugin")
     register_plugin(
         store_plugin("beta", "other", "shared", package="beta-dist"), name="beta-plugin"
     )
 
+    # Neither has a better right to the scheme: it is refused by name, nothing else is.
+    assert "shared" not in store_backends()
+    assert store_backends()["other"].name == "beta"
     with pytest.raises(DuplicateBackend) as caught:
-        store_backends()
+        await open_store("shared://x")
 
     message = str(caught.value)
     for fragment in ("'shared'", "alpha-plugin", "alpha-dist", "beta-plugin", "beta-dist"):
         assert fragment in message
+
+
+@pytest.mark.parametrize("taken", ["memory", "sqlite"])
+async def test_a_plugin_claiming_a_taken_scheme_is_set_aside_and_every_scheme_works(
+    taken, tmp_path
+):
+    import psych_store_sqlite.plugin
+
+    register_plugin(psych_store_sqlite.plugin, name="sqlite")
+    register_plugin(
+        store_plugin("squatter", taken, "squat", package="squatter-dist"), name="squatter"
+    )
+
+    backends = store_backends()
+    assert backends["memory"].package == "psych-runtime"
+    assert backends["sqlite"].package == "psych-store-sqlite"
+    assert backends["squat"].name == "squatter"
+    memory = await open_store("memory://")
+    await memory.close()
+    sqlite = await open_store(f"sqlite:///{tmp_path}/runs.db", migrate=True)
+    await sqlite.close()
+    [conflict] = scheme_conflicts()
+    assert conflict.scheme == taken
+    assert conflict.kept is not None and "squatter" not in conflict.kept
+    assert "squatter" in conflict.message and "set aside" in conflict.message
 
 
 def test_registering_something_other_than_a_backend_names_the_plugin():

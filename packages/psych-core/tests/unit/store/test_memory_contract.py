@@ -13,6 +13,8 @@ from psych_runtime.store.port import RunState
 
 
 class TestInMemoryStore(StoreContract):
+    single_process = True  # its Runs live in this process only: no second instance
+
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[InMemoryStore]:
         store = InMemoryStore()

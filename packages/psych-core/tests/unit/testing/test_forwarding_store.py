@@ -11,6 +11,8 @@ from psych_runtime.testing import ForwardingStore
 
 
 class TestForwardingStore(StoreContract):
+    single_process = True  # over an InMemoryStore: no second instance
+
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[Store]:
         store = ForwardingStore(InMemoryStore())

@@ -14,7 +14,6 @@ from psych_runtime.tools.http.request import (
     EXCERPT_CHARS,
     REDACTED,
     HttpToolFailed,
-    argument_problems,
     http_tool_definition,
     interpret_response,
     placeholders,
@@ -164,87 +163,6 @@ def test_query_parameters_are_appended_after_existing_ones(url: str, expected: s
 
 
 # --- the schema check ----------------------------------------------------------------
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "count": {"type": "integer"},
-        "ratio": {"type": "number"},
-        "flag": {"type": "boolean"},
-        "mode": {"type": "string", "enum": ["fast", "safe"]},
-        "maybe": {"type": ["string", "null"]},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "address": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-    "required": ["id"],
-}
-
-
-def test_arguments_that_fit_the_schema_pass() -> None:
-    arguments: dict[str, Any] = {
-        "id": "A1",
-        "count": 3,
-        "ratio": 2,
-        "flag": False,
-        "mode": "safe",
-        "maybe": None,
-        "tags": ["a", "b"],
-        "address": {"city": "Oslo"},
-        "extra": "allowed unless additionalProperties is false",
-    }
-    assert argument_problems(arguments, SCHEMA) == []
-
-
-def test_an_integral_float_counts_as_an_integer() -> None:
-    assert argument_problems({"id": "A1", "count": 3.0}, SCHEMA) == []
-    assert argument_problems({"id": "A1", "count": 3.5}, SCHEMA) != []
-
-
-@pytest.mark.parametrize(
-    ("arguments", "where"),
-    [
-        ({}, "id"),
-        ({"id": 7}, "id"),
-        ({"id": "A1", "count": True}, "count"),
-        ({"id": "A1", "ratio": "2"}, "ratio"),
-        ({"id": "A1", "flag": 1}, "flag"),
-        ({"id": "A1", "mode": "reckless"}, "mode"),
-        ({"id": "A1", "maybe": 3}, "maybe"),
-        ({"id": "A1", "tags": ["a", 2]}, "tags[1]"),
-        ({"id": "A1", "address": {}}, "address.city"),
-        ({"id": "A1", "address": "Oslo"}, "address"),
-    ],
-)
-def test_each_kind_of_slip_is_reported_where_it_is(arguments: dict[str, Any], where: str) -> None:
-    problems = argument_problems(arguments, SCHEMA)
-    assert len(problems) == 1, problems
-    assert problems[0].startswith(f"{where}:")
-
-
-def test_every_problem_is_listed_at_once() -> None:
-    problems = argument_problems({"count": "x", "flag": "y"}, SCHEMA)
-    assert {p.split(":")[0] for p in problems} == {"id", "count", "flag"}
-
-
-def test_additional_properties_false_refuses_unknown_keys() -> None:
-    schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
-    assert argument_problems({"a": 1}, schema) == []
-    assert argument_problems({"a": 1, "b": 2}, schema) == ["b: not a parameter of this tool"]
-
-
-def test_an_enum_does_not_confuse_true_with_one() -> None:
-    schema = {"type": "object", "properties": {"v": {"enum": [1, "x"]}}}
-    assert argument_problems({"v": 1}, schema) == []
-    assert argument_problems({"v": True}, schema) != []
-
-
-def test_an_empty_schema_checks_nothing() -> None:
-    assert argument_problems({"anything": [1, {"x": None}]}, {}) == []
 
 
 def test_a_placeholder_the_schema_already_requires_is_reported_once() -> None:

@@ -92,7 +92,7 @@ class TokenKey:
     @classmethod
     def of(cls, scope: Scope, server: McpServer) -> Self:
         """The key for ``server`` as used on behalf of ``scope``."""
-        return cls(scope.tenant, scope.principal, server.name, canonical_resource(server.url or ""))
+        return cls(*scope.pool_key, server.name, canonical_resource(server.url or ""))
 
 
 class _Stored(BaseModel):

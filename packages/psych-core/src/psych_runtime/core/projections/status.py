@@ -22,10 +22,9 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import Lifecycle, RunStateView
+from psych_runtime.core.suspend_reasons import Shown, rules
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-_WAIT_REASONS = frozenset({SuspendReason.EXTERNAL, SuspendReason.TIMER, SuspendReason.BREAKPOINT})
 
 
 class PendingApproval(BaseModel):
@@ -215,9 +214,10 @@ def project_status(state: RunStateView) -> RunStatus:
     reason = state.suspend_reason if state.suspended and not state.settled else None
     expires_at = state.suspend_expires_at
     if reason is not None and expires_at is not None:
-        if reason is SuspendReason.APPROVAL:
+        shown = rules(reason).shown
+        if shown is Shown.APPROVAL:
             approval = _pending_approval(state, expires_at)
-        elif reason is SuspendReason.QUESTION:
+        elif shown is Shown.QUESTION:
             question = PendingQuestion(
                 call_id=state.pending_approval_call_id,
                 step_id=state.suspended_step_id,
@@ -225,7 +225,7 @@ def project_status(state: RunStateView) -> RunStatus:
                 summary=_questions_summary(state),
                 expires_at=expires_at,
             )
-        elif reason in _WAIT_REASONS:
+        elif shown is Shown.WAIT:
             wait = PendingWait(
                 step_id=state.suspended_step_id,
                 step_name=state.suspended_step_name,

@@ -29,11 +29,21 @@ def _join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+MAX_SPEC_DEPTH = 96
+"""The deepest nesting of containers a Spec's raw input may have.
+
+The same bound a stored record has (``core.storable.MAX_RECORD_DEPTH``): a Version is
+stored as JSON and read back by the stores' parsers, and a deeper Spec is a mistake or
+an attack, never a design.
+"""
+
+
 def refuse_live_objects(value: object, path: str = "") -> None:
-    """Walk plain containers and refuse callables and non-finite floats.
+    """Walk plain containers and refuse callables, non-finite floats and deep nesting.
 
     Already-built models are not entered: each one ran this check when it was
-    constructed. Mapping keys are checked as well as values.
+    constructed. Mapping keys are checked as well as values. The walk keeps its own
+    stack, so a hostile input cannot turn the check into a ``RecursionError``.
 
     Args:
         value: the raw input about to be validated.
@@ -42,26 +52,36 @@ def refuse_live_objects(value: object, path: str = "") -> None:
     Raises:
         LiveObjectInSpec: naming the offending value and its path.
     """
-    if isinstance(value, BaseModel | str | bytes | int | bool) or value is None:
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            where = path or "the value"
-            raise LiveObjectInSpec(f"{where} is {value!r}; a Spec holds only finite numbers")
-        return
-    if callable(value):
-        where = f" at {path!r}" if path else ""
-        raise LiveObjectInSpec(
-            f"found {_describe(value)}{where}: a Spec refers to tools and other code by "
-            "name and can never hold a callable; register the function and use its name"
-        )
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            refuse_live_objects(key, path)
-            refuse_live_objects(item, _join(path, key))
-    elif isinstance(value, list | tuple | set | frozenset):
-        for index, item in enumerate(value):
-            refuse_live_objects(item, _join(path, index))
+    stack: list[tuple[object, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, BaseModel | str | bytes | int | bool) or item is None:
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise LiveObjectInSpec(
+                    f"{where or 'the value'} is {item!r}; a Spec holds only finite numbers"
+                )
+            continue
+        if callable(item):
+            at = f" at {where!r}" if where else ""
+            raise LiveObjectInSpec(
+                f"found {_describe(item)}{at}: a Spec refers to tools and other code by "
+                "name and can never hold a callable; register the function and use its name"
+            )
+        if isinstance(item, Mapping | list | tuple | set | frozenset) and depth >= MAX_SPEC_DEPTH:
+            shown = where if len(where) <= 80 else where[:77] + "..."
+            raise LiveObjectInSpec(
+                f"{shown or 'the value'} nests deeper than {MAX_SPEC_DEPTH} levels; "
+                "a Spec is never that deep"
+            )
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                stack.append((key, where, depth + 1))
+                stack.append((child, _join(where, key), depth + 1))
+        elif isinstance(item, list | tuple | set | frozenset):
+            for index, child in enumerate(item):
+                stack.append((child, _join(where, index), depth + 1))
 
 
 class SpecModel(BaseModel):

@@ -20,12 +20,13 @@ Example:
     (8, ['lookup_order'])
 """
 
-from collections.abc import Mapping
-from typing import Self
+from collections.abc import Callable, Mapping
+from typing import Protocol, Self
 
 from pydantic import BaseModel, JsonValue
 
 from psych_runtime.core.spec.agent import AgentSpec, Skill, SpawnEnvelope, SubagentRef
+from psych_runtime.core.spec.base import LiveObjectInSpec
 from psych_runtime.core.spec.code_execution import CodeExecution
 from psych_runtime.core.spec.connections import A2APeer, McpServer
 from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
@@ -41,6 +42,38 @@ from psych_runtime.core.spec.workflow import (
 )
 
 _Tool = CodeTool | HttpTool | str
+
+
+class _Registered(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _Found(Protocol):
+    @property
+    def function(self) -> Callable[..., object]: ...
+
+
+class Registers(Protocol):
+    """What ``AgentBuilder.tools`` needs of a registry to put a function in it."""
+
+    def register(self, fn: Callable[..., object], /) -> _Registered:
+        """Register ``fn`` under its own name."""
+        ...
+
+    def get(self, name: str, /) -> _Found | None:
+        """The tool registered under ``name``, if any."""
+        ...
+
+
+def _registered_name(registry: Registers, function: Callable[..., object]) -> str:
+    """The name ``function`` is registered under in ``registry``, registering it if new."""
+    name = getattr(function, "__name__", None)
+    if isinstance(name, str):
+        existing = registry.get(name)
+        if existing is not None and existing.function is function:
+            return name
+    return registry.register(function).name
 
 
 def _refs(mapping: Mapping[str, object] | None) -> dict[str, object]:
@@ -84,9 +117,31 @@ class _Builder:
         """Set what the agent or workflow is for."""
         return self._with(description=description)
 
-    def tools(self, *tools: _Tool) -> Self:
-        """Add static tools: code tools, HTTP tools, or code tools by name."""
-        return self._added("tools", *tools)
+    def tools(
+        self, *tools: _Tool | Callable[..., object], registry: Registers | None = None
+    ) -> Self:
+        """Add static tools: code tools, HTTP tools, code tools by name, or functions.
+
+        A function is registered in ``registry`` (a ``ToolRegistry``) and the Spec gets
+        its registered name: a Spec never holds the function itself. A function that
+        ``registry`` already holds under its name is not registered twice.
+
+        Raises:
+            LiveObjectInSpec: a function was given without a ``registry`` to put it in.
+        """
+        named: list[_Tool] = []
+        for tool in tools:
+            if isinstance(tool, CodeTool | HttpTool | str):
+                named.append(tool)
+                continue
+            if registry is None:
+                raise LiveObjectInSpec(
+                    f"tools() got the function {getattr(tool, '__name__', tool)!r} without a "
+                    "registry: pass registry=... to register it (the Spec keeps its name), "
+                    "or register it yourself and give its name"
+                )
+            named.append(_registered_name(registry, tool))
+        return self._added("tools", *named)
 
     def mcp_servers(self, *servers: McpServer) -> Self:
         """Add MCP servers whose tools are offered."""

@@ -28,6 +28,7 @@ from psych_runtime.runtime.agent.arguments import read_arguments
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.model_call import AssembledCall
 from psych_runtime.tools.large_results.reader import unknown_handle_message
+from psych_runtime.tools.memory import MEMORY_TOOLS, recorded_arguments
 
 UNISSUED_HANDLE_ARGUMENT = "unissued_handle"
 """Where a ``read_tool_output`` start record keeps a handle this Run never issued."""
@@ -140,8 +141,12 @@ def _recorded_arguments(
     """The arguments a start record may carry, and a handle this Run never issued.
 
     The reducer treats a model-issued ``read_tool_output`` of an unissued handle as
-    a corrupt log, so such a handle is recorded under ``unissued_handle`` instead.
+    a corrupt log, so such a handle is recorded under ``unissued_handle`` instead. A
+    ``remember`` call's fact is recorded withheld: its text is kept only where
+    ``erase`` reaches it.
     """
+    if ctx.memory_key is not None and name in MEMORY_TOOLS:
+        return recorded_arguments(name, arguments), None
     if name != READ_TOOL_OUTPUT:
         return arguments, None
     handle = arguments.get("handle")

@@ -11,7 +11,7 @@ described to the model, may it run through a cancellation, may it be run again a
 crash.
 """
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.narrowing import narrow
@@ -19,46 +19,15 @@ from psych_runtime.core.records import JsonObject
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import AgentSpec, HttpTool
 from psych_runtime.core.state import RunStateView
+from psych_runtime.runtime.agent.built_in import BuiltIn, TurnView
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.tools.approval import ToolClass, classify
-from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
-from psych_runtime.tools.code import RUN_CODE, program_bindings, run_code_definition
-from psych_runtime.tools.deferred import (
-    CALL_TOOL,
-    CALL_TOOL_DEFINITION,
-    DEFERRED_BUILT_INS,
-    GET_TOOL_INFO,
-    GET_TOOL_INFO_DEFINITION,
-    LIST_TOOLS,
-    LIST_TOOLS_DEFINITION,
-)
+from psych_runtime.tools.deferred import CALL_TOOL
 from psych_runtime.tools.http.request import http_tool_definition
-from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
-from psych_runtime.tools.memory import FORGET, FORGET_DEFINITION, MEMORY_TOOLS, REMEMBER_DEFINITION
-from psych_runtime.tools.plan_and_show import (
-    SHOW_COMPONENT,
-    SHOW_COMPONENT_DEFINITION,
-    UPDATE_TASKS,
-    UPDATE_TASKS_DEFINITION,
-)
 from psych_runtime.tools.registry import ToolRegistry
-from psych_runtime.tools.skills import LOAD_SKILL, load_skill_definition, skills_section
+from psych_runtime.tools.skills import load_skill_definition, skills_section
 from psych_runtime.tools.sources import SourceTool, ToolSource
-from psych_runtime.tools.subagents import (
-    CHECK_SUBAGENT,
-    DELEGATE,
-    SPAWN_SUBAGENT,
-    delegate_definition,
-    spawn_definitions,
-)
-
-IN_PROCESS_BUILT_INS = frozenset({LOAD_SKILL, UPDATE_TASKS, SHOW_COMPONENT})
-"""Built-ins answered from the Spec and the log, with no side effect outside the Run."""
-
-RETRYABLE_SUBAGENT_TOOLS = frozenset({DELEGATE, SPAWN_SUBAGENT, CHECK_SUBAGENT})
-"""Subagent built-ins a crash may leave in doubt and that are simply run again: a child
-is admitted under a key made of the Run and the call, so a retry finds the child the
-first try started. A message may have been delivered already, so it is not retried."""
+from psych_runtime.tools.subagents import delegate_definition, spawn_definitions
 
 
 class ToolCatalog:
@@ -69,13 +38,15 @@ class ToolCatalog:
         registry: the code tools this process can execute.
         remembers: offer ``remember`` and ``forget`` (a MemoryStore is configured and
             the Run's end user is known).
+        built_ins: the runtime's own tools (``built_ins.BUILT_INS``), in the order a
+            turn offers them; the catalog reads what each entry says of itself.
     """
 
     __slots__ = (
+        "_built_ins",
         "_http_definitions",
         "_interruptible",
         "_registry",
-        "_skill_definition",
         "_subagent_definitions",
         "asks_questions",
         "code_execution",
@@ -89,12 +60,21 @@ class ToolCatalog:
         "remote",
         "remote_advisories",
         "shows_components",
+        "skill_definition",
         "skills",
         "tracks_tasks",
     )
 
-    def __init__(self, spec: AgentSpec, registry: ToolRegistry, *, remembers: bool = False) -> None:
+    def __init__(
+        self,
+        spec: AgentSpec,
+        registry: ToolRegistry,
+        *,
+        remembers: bool = False,
+        built_ins: Mapping[str, BuiltIn] | None = None,
+    ) -> None:
         self._registry = registry
+        self._built_ins: Mapping[str, BuiltIn] = built_ins or {}
         self._interruptible = {tool.name: tool.interruptible for tool in spec.tools}
         code_tools = tuple(tool.name for tool in spec.tools if tool.kind == "code")
         self.http_tools: dict[str, HttpTool] = {
@@ -106,7 +86,7 @@ class ToolCatalog:
         self.granted: tuple[str, ...] = (*code_tools, *self.http_tools)
         self.asks_questions = spec.suspension.may_ask_questions
         self.skills = spec.skills
-        self._skill_definition = load_skill_definition(spec.skills) if spec.skills else None
+        self.skill_definition = load_skill_definition(spec.skills) if spec.skills else None
         # Fixed for the whole Run, so built once, not every turn.
         self.prompt_sections: tuple[str, ...] = (skills_section(spec.skills),)
         self.tracks_tasks = spec.tasks_enabled
@@ -135,6 +115,9 @@ class ToolCatalog:
         remote = self.remote.get(name)
         if remote is not None:
             return remote[1].interruptible
+        built_in = self._built_ins.get(name)
+        if built_in is not None:
+            return built_in.interruptible
         return self._interruptible.get(name, True)
 
     def executable(self, name: str) -> bool:
@@ -156,16 +139,13 @@ class ToolCatalog:
         target = self._call_target(name, arguments)
         if target is not None:
             return target.safe_to_retry
-        if name in (LIST_TOOLS, GET_TOOL_INFO):
-            return True
         remote = self.remote.get(name)
         if remote is not None:
             return remote[1].safe_to_retry
+        built_in = self._built_ins.get(name)
+        if built_in is not None:
+            return built_in.safe_to_retry
         registered = self._registry.get(name)
-        if name == READ_TOOL_OUTPUT or name in IN_PROCESS_BUILT_INS:
-            return True
-        if name in RETRYABLE_SUBAGENT_TOOLS or name == FORGET:
-            return True
         return registered is not None and registered.idempotent
 
     def _call_target(self, name: str, arguments: JsonObject | None) -> SourceTool | None:
@@ -182,9 +162,9 @@ class ToolCatalog:
         the rest write); a code tool is what its registration annotations say
         (nothing said means write); reading a result back is read-only.
         """
-        read_only = (READ_TOOL_OUTPUT, ASK_QUESTION, CHECK_SUBAGENT, LIST_TOOLS, GET_TOOL_INFO)
-        if name in read_only or name in IN_PROCESS_BUILT_INS:
-            return ToolClass.READ_ONLY
+        built_in = self._built_ins.get(name)
+        if built_in is not None:
+            return built_in.tool_class
         http = self._http_definitions.get(name)
         if http is not None:
             return classify(http.annotations)
@@ -226,7 +206,6 @@ class ToolCatalog:
             permitted=permitted,
             withheld=withheld,
         )
-        # The reader is only worth its tokens once there is something to read.
         reader_offered = bool(state.result_handles)
         advisories = [
             withheld_advisory(tool, state.failure_streaks[tool])
@@ -236,45 +215,30 @@ class ToolCatalog:
             or (reader_offered and tool == READ_TOOL_OUTPUT)
         ]
         advisories.extend(self.remote_advisories)
-        definitions = tuple(self._definitions(names))
-        definitions += tuple(
+        definitions = list(self._definitions(names))
+        definitions += (
             tool.definition
             for _, tool in self.remote.values()
             if tool.name not in withheld and tool.name not in self.deferred
         )
-        if self.deferred:
-            definitions += (LIST_TOOLS_DEFINITION, GET_TOOL_INFO_DEFINITION, CALL_TOOL_DEFINITION)
-        if reader_offered and READ_TOOL_OUTPUT not in withheld:
-            definitions += (READ_TOOL_OUTPUT_DEFINITION,)
-        if self.asks_questions:
-            definitions += (ASK_QUESTION_DEFINITION,)
-        if self._skill_definition is not None:
-            definitions += (self._skill_definition,)
-        if self.tracks_tasks:
-            definitions += (UPDATE_TASKS_DEFINITION,)
-        if self.shows_components:
-            definitions += (SHOW_COMPONENT_DEFINITION,)
-        definitions += self._subagent_definitions
-        if self.remembers:
-            definitions += (REMEMBER_DEFINITION, FORGET_DEFINITION)
-        if self.code_execution is not None:
-            bindable = frozenset(d.name for d in definitions)
-            bindings = program_bindings(self.code_execution, bindable)
-            definitions += (run_code_definition(self.code_execution, bindings),)
+        held = frozenset(withheld)
+        for built_in in self._built_ins.values():
+            if not built_in.available(self):
+                continue
+            definition = built_in.offer(TurnView(self, state, held, tuple(definitions)))
+            if definition is not None:
+                definitions.append(definition)
         self.offered_now = frozenset(d.name for d in definitions)
-        return definitions, advisories
+        return tuple(definitions), advisories
 
     def built_in(self, name: str) -> bool:
-        """Whether ``name`` is an in-process built-in this Spec offers."""
-        return (
-            (name == LOAD_SKILL and bool(self.skills))
-            or (name == UPDATE_TASKS and self.tracks_tasks)
-            or (name == SHOW_COMPONENT and self.shows_components)
-            or any(definition.name == name for definition in self._subagent_definitions)
-            or (name in MEMORY_TOOLS and self.remembers)
-            or (name in DEFERRED_BUILT_INS and bool(self.deferred))
-            or (name == RUN_CODE and self.code_execution is not None)
-        )
+        """Whether ``name`` is one of the runtime's own tools this Run has."""
+        built_in = self._built_ins.get(name)
+        return built_in is not None and built_in.available(self)
+
+    def subagent_definition(self, name: str) -> ToolDefinition | None:
+        """How the Spec's roster or spawn envelope describes ``name``, if it gives it."""
+        return next((d for d in self._subagent_definitions if d.name == name), None)
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:
         for name in names:

@@ -152,8 +152,6 @@ async def _bound_call(
     ctx: AttemptContext, parent: ToolCallId, turn: int, name: str, passed: JsonObject
 ) -> JsonValue:
     """One binding call through the normal tool path, recorded under its program."""
-    from psych_runtime.runtime.agent.execute import execute  # execute runs this module
-
     journal = ctx.journal
     binding_id = ToolCallId(new_call_id())
     journal.stage(
@@ -185,7 +183,7 @@ async def _bound_call(
         await journal.flush()
         raise BindingRefused("access_denied", why)
     await journal.flush()  # durable before it runs: a crash leaves it visibly in doubt
-    executed = await execute(ctx, binding_id, name, passed)
+    executed = await ctx.execute(ctx, binding_id, name, passed)
     await finish(ctx, binding_id, name, executed)
     await journal.flush()
     if executed.outcome is not ToolOutcome.OK:

@@ -16,7 +16,7 @@ from psych_runtime.runtime.agent.context import (
     failure,
     settle,
 )
-from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
 from psych_runtime.runtime.compaction import Cut, plan_cut, summary_request
 from psych_runtime.runtime.model_call import call_model
 
@@ -67,6 +67,7 @@ async def compact(ctx: AttemptContext, reason: CompactionReason) -> Next | None:
             TerminalState.FAILED,
             failure=failure("compaction_failed", "the summarising call returned no text"),
         )
+    cost, inconsistent = call_cost(ctx, model_id, answer)
     journal.stage(
         CompactionApplied,
         reason=reason,
@@ -77,6 +78,6 @@ async def compact(ctx: AttemptContext, reason: CompactionReason) -> Next | None:
         model=model_id,
         usage=answer.usage if answer.usage is not None else EMPTY_USAGE,
         usage_reported=answer.usage is not None,
-        cost=call_cost(ctx, model_id, answer),
+        cost=cost,
     )
-    return None
+    return refuse_cost(ctx, inconsistent) if inconsistent else None

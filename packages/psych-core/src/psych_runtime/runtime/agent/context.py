@@ -6,22 +6,47 @@ answers ``Next.CONTINUE`` or ``Next.STOP`` when it decides how the loop goes on,
 None when it leaves that to the phases after it.
 """
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import Message
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import JsonObject, RunSettled, TerminalState, ToolFailure
+from psych_runtime.core.records import JsonObject, TerminalState, ToolFailure
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.memory.port import MemoryKey
 from psych_runtime.runtime.abort import AbortSignal
+from psych_runtime.runtime.agent.built_in import BuiltIn
 from psych_runtime.runtime.agent.catalog import ToolCatalog
 from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import replace_lone_surrogates
+from psych_runtime.runtime.settlement import Ending, settle as settle_run
 from psych_runtime.tools.large_results.reader import OutputReader
 from psych_runtime.tools.memory import end_user_of
+
+if TYPE_CHECKING:
+    from psych_runtime.runtime.agent.finish import Executed
+
+Execute = Callable[["AttemptContext", ToolCallId, str, JsonObject], Awaitable["Executed"]]
+"""Runs one call that passed its checks (``execute.execute``)."""
+
+RunNested = Callable[["AttemptContext", Journal, AgentSpec], Awaitable[None]]
+"""Runs a child's loop to its end inside this Attempt, on the child's own Journal."""
+
+
+async def _no_execute(
+    ctx: "AttemptContext", call_id: ToolCallId, name: str, arguments: JsonObject
+) -> "Executed":
+    raise RuntimeError("this Attempt was opened without an executor")
+
+
+async def _no_nesting(ctx: "AttemptContext", journal: Journal, spec: AgentSpec) -> None:
+    raise RuntimeError("this Attempt was opened without a way to run nested children")
+
 
 EMPTY_USAGE = Usage()
 """Recorded when a provider reported no usage (``usage_reported`` says so)."""
@@ -53,6 +78,13 @@ class AttemptContext:
             end user named), or None.
         memory_prompt: the system prompt's section of recalled facts, filled in when
             the Attempt starts.
+        memory_prompt_recorded: the same section as the log keeps it: the facts' ids
+            without their text, which only the MemoryStore holds.
+        execute: runs a call that passed its checks; a program's calls to host tools
+            go through it too. Handed in by the loop, so the phases that need it do not
+            import the executor (which imports them).
+        run_nested: runs an inline child's loop; handed in by the loop for the same
+            reason.
     """
 
     deps: AgentDeps
@@ -66,6 +98,9 @@ class AttemptContext:
     memory_key: MemoryKey | None = None
     missing_end_user: str | None = None
     memory_prompt: str = ""
+    memory_prompt_recorded: str = ""
+    execute: Execute = _no_execute
+    run_nested: RunNested = _no_nesting
 
     @classmethod
     def open(
@@ -75,6 +110,10 @@ class AttemptContext:
         spec: AgentSpec,
         abort: AbortSignal,
         history: tuple[Message, ...] = (),
+        *,
+        built_ins: Mapping[str, BuiltIn] | None = None,
+        execute: Execute = _no_execute,
+        run_nested: RunNested = _no_nesting,
     ) -> "AttemptContext":
         """The context for an Attempt about to run ``spec`` on ``journal``'s Run."""
         key: MemoryKey | None = None
@@ -91,10 +130,12 @@ class AttemptContext:
             journal=journal,
             spec=spec,
             abort=abort,
-            tools=ToolCatalog(spec, deps.registry, remembers=key is not None),
+            tools=ToolCatalog(spec, deps.registry, remembers=key is not None, built_ins=built_ins),
             reader=OutputReader(blob=deps.blob, tenant=journal.scope.tenant, run_id=journal.run_id),
             memory_key=key,
             missing_end_user=missing,
+            execute=execute,
+            run_nested=run_nested,
         )
 
     def aborted(self) -> bool:
@@ -123,5 +164,5 @@ def settle(
     failure: ToolFailure | None = None,
 ) -> Next:
     """Stage the Run's settlement; the loop stops once it is written."""
-    ctx.journal.stage(RunSettled, state=state, output=output, failure=failure)
+    settle_run(ctx.journal, Ending(state, failure, output=output))
     return Next.STOP

@@ -18,11 +18,9 @@ from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.records import (
     AttemptStarted,
     JsonObject,
-    RunSettled,
     SubagentFinished,
     SubagentSpawned,
     TerminalState,
-    ToolFailure,
     ToolOutcome,
 )
 from psych_runtime.core.spec import AgentSpec
@@ -46,7 +44,7 @@ from psych_runtime.runtime.children import (
     child_ending,
 )
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.open_calls import close_open_calls
+from psych_runtime.runtime.settlement import not_finished, settle
 from psych_runtime.runtime.tracing import trace_child
 from psych_runtime.store.port import RunState
 from psych_runtime.tools.errors import ToolArgumentsInvalid
@@ -140,20 +138,13 @@ async def _drive(ctx: AttemptContext, nested: Journal, spec: AgentSpec) -> None:
     A child that suspends (a question, an approval) would wait for ever, since no
     Worker claims a nested Run: it is ended ``failed`` instead, its open calls closed.
     """
-    from psych_runtime.runtime.agent.loop import AgentLoop  # the loop runs this module
-
     nested.stage(
         AttemptStarted, worker_id=INLINE_WORKER, attempt_number=nested.state.attempt_count + 1
     )
-    await AgentLoop(ctx.deps, nested, spec, ctx.abort).run()
+    await ctx.run_nested(ctx, nested, spec)
     await nested.flush()
     if not nested.state.settled:
-        close_open_calls(nested, ToolOutcome.ERROR, "not_executed", SUSPENDED_CHILD_MESSAGE)
-        nested.stage(
-            RunSettled,
-            state=TerminalState.FAILED,
-            failure=ToolFailure(kind="child_suspended", message=SUSPENDED_CHILD_MESSAGE),
-        )
+        settle(nested, not_finished("child_suspended", SUSPENDED_CHILD_MESSAGE))
         await nested.flush()
 
 

@@ -29,35 +29,13 @@ used and the delay the provider asked for (None when it named none)."""
 
 @dataclass(frozen=True, slots=True)
 class AgentDeps:
-    """The outside things one agent Attempt runs with.
+    """The outside things one agent Attempt runs with, as the ``Runtime`` resolved them.
 
-    Attributes:
-        registry: the code tools this process can execute.
-        model: the client every model call goes through.
-        prices: the price table; None records every cost as unknown.
-        cost_policy: which figure wins when a provider reports its own cost.
-        retry_delay: the backoff before retrying a transient model failure.
-        blob: where results too large for a log record are kept; None when there is
-            nowhere (such a result then fails its call).
-        blob_offload_bytes: results whose rendered size is strictly above this go to
-            ``blob``.
-        http: the transport HTTP tool calls are sent through; None fails them.
-        secrets: where an HTTP tool's credential name is turned into its secret.
-        store: where Runs live: child Runs are admitted into it, and its notifier
-            ends a retry pause early when a record lands.
-        approvals: which calls wait for a person before they run.
-        policy: the consumer's allow / deny / ask judgement of each call.
-        access: which tools each tenant may use (the narrowing's tenant plane).
-        memory: where facts about end users are kept between Runs; None offers no
-            memory tools.
-        end_user_id: the end user a Run's facts belong to when its input names none.
-        recall_limit: how many of an end user's newest facts the prompt shows.
-        sources: where tools outside the process (MCP servers, A2A peers) are
-            resolved every turn and called.
-        catalogue_budget: characters of remote tool descriptions above which a
-            server's tools are deferred behind ``list_tools`` / ``call_tool``.
-        sandboxes: where ``run_code`` programs run, by profile, and the limits no
-            Spec may exceed.
+    Each field is the Runtime setting of the same meaning (documented once, on
+    ``RuntimeSettings``), resolved: defaults filled in (``approvals``, ``policy``,
+    ``access``), the tool sources built (``sources``), the sandbox profiles with their
+    ceiling (``sandboxes``), the retry backoff as a function (``retry_delay``). The loop
+    is handed this, never the Runtime or the Worker.
     """
 
     registry: ToolRegistry
@@ -79,3 +57,4 @@ class AgentDeps:
     sources: tuple[ToolSource, ...] = ()
     catalogue_budget: int = DEFAULT_CATALOGUE_BUDGET_CHARS
     sandboxes: CodeSandboxes = field(default_factory=CodeSandboxes)
+    memories: tuple[str, ...] = ()

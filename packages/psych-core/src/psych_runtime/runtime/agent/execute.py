@@ -5,15 +5,13 @@ call is either known to have finished or visibly in doubt. What the call amounts
 (its result, or a failure the model can read) is returned as data for ``finish.py``;
 nothing a tool does can end more than its own call.
 
-Three kinds of call are executed here: a registered code tool, through the registry;
-an HTTP tool, a Spec ``HttpTool`` entry sent by ``runtime/http_executor.py`` through
-the Runtime's transport (and so its egress policy) with the Run's Scope; and the
-built-ins ``read_tool_output``, answered from this Run's own results, ``load_skill``,
-answered from the Spec, and ``update_tasks`` and ``show_component``, which record a
-task list or a component in the log. A GET counts as
-safe to repeat, so one left in doubt by a crash is sent again; any other method is
-closed ``unknown``, like a code tool that was not registered idempotent (see
-``dangling.py``).
+A built-in is run as its entry in ``built_ins.BUILT_INS`` says. Everything else is one
+of three kinds of call: a tool of a remote source (an MCP server, an A2A peer; a
+``call_tool`` names one of those), an HTTP tool, a Spec ``HttpTool`` entry sent through
+the Runtime's transport (and so its egress policy) with the Run's Scope, or a
+registered code tool. A GET counts as safe to repeat, so one left in doubt by a crash
+is sent again; any other method is closed ``unknown``, like a code tool that was not
+registered idempotent (see ``dangling.py``).
 """
 
 import asyncio
@@ -24,44 +22,17 @@ from collections.abc import Coroutine
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    ComponentShown,
-    JsonObject,
-    TaskListUpdated,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.core.reducer import READ_TOOL_OUTPUT
-from psych_runtime.runtime.agent.code import run_code
+from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
+from psych_runtime.runtime.agent.built_ins import BUILT_INS
 from psych_runtime.runtime.agent.context import AttemptContext, failure
-from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.agent.finish import Executed, finish
-from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.runtime.model_call import replace_lone_surrogates
-from psych_runtime.tools.code import RUN_CODE
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.deferred import (
-    CALL_TOOL,
-    GET_TOOL_INFO,
-    LIST_TOOLS,
-    call_target,
-    list_tools,
-    tool_info,
-)
+from psych_runtime.tools.deferred import CALL_TOOL, call_target
 from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
-from psych_runtime.tools.large_results.reader import ResultNotReadable
-from psych_runtime.tools.memory import MEMORY_TOOLS
-from psych_runtime.tools.plan_and_show import (
-    SHOW_COMPONENT,
-    UPDATE_TASKS,
-    component_from,
-    tasks_from,
-)
-from psych_runtime.tools.skills import LOAD_SKILL, load_skill
 from psych_runtime.tools.sources import SourceCallFailed
-from psych_runtime.tools.subagents import SUBAGENT_TOOLS
 
 
 async def execute(
@@ -74,20 +45,9 @@ async def execute(
             abandoned; an uninterruptible one first runs to its end and has its
             finish written.
     """
-    if name == READ_TOOL_OUTPUT:
-        return await _read_output(ctx, arguments)
-    if name == LOAD_SKILL:
-        return _load_skill(ctx, arguments)
-    if name in (UPDATE_TASKS, SHOW_COMPONENT):
-        return _plan_or_show(ctx, name, arguments)
-    if name in SUBAGENT_TOOLS:
-        return await run_subagent_tool(ctx, call_id, name, arguments)
-    if name in MEMORY_TOOLS:
-        return await run_memory_tool(ctx, name, arguments)
-    if name in (LIST_TOOLS, GET_TOOL_INFO):
-        return _describe_deferred(ctx, name, arguments)
-    if name == RUN_CODE:
-        return await run_code(ctx, call_id, arguments, ctx.tools.offered_now)
+    built_in = BUILT_INS.get(name)
+    if built_in is not None and built_in.run is not None:
+        return await built_in.run(ctx, call_id, name, arguments)
     journal = ctx.journal
     assert journal.attempt_id is not None
     context = ToolContext.for_call(
@@ -118,6 +78,14 @@ async def execute(
             raise
     except Exception:
         pass
+    current = asyncio.current_task()
+    if current is not None and current.cancelling():
+        # The call ended although the Attempt was being cancelled (it finished at that
+        # very moment, or the tool caught the cancellation): it did run, so its end is
+        # written, and the cancellation carries on instead of being lost.
+        await finish(ctx, call_id, name, _outcome_of(invocation, started))
+        await journal.flush()
+        raise asyncio.CancelledError
     return _outcome_of(invocation, started)
 
 
@@ -143,63 +111,6 @@ async def _invoke(
         transport=ctx.deps.http,
         secrets=ctx.deps.secrets,
     )
-
-
-async def _read_output(ctx: AttemptContext, arguments: JsonObject) -> Executed:
-    """Run the built-in ``read_tool_output``; its refusals become ordinary failures."""
-    started = time.perf_counter()
-    try:
-        page = await ctx.reader.read(ctx.journal.state, arguments)
-    except ToolArgumentsInvalid as error:
-        refused = failure("invalid_arguments", str(error))
-    except ResultNotReadable as error:
-        refused = failure(error.kind, str(error))
-    else:
-        return Executed(ToolOutcome.OK, page, None, _elapsed(started))
-    return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
-
-
-def _load_skill(ctx: AttemptContext, arguments: JsonObject) -> Executed:
-    """Run the built-in ``load_skill`` from the Spec itself; an unknown name is refused."""
-    started = time.perf_counter()
-    try:
-        loaded = load_skill(ctx.tools.skills, arguments, ctx.journal.state)
-    except ToolArgumentsInvalid as error:
-        refused = failure("invalid_arguments", str(error))
-        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
-    return Executed(ToolOutcome.OK, loaded, None, _elapsed(started))
-
-
-def _describe_deferred(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:
-    """Answer ``list_tools`` or ``get_tool_info`` from this turn's deferred tools."""
-    started = time.perf_counter()
-    try:
-        if name == LIST_TOOLS:
-            result = list_tools(ctx.tools.deferred, arguments)
-        else:
-            result = tool_info(ctx.tools.deferred, arguments)
-    except ToolArgumentsInvalid as error:
-        refused = failure("invalid_arguments", str(error))
-        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
-    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
-
-
-def _plan_or_show(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:
-    """Record a task list or a component; it lands in the same batch as the finish."""
-    started = time.perf_counter()
-    try:
-        if name == UPDATE_TASKS:
-            tasks = tasks_from(arguments)
-            ctx.journal.stage(TaskListUpdated, tasks=tasks)
-            result: JsonObject = {"tasks": len(tasks)}
-        else:
-            component = component_from(arguments)
-            ctx.journal.stage(ComponentShown, component=component)
-            result = {"shown": component.kind}
-    except ToolArgumentsInvalid as error:
-        refused = failure("invalid_arguments", str(error))
-        return Executed(ToolOutcome.ERROR, None, refused, _elapsed(started))
-    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
 
 
 async def _wait_through_cancellation(task: "asyncio.Future[JsonValue]") -> bool:

@@ -8,7 +8,13 @@ the same turn are closed ``not_executed`` (the model may ask for them again once
 one is decided). Approval is per call.
 
 After ``resume()``, the next Attempt finds the call open with a decision in the log
-(``dangling.py``): approved, it runs it, exactly once; denied, it closes it ``denied``.
+(``dangling.py``): approved, it runs it; denied, it closes it ``denied``. An approved
+call runs at most once. The Attempt acting on the approval writes its start just
+before it runs the call; if its Worker dies before that write lands, the approval
+waits for the next Attempt, which runs the call. If it dies after, the call may have
+run: the next Attempt closes it ``unknown`` (``orphaned``) and the model is told so,
+unless the tool is registered idempotent, in which case it runs again under the same
+idempotency key.
 """
 
 from psych_runtime.core.ids import ToolCallId

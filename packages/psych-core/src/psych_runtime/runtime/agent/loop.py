@@ -16,10 +16,12 @@ from psych_runtime.core.messages import Message
 from psych_runtime.core.records import CompactionReason, TerminalState
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.runtime.abort import AbortSignal
+from psych_runtime.runtime.agent.built_ins import BUILT_INS
 from psych_runtime.runtime.agent.compact import compact, compaction_due
 from psych_runtime.runtime.agent.context import AttemptContext, Next, failure, settle
 from psych_runtime.runtime.agent.dangling import settle_dangling
 from psych_runtime.runtime.agent.deps import AgentDeps
+from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.memory import recall
 from psych_runtime.runtime.agent.model_turn import answered, model_turn
 from psych_runtime.runtime.agent.stops import stop_reason
@@ -46,7 +48,16 @@ class AgentLoop:
         abort: AbortSignal,
         history: tuple[Message, ...] = (),
     ) -> None:
-        self._ctx = AttemptContext.open(deps, journal, spec, abort, history)
+        self._ctx = AttemptContext.open(
+            deps,
+            journal,
+            spec,
+            abort,
+            history,
+            built_ins=BUILT_INS,
+            execute=execute,
+            run_nested=_run_nested,
+        )
 
     async def run(self) -> None:
         """Settle what a previous Attempt left dangling, then take turns until done."""
@@ -89,3 +100,8 @@ class AgentLoop:
         if not answer.calls:
             return await answered(ctx, answer.text)
         return await run_calls(ctx, answer)
+
+
+async def _run_nested(ctx: AttemptContext, journal: Journal, spec: AgentSpec) -> None:
+    """An inline child's loop, in the parent's Attempt, with the parent's deps and abort."""
+    await AgentLoop(ctx.deps, journal, spec, ctx.abort).run()

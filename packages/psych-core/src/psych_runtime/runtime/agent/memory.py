@@ -14,22 +14,42 @@ from psych_runtime.core.records import JsonObject, ToolOutcome
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.memory import REMEMBER, memory_section, read_fact, read_fact_id
+from psych_runtime.tools.memory import (
+    REMEMBER,
+    memory_section,
+    read_fact,
+    read_fact_id,
+    recorded_memory_section,
+    shared_section,
+)
 
 log = logging.getLogger(__name__)
 
 
 async def recall(ctx: AttemptContext) -> None:
-    """Fill the prompt's section of what is remembered about the Run's end user."""
+    """Fill the prompt's section of what is remembered: for every Run, and about its user.
+
+    The Runtime's ``memories`` are shown to every Run; an end user's facts are added
+    when the Runtime has a memory store and the Run an end user.
+    """
+    shared = shared_section(ctx.deps.memories)
     memory, key = ctx.deps.memory, ctx.memory_key
     if memory is None or key is None:
+        ctx.memory_prompt = ctx.memory_prompt_recorded = shared
         return
     try:
         facts = await memory.recall(key, limit=ctx.deps.recall_limit)
     except Exception:
         log.warning("run %s: could not recall memories", ctx.journal.run_id, exc_info=True)
+        ctx.memory_prompt = ctx.memory_prompt_recorded = shared
         return
-    ctx.memory_prompt = memory_section(facts)
+    ctx.memory_prompt = _joined(shared, memory_section(facts))
+    # The log keeps the facts by id only: their text lives where erase reaches it.
+    ctx.memory_prompt_recorded = _joined(shared, recorded_memory_section(facts))
+
+
+def _joined(*sections: str) -> str:
+    return "\n\n".join(section for section in sections if section)
 
 
 async def run_memory_tool(ctx: AttemptContext, name: str, arguments: JsonObject) -> Executed:

@@ -25,7 +25,7 @@ from psych_runtime.core.spec import ToolChoice
 from psych_runtime.model.port import ModelError, ModelRequest
 from psych_runtime.runtime.agent.background import wait_for_children
 from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
-from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
 from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
 from psych_runtime.runtime.agent.remote import resolve_remote
 from psych_runtime.runtime.ids import new_call_id
@@ -76,13 +76,21 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
         sections=(*ctx.tools.prompt_sections, ctx.memory_prompt),
         advisories=advisories,
     )
+    # Remembered facts are sent to the model but recorded by id only (erase reaches
+    # the MemoryStore, never the log).
+    recorded_prompt = system_prompt(
+        spec.instructions,
+        answer_style=spec.answer_style,
+        sections=(*ctx.tools.prompt_sections, ctx.memory_prompt_recorded),
+        advisories=advisories,
+    )
     model_id = model_for_turn(ctx)
     journal.stage(
         ModelCallStarted,
         turn=turn,
         model=model_id,
         tool_names=tuple(d.name for d in definitions),
-        system_prompt=prompt,
+        system_prompt=recorded_prompt,
     )
     await journal.flush()
     if ctx.aborted():
@@ -104,18 +112,21 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     except ModelError as error:
         return await model_failed(ctx, turn, model_id, error)
     call_ids = _assign_ids(ctx, answer.calls)
+    cost, inconsistent = call_cost(ctx, model_id, answer)
     journal.stage(
         ModelCallFinished,
         turn=turn,
         model=model_id,
         usage=answer.usage if answer.usage is not None else EMPTY_USAGE,
         usage_reported=answer.usage is not None,
-        cost=call_cost(ctx, model_id, answer),
+        cost=cost,
         timings=answer.timings,
         finish_reason=answer.finish_reason,
         text=answer.text,
         tool_calls=tuple(call_ids),
     )
+    if inconsistent:
+        return refuse_cost(ctx, inconsistent)
     offered = frozenset(d.name for d in definitions)
     return Answer(turn, answer.text, answer.calls, call_ids, offered)
 

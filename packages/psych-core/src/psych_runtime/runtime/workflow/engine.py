@@ -16,15 +16,17 @@ suspension and ends the Attempt (``Suspend``), and the Worker parks the Run.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import RunId, StepId
+from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.records import (
     JsonObject,
-    RunSettled,
     StepCompleted,
     StepStarted,
     SuspendReason,
@@ -49,6 +51,7 @@ from psych_runtime.core.spec.workflow import (
 )
 from psych_runtime.core.state import RunStateView, StepRecord
 from psych_runtime.runtime.clock import utcnow
+from psych_runtime.runtime.settlement import Ending, aborted_by_request, completed, settle
 from psych_runtime.runtime.workflow import composites, leaves
 from psych_runtime.runtime.workflow.context import (
     StepFailed,
@@ -58,12 +61,9 @@ from psych_runtime.runtime.workflow.context import (
 )
 from psych_runtime.runtime.workflow.ids import step_id
 from psych_runtime.runtime.workflow.retry import backoff, will_retry
-from psych_runtime.runtime.workflow.schemas import schema_problems
 from psych_runtime.runtime.workflow.values import Frame, StepView, holds, render
 
 Path = composites.Path
-
-_COMPOSITE = (ParallelStep, BranchStep, ForeachStep, LoopStep, WorkflowStepRef)
 
 ORPHANED_MESSAGE = (
     "the worker running this step stopped before it reported back; the tool may or may "
@@ -110,23 +110,23 @@ class WorkflowEngine:
             await journal.flush()
             return
         except _Aborted:
-            journal.stage(RunSettled, state=TerminalState.ABORTED)
+            settle(journal, aborted_by_request())
             await journal.flush()
             return
         except StepFailed as failed:
-            journal.stage(RunSettled, state=TerminalState.FAILED, failure=failed.failure)
+            settle(journal, Ending(TerminalState.FAILED, failed.failure))
             await journal.flush()
             return
-        journal.stage(RunSettled, state=TerminalState.COMPLETED, output=output)
+        settle(journal, completed(output))
         await journal.flush()
 
     async def run_workflow(self, spec: WorkflowSpec, data: JsonObject, prefix: Path) -> JsonObject:
         """Check the input, run the steps in order, and build the output."""
-        problems = schema_problems(data, spec.input_schema)
+        problems = value_problems(data, spec.input_schema)
         if problems:
             # Checked before any step: a bad input never starts the workflow.
             raise StepFailed(failure("input_invalid", "; ".join(problems)))
-        frame = Frame(input=data, state=self._workflow_state())
+        frame = Frame(input=data, state=self.workflow_state())
         try:
             frame = await self.run_sequence(spec.steps, frame, prefix, None)
         except _Ended as ended:
@@ -145,12 +145,12 @@ class WorkflowEngine:
         """Steps one after the other, each seeing the ones before it."""
         for index, step in enumerate(steps):
             view = await self.run_step(step, frame, (*prefix, index, step.name), parent)
-            frame = frame.with_step(step.name, view).with_state(self._workflow_state())
+            frame = frame.with_step(step.name, view).with_state(self.workflow_state())
             if step.ends_workflow and view.status == "completed":
                 raise _Ended(frame)
         return frame
 
-    def _workflow_state(self) -> dict[str, JsonValue]:
+    def workflow_state(self) -> dict[str, JsonValue]:
         """The initial state overlaid with every completed ``set_state``, in log order."""
         return {**self.wctx.spec.initial_state, **self._state.workflow_state_updates}
 
@@ -217,7 +217,7 @@ class WorkflowEngine:
             return failed.failure
         except TimeoutError:
             return failure("step_timeout", f"the step took longer than {step.timeout_seconds}s")
-        problems = schema_problems(output, step.output_schema)
+        problems = value_problems(output, step.output_schema)
         if problems:
             return failure("schema_violation", "; ".join(problems))
         self.wctx.journal.stage(StepCompleted, step_id=sid, output=output, child_run_id=child_run)
@@ -231,7 +231,7 @@ class WorkflowEngine:
         None when the step is not tried again (the caller records the failure). A
         backoff is waited as a timer suspension, never while holding the lease.
         """
-        if isinstance(step, _COMPOSITE):
+        if _composite(step):
             return None
         policy = step.retry or self.wctx.spec.retry
         if not will_retry(policy, failed.kind, attempt):
@@ -353,52 +353,152 @@ class WorkflowEngine:
     async def _execute(
         self, step: Step, frame: Frame, path: Path, sid: StepId, attempt: int, started_seq: int
     ) -> tuple[JsonObject, RunId | None]:
-        wctx = self.wctx
-        match step:
-            case MapStep():
-                return leaves.run_map(step, frame), None
-            case SetStateStep():
-                return leaves.run_set_state(step, frame), None
-            case ToolStep():
-                return await leaves.run_tool(wctx, step, frame, sid, attempt, started_seq), None
-            case SleepStep():
-                return leaves.run_sleep(wctx, step, frame, sid, started_seq), None
-            case WaitStep():
-                return leaves.run_wait(wctx, step, sid, started_seq), None
-            case HumanStep():
-                return leaves.run_human(wctx, step, sid, started_seq), None
-            case AgentStep():
-                # Durable before the agent acts, with what finished before it.
-                await wctx.journal.flush()
-                data = render(step.input, frame)
-                message = data.get("message")
-                outcome = await wctx.run_agent(
-                    step.spec, sid, message if isinstance(message, str) else "", data
-                )
-                if outcome.failure is not None:
-                    raise StepFailed(outcome.failure)
-                return outcome.output or {}, outcome.child_run_id
-            case ParallelStep():
-                return await composites.run_parallel(step, frame, path, sid, self.run_step), None
-            case BranchStep():
-                return await composites.run_branch(step, frame, path, sid, self.run_step), None
-            case ForeachStep():
-                return await composites.run_foreach(step, frame, path, sid, self.run_step), None
-            case LoopStep():
-                output = await composites.run_loop(
-                    step, frame, path, sid, self.run_step, self._workflow_state
-                )
-                return output, None
-            case WorkflowStepRef():
-                data = render(step.input, frame)
-                return await self.run_workflow(step.spec, data, (*path, step.spec.name)), None
-        raise StepFailed(failure("unsupported_step", f"step kind {step.kind!r} is not run"))
+        kind = STEP_KINDS.get(type(step))
+        if kind is None:
+            raise StepFailed(failure("unsupported_step", f"step kind {step.kind!r} is not run"))
+        return await kind.run(self, step, Started(frame, path, sid, attempt, started_seq))
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """Where a step is being run: its data frame, its path, its id and attempt.
+
+    Attributes:
+        frame: the data the step's references read.
+        path: the names from the workflow down to the step.
+        sid: the step's id.
+        attempt: which attempt of the step this is.
+        started_seq: the seq of its ``step_started``.
+    """
+
+    frame: Frame
+    path: Path
+    sid: StepId
+    attempt: int
+    started_seq: int
+
+
+Run = Callable[[WorkflowEngine, Any, Started], Awaitable[tuple[JsonObject, RunId | None]]]
+"""Runs one attempt of a step: its output, and the child Run that produced it, if any.
+
+The step is typed loosely here only because each entry's runner takes its own kind's
+model: the table is keyed by that model, so a runner never sees another kind.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StepKind:
+    """How the engine runs one kind of step.
+
+    Attributes:
+        run: runs one attempt.
+        composite: the step runs other steps; it has no retries or time limit of its
+            own (its children have theirs).
+    """
+
+    run: Run
+    composite: bool = False
+
+
+async def _map(engine: WorkflowEngine, step: MapStep, at: Started) -> tuple[JsonObject, None]:
+    return leaves.run_map(step, at.frame), None
+
+
+async def _set_state(
+    engine: WorkflowEngine, step: SetStateStep, at: Started
+) -> tuple[JsonObject, None]:
+    return leaves.run_set_state(step, at.frame), None
+
+
+async def _tool(engine: WorkflowEngine, step: ToolStep, at: Started) -> tuple[JsonObject, None]:
+    output = await leaves.run_tool(engine.wctx, step, at.frame, at.sid, at.attempt, at.started_seq)
+    return output, None
+
+
+async def _sleep(engine: WorkflowEngine, step: SleepStep, at: Started) -> tuple[JsonObject, None]:
+    return leaves.run_sleep(engine.wctx, step, at.frame, at.sid, at.started_seq), None
+
+
+async def _wait(engine: WorkflowEngine, step: WaitStep, at: Started) -> tuple[JsonObject, None]:
+    return leaves.run_wait(engine.wctx, step, at.sid, at.started_seq), None
+
+
+async def _human(engine: WorkflowEngine, step: HumanStep, at: Started) -> tuple[JsonObject, None]:
+    return leaves.run_human(engine.wctx, step, at.sid, at.started_seq), None
+
+
+async def _agent(
+    engine: WorkflowEngine, step: AgentStep, at: Started
+) -> tuple[JsonObject, RunId | None]:
+    wctx = engine.wctx
+    # Durable before the agent acts, with what finished before it.
+    await wctx.journal.flush()
+    data = render(step.input, at.frame)
+    message = data.get("message")
+    outcome = await wctx.run_agent(
+        step.spec, at.sid, message if isinstance(message, str) else "", data
+    )
+    if outcome.failure is not None:
+        raise StepFailed(outcome.failure)
+    return outcome.output or {}, outcome.child_run_id
+
+
+async def _parallel(
+    engine: WorkflowEngine, step: ParallelStep, at: Started
+) -> tuple[JsonObject, None]:
+    return await composites.run_parallel(step, at.frame, at.path, at.sid, engine.run_step), None
+
+
+async def _branch(engine: WorkflowEngine, step: BranchStep, at: Started) -> tuple[JsonObject, None]:
+    return await composites.run_branch(step, at.frame, at.path, at.sid, engine.run_step), None
+
+
+async def _foreach(
+    engine: WorkflowEngine, step: ForeachStep, at: Started
+) -> tuple[JsonObject, None]:
+    return await composites.run_foreach(step, at.frame, at.path, at.sid, engine.run_step), None
+
+
+async def _loop(engine: WorkflowEngine, step: LoopStep, at: Started) -> tuple[JsonObject, None]:
+    output = await composites.run_loop(
+        step, at.frame, at.path, at.sid, engine.run_step, engine.workflow_state
+    )
+    return output, None
+
+
+async def _nested(
+    engine: WorkflowEngine, step: WorkflowStepRef, at: Started
+) -> tuple[JsonObject, None]:
+    data = render(step.input, at.frame)
+    return await engine.run_workflow(step.spec, data, (*at.path, step.spec.name)), None
+
+
+STEP_KINDS: dict[type[Step], StepKind] = {
+    MapStep: StepKind(_map),
+    SetStateStep: StepKind(_set_state),
+    ToolStep: StepKind(_tool),
+    SleepStep: StepKind(_sleep),
+    WaitStep: StepKind(_wait),
+    HumanStep: StepKind(_human),
+    AgentStep: StepKind(_agent),
+    ParallelStep: StepKind(_parallel, composite=True),
+    BranchStep: StepKind(_branch, composite=True),
+    ForeachStep: StepKind(_foreach, composite=True),
+    LoopStep: StepKind(_loop, composite=True),
+    WorkflowStepRef: StepKind(_nested, composite=True),
+}
+"""Every kind of step the engine runs, by its Spec model; a new kind is one entry."""
+
+
+def _composite(step: Step) -> bool:
+    kind = STEP_KINDS.get(type(step))
+    return kind is not None and kind.composite
 
 
 @contextlib.asynccontextmanager
 async def _time_limit(step: Step) -> AsyncIterator[None]:
     """The step's own time limit per attempt; composites are bounded by their children."""
-    if step.timeout_seconds is None or isinstance(step, _COMPOSITE):
+    if step.timeout_seconds is None or _composite(step):
         yield
         return
     async with asyncio.timeout(step.timeout_seconds):

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import StepId, ToolCallId
+from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.records import AskedQuestion, JsonObject, SuspendReason
 from psych_runtime.core.spec import HttpTool, SuspensionPolicy
 from psych_runtime.core.spec.workflow import (
@@ -29,7 +30,6 @@ from psych_runtime.core.state import StepResume
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.suspension import stage_suspension
 from psych_runtime.runtime.workflow.context import StepFailed, Suspend, WorkflowContext, failure
-from psych_runtime.runtime.workflow.schemas import schema_problems
 from psych_runtime.runtime.workflow.values import Frame, render, resolve
 from psych_runtime.tools.approval import Verdict, classify, judge
 from psych_runtime.tools.context import ToolContext
@@ -121,7 +121,7 @@ def run_wait(wctx: WorkflowContext, step: WaitStep, sid: StepId, started_seq: in
     """Wait for an event the consumer delivers with ``resume(payload=...)``."""
     answer = latest_resume(wctx, sid, started_seq)
     if answer is not None:
-        problems = schema_problems(answer.payload, step.payload_schema)
+        problems = value_problems(answer.payload, step.payload_schema)
         if problems:
             raise StepFailed(failure("schema_violation", "; ".join(problems)))
         return dict(answer.payload)

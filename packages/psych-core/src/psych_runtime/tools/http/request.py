@@ -23,6 +23,7 @@ from urllib.parse import quote, urlencode
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
+from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import HttpTool
@@ -206,89 +207,6 @@ def with_query(url: str, pairs: Sequence[tuple[str, str]]) -> str:
     return f"{base}{joiner}{encoded}{hash_mark}{fragment}"
 
 
-def _json_type(value: JsonValue) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def _is(kind: str, value: JsonValue) -> bool:
-    actual = _json_type(value)
-    if kind == "number":
-        return actual in {"integer", "number"}
-    if kind == "integer" and isinstance(value, float):
-        return value.is_integer()
-    return actual == kind
-
-
-def _same(left: JsonValue, right: JsonValue) -> bool:
-    # Python counts True == 1; JSON does not.
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    return left == right
-
-
-def _where(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _problems(value: JsonValue, schema: JsonValue, path: str) -> list[str]:
-    if not isinstance(schema, dict):
-        return []
-    label = path or "(arguments)"
-    declared = schema.get("type")
-    kinds = [declared] if isinstance(declared, str) else declared
-    wanted = [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
-    if wanted and not any(_is(kind, value) for kind in wanted):
-        return [f"{label}: expected {' or '.join(wanted)}, got {_json_type(value)}"]
-    allowed = schema.get("enum")
-    if isinstance(allowed, list) and not any(_same(value, option) for option in allowed):
-        options = ", ".join(json.dumps(option) for option in allowed)
-        return [f"{label}: must be one of {options}"]
-    found: list[str] = []
-    if isinstance(value, dict):
-        properties = schema.get("properties")
-        properties = properties if isinstance(properties, dict) else {}
-        required = schema.get("required")
-        for key in required if isinstance(required, list) else []:
-            if isinstance(key, str) and key not in value:
-                found.append(f"{_where(path, key)}: required but missing")
-        for key, item in value.items():
-            if key in properties:
-                found.extend(_problems(item, properties[key], _where(path, key)))
-            elif schema.get("additionalProperties") is False:
-                found.append(f"{_where(path, key)}: not a parameter of this tool")
-    elif isinstance(value, list):
-        items = schema.get("items")
-        for index, item in enumerate(value):
-            found.extend(_problems(item, items, f"{label}[{index}]"))
-    return found
-
-
-def argument_problems(arguments: JsonObject, schema: Mapping[str, JsonValue]) -> list[str]:
-    """Check arguments against the parts of a JSON Schema that catch most model slips.
-
-    Covers ``type`` (one or a list), ``enum``, ``required``, ``properties``,
-    ``additionalProperties: false`` and ``items``, recursively. Everything else in
-    the schema (formats, patterns, bounds, combinators) is the server's to enforce;
-    this is a courtesy that spares a round trip, not a validator.
-
-    Returns:
-        One ``field: reason`` line per problem; empty when nothing was found.
-    """
-    if not schema:
-        return []
-    return _problems(arguments, dict(schema), "")
-
-
 def prepare_request(tool: HttpTool, arguments: JsonObject) -> PreparedRequest:
     """Check the arguments and lay out the request they describe.
 
@@ -296,7 +214,7 @@ def prepare_request(tool: HttpTool, arguments: JsonObject) -> PreparedRequest:
         ToolArgumentsInvalid: the arguments break the schema or leave a placeholder
             unfilled; every problem is listed.
     """
-    problems = argument_problems(arguments, tool.input_schema)
+    problems = value_problems(arguments, tool.input_schema)
     try:
         url, used = render_url(tool.url, arguments, tool=tool.name)
     except ToolArgumentsInvalid as error:
@@ -397,7 +315,6 @@ __all__ = [
     "REDACTED",
     "HttpToolFailed",
     "PreparedRequest",
-    "argument_problems",
     "http_tool_definition",
     "interpret_response",
     "placeholders",

@@ -143,3 +143,38 @@ def test_bad_fields_fail_at_build_naming_the_field() -> None:
         WorkflowBuilder("w").build()
     with pytest.raises(ValidationError, match="not a data path"):
         WorkflowBuilder("w").tool_step("t", "x", arguments_from={"a": "nowhere.at.all"})
+
+
+async def _lookup_order(order_id: str) -> dict[str, str]:
+    """Look up an order."""
+    return {"order_id": order_id}
+
+
+def test_a_builder_registers_a_function_and_the_spec_keeps_only_its_name() -> None:
+    import psych_runtime
+
+    registry = psych_runtime.ToolRegistry()
+    spec = AgentBuilder("support", model="gpt-4o").tools(_lookup_order, registry=registry).build()
+    assert [tool.name for tool in spec.tools] == ["_lookup_order"]
+    assert registry.names == frozenset({"_lookup_order"})
+    # Given again (another agent of the same process), it is not registered twice.
+    again = AgentBuilder("other", model="gpt-4o").tools(_lookup_order, registry=registry).build()
+    assert [tool.name for tool in again.tools] == ["_lookup_order"]
+    # The Spec holds no callable: it hashes like the one written by name.
+    by_name = AgentBuilder("support", model="gpt-4o").tools("_lookup_order").build()
+    assert spec == by_name
+
+
+def test_a_function_without_a_registry_is_refused_with_what_to_do() -> None:
+    from psych_runtime.spec import LiveObjectInSpec
+
+    with pytest.raises(LiveObjectInSpec, match="registry="):
+        AgentBuilder("support", model="gpt-4o").tools(_lookup_order)
+
+
+def test_a_scope_contributes_tenant_and_principal_to_a_pool_key() -> None:
+    import psych_runtime
+
+    scope = psych_runtime.Scope(tenant="acme", principal="alice", labels={"plan": "pro"})
+    assert scope.pool_key == ("acme", "alice")
+    assert psych_runtime.Scope(tenant="acme").pool_key != scope.pool_key

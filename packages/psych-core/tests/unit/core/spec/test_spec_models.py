@@ -786,3 +786,45 @@ def test_derive_step_id_distinguishes_types_and_positions() -> None:
     assert all(i.startswith("stp_") and len(i) == 36 for i in ids)
     with pytest.raises(TypeError):
         derive_step_id("r", ("w", True))  # type: ignore[arg-type]
+
+
+def _nested(depth: int) -> dict[str, object]:
+    root: dict[str, object] = {}
+    node = root
+    for _ in range(depth):
+        child: dict[str, object] = {}
+        node["x"] = child
+        node = child
+    return root
+
+
+@pytest.mark.parametrize(
+    "place",
+    ["description", "input_schema", "schema_properties"],
+)
+async def test_a_spec_nested_a_thousand_deep_is_refused_not_a_recursion_error(place: str) -> None:
+    import psych_runtime
+
+    deep = _nested(1000)
+    spec: dict[str, object] = {"kind": "agent", "name": "a", "model": "m"}
+    tool = {"kind": "http", "name": "h", "description": "d", "url": "https://x.test/"}
+    if place == "description":
+        spec["tools"] = [{**tool, "description": deep}]
+    elif place == "input_schema":
+        spec["tools"] = [{**tool, "input_schema": deep}]
+    else:
+        spec["tools"] = [{**tool, "input_schema": {"type": "object", "properties": deep}}]
+    with pytest.raises(psych_runtime.SpecValidationError, match="deeper than"):
+        psych_runtime.validate(spec)
+    store = psych_runtime.InMemoryStore()
+    with pytest.raises(psych_runtime.SpecValidationError, match="deeper than"):
+        await psych_runtime.publish(store, spec, scope=psych_runtime.Scope(tenant="t"))
+
+
+def test_a_spec_nested_within_the_bound_is_accepted() -> None:
+    import psych_runtime
+
+    tool = {"kind": "http", "name": "h", "description": "d", "url": "https://x.test/"}
+    schema = {"type": "object", "properties": {"x": _nested(40)}}
+    spec = {"kind": "agent", "name": "a", "model": "m", "tools": [{**tool, "input_schema": schema}]}
+    psych_runtime.validate(spec)

@@ -406,7 +406,13 @@ def test_validation_context_accepts_any_iterable_and_is_frozen() -> None:
         context.known_models = frozenset()  # type: ignore[misc]
     with pytest.raises(TypeError, match="single string"):
         ValidationContext(known_models="gpt-4o")
-    assert ValidationContext() == ValidationContext(registered_tools=[])
+    # Nothing given says nothing about code tools; a registry's names, even none, are
+    # the whole registry, so a Spec naming an unregistered tool fails at publish.
+    assert not ValidationContext().registry_is_complete
+    assert ValidationContext(registered_tools=[]).registry_is_complete
+    assert not ValidationContext(
+        registered_tools=[], registry_is_complete=False
+    ).registry_is_complete
 
 
 def test_validation_issue_is_plain_data() -> None:
