@@ -202,6 +202,41 @@ async def test_cancel_interrupts_the_run() -> None:
         assert any(r.type == "abort_requested" for r in log)
 
 
+async def test_cancel_stops_a_task_while_the_model_is_still_answering() -> None:
+    # Sixty words, half a second apiece: the answer would take thirty seconds.
+    model = FakeModel().turn(text=["word "] * 60, chunk_delay_seconds=0.5)
+    async with (
+        example_app(model) as (base, store),
+        sdk_client(base, streaming=True, binding="JSONRPC") as client,
+    ):
+        seen: list[Task] = []
+
+        async def follow() -> None:
+            async for event in client.send_message(_message("Talk for a long while")):
+                if event.WhichOneof("payload") == "task":
+                    seen.append(event.task)
+
+        following = asyncio.create_task(follow())
+        try:
+            async with asyncio.timeout(10):
+                while not seen:
+                    await asyncio.sleep(0.02)
+                run_id = await _run_of(store, client, seen[0])
+                while not any(r.type == "model_call_started" for r in await store.read(run_id)):
+                    await asyncio.sleep(0.02)
+                canceled = await client.cancel_task(CancelTaskRequest(id=seen[0].id))
+                assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+                while (log := await store.read(run_id))[-1].type != "run_settled":
+                    await asyncio.sleep(0.02)
+        finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+    assert log[-1].state == "aborted"
+    closed = [r for r in log if r.type == "model_call_failed"]
+    assert [r.failure.kind for r in closed] == ["interrupted"]
+    assert not any(r.type == "model_call_completed" for r in log)
+
+
 async def test_a_new_task_in_the_same_context_continues_the_conversation() -> None:
     model = FakeModel().turn(text="First answer.").turn(text="Second answer.")
     async with (
