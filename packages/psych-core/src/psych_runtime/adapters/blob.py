@@ -4,23 +4,14 @@ The protocol, its address and errors, the checks every blob store makes, the raw
 hook, and the in-memory and file-system blob stores.
 """
 
+from psych_runtime import blob as _blob
+from psych_runtime.blob import *  # noqa: F403
 from psych_runtime.blob.checks import (
     check_content_type as check_content_type,
     check_window as check_window,
     coerce_bytes as coerce_bytes,
 )
-from psych_runtime.blob.filesystem import (
-    FileBlobStore as FileBlobStore,
-)
-from psych_runtime.blob.memory import (
-    InMemoryBlobStore as InMemoryBlobStore,
-)
 from psych_runtime.blob.port import (
-    BlobInfo as BlobInfo,
-    BlobKey as BlobKey,
-    BlobNotFound as BlobNotFound,
-    BlobStore as BlobStore,
-    InvalidBlobKey as InvalidBlobKey,
     RunBlobDeletion as RunBlobDeletion,
 )
 from psych_runtime.core.raw import (
@@ -29,14 +20,9 @@ from psych_runtime.core.raw import (
     mentions as mentions,
 )
 
+# The blob package's own names, and what only an adapter author needs.
 __all__ = [
-    "BlobInfo",
-    "BlobKey",
-    "BlobNotFound",
-    "BlobStore",
-    "FileBlobStore",
-    "InMemoryBlobStore",
-    "InvalidBlobKey",
+    *_blob.__all__,
     "RawItem",
     "RawStorage",
     "RunBlobDeletion",

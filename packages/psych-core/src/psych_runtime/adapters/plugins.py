@@ -14,6 +14,7 @@ from psych_runtime.plugins import (
     StoreBackend as StoreBackend,
     UnknownStoreScheme as UnknownStoreScheme,
     hookimpl as hookimpl,
+    offer as _offer,
     register_plugin as register_plugin,
 )
 from psych_runtime.plugins.backends import (
@@ -36,23 +37,16 @@ from psych_runtime.plugins.manager import (
     AUTOLOAD_ENV as AUTOLOAD_ENV,
     reset_plugin_manager as reset_plugin_manager,
 )
-from psych_runtime.plugins.offer import (
-    lazy_exports as lazy_exports,
-    offer_blob_stores as offer_blob_stores,
-    offer_doctor_checks as offer_doctor_checks,
-    offer_memory_stores as offer_memory_stores,
-    offer_sandboxes as offer_sandboxes,
-    offer_stores as offer_stores,
-    offer_telemetry as offer_telemetry,
-    offer_tool_sources as offer_tool_sources,
-)
+from psych_runtime.plugins.offer import *  # noqa: F403
 from psych_runtime.plugins.urls import (
     blob_store_backends as blob_store_backends,
     memory_store_backends as memory_store_backends,
     store_backends as store_backends,
 )
 
+# The ``offer_*`` helpers and ``lazy_exports`` are listed once, in their own module.
 __all__ = [
+    *_offer.__all__,
     "AUTOLOAD_ENV",
     "PLUGIN_API_VERSION",
     "BlobStoreBackend",
@@ -72,15 +66,7 @@ __all__ = [
     "hookimpl",
     "import_check",
     "installed_telemetry",
-    "lazy_exports",
     "memory_store_backends",
-    "offer_blob_stores",
-    "offer_doctor_checks",
-    "offer_memory_stores",
-    "offer_sandboxes",
-    "offer_stores",
-    "offer_telemetry",
-    "offer_tool_sources",
     "register_plugin",
     "reset_plugin_manager",
     "sandbox_backends",

@@ -4,40 +4,8 @@ The protocol, what a program asks for (``Program``, ``ResolvedLimits``), what a 
 returns (``Execution``), the guarantees a backend claims, and the reference API's types.
 """
 
-from psych_runtime.sandbox.port import (
-    Artifact as Artifact,
-    Binding as Binding,
-    BindingRefused as BindingRefused,
-    Execution as Execution,
-    ExecutionStatus as ExecutionStatus,
-    Guarantee as Guarantee,
-    HostBinding as HostBinding,
-    InvalidSandboxValue as InvalidSandboxValue,
-    Program as Program,
-    ResolvedLimits as ResolvedLimits,
-    Sandbox as Sandbox,
-    SandboxCapabilities as SandboxCapabilities,
-    SandboxFailure as SandboxFailure,
-    SandboxLimit as SandboxLimit,
-    SandboxLimits as SandboxLimits,
-    SandboxResult as SandboxResult,
-)
+from psych_runtime.sandbox import port as _port
+from psych_runtime.sandbox.port import *  # noqa: F403
 
-__all__ = [
-    "Artifact",
-    "Binding",
-    "BindingRefused",
-    "Execution",
-    "ExecutionStatus",
-    "Guarantee",
-    "HostBinding",
-    "InvalidSandboxValue",
-    "Program",
-    "ResolvedLimits",
-    "Sandbox",
-    "SandboxCapabilities",
-    "SandboxFailure",
-    "SandboxLimit",
-    "SandboxLimits",
-    "SandboxResult",
-]
+# Every name of the port module but the runtime's own lookup of a profile's backend.
+__all__ = [name for name in _port.__all__ if name != "profile_for"]

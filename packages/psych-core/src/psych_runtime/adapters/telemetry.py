@@ -4,42 +4,11 @@ The protocol, the span schema it is held to and its checker, the no-op adapter, 
 provider names model calls are reported under.
 """
 
-from psych_runtime.telemetry import (
-    NO_TELEMETRY as NO_TELEMETRY,
-    OTHER_PROVIDER as OTHER_PROVIDER,
-    PSYCH_SCHEMA as PSYCH_SCHEMA,
-    AttributeRule as AttributeRule,
-    ErrorRule as ErrorRule,
-    FinishedSpan as FinishedSpan,
-    MetricRule as MetricRule,
-    NoTelemetry as NoTelemetry,
-    SpanKind as SpanKind,
-    SpanProblem as SpanProblem,
-    SpanRule as SpanRule,
-    Telemetry as Telemetry,
-    TelemetrySchema as TelemetrySchema,
-    TelemetrySpan as TelemetrySpan,
-    check_spans as check_spans,
-    is_runtime_span as is_runtime_span,
-    provider_for_url as provider_for_url,
-)
+from psych_runtime import telemetry as _telemetry
+from psych_runtime.telemetry import *  # noqa: F403
 
-__all__ = [
-    "NO_TELEMETRY",
-    "OTHER_PROVIDER",
-    "PSYCH_SCHEMA",
-    "AttributeRule",
-    "ErrorRule",
-    "FinishedSpan",
-    "MetricRule",
-    "NoTelemetry",
-    "SpanKind",
-    "SpanProblem",
-    "SpanRule",
-    "Telemetry",
-    "TelemetrySchema",
-    "TelemetrySpan",
-    "check_spans",
-    "is_runtime_span",
-    "provider_for_url",
-]
+# What the runtime alone uses: the attribute and carrier aliases of its spans, and the
+# lookup of a model client's provider (an adapter is handed the name, never the client).
+_RUNTIME_ONLY = {"AttributeValue", "Attributes", "Carrier", "provider_of"}
+
+__all__ = [name for name in _telemetry.__all__ if name not in _RUNTIME_ONLY]
