@@ -17,7 +17,6 @@ import psych_runtime
 from psych_runtime import AgentSpec, InMemoryStore, ModelRef, ToolOutcome
 from psych_runtime.records import Record
 from psych_runtime.runtime.attempt import AttemptKilled
-from psych_runtime.store.port import Fence
 from psych_runtime.testing import FakeModel
 from psych_runtime.testing.forwarding import ForwardingStore
 
@@ -34,21 +33,19 @@ class _DiesAroundTheApprovedStart(ForwardingStore):
         self.after_landing = after_landing
         self.died = asyncio.Event()
 
-    async def append(
-        self,
-        run_id: psych_runtime.RunId,
-        expected_seq: int,
-        records: Sequence[Record],
-        *,
-        fence: Fence | None = None,
-    ) -> None:
+    async def before_append(self, run_id: psych_runtime.RunId, records: Sequence[Record]) -> None:
+        if not self.after_landing:
+            self._die_if_acting(records)
+
+    async def after_append(self, run_id: psych_runtime.RunId, records: Sequence[Record]) -> None:
+        if self.after_landing:
+            self._die_if_acting(records)
+
+    def _die_if_acting(self, records: Sequence[Record]) -> None:
         acting = any(r.type == "attempt_started" and r.attempt_number == 2 for r in records)
         if acting and not self.died.is_set():
             self.died.set()
-            if self.after_landing:
-                await self.inner.append(run_id, expected_seq, records, fence=fence)
             raise AttemptKilled("the Worker died around the approved call's start")
-        await self.inner.append(run_id, expected_seq, records, fence=fence)
 
     async def close(self) -> None:
         """The inner store belongs to the test."""

@@ -22,7 +22,7 @@ from psych_runtime.runtime.attempt import AttemptKilled
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.runtime.runtime import Runtime
 from psych_runtime.runtime.worker import Worker
-from psych_runtime.store.port import Fence, Store
+from psych_runtime.store.port import Store
 from psych_runtime.testing.forwarding import ForwardingStore
 from psych_runtime.tools.registry import ToolRegistry
 
@@ -43,15 +43,8 @@ class CrashingStore(ForwardingStore):
         self.crashed = asyncio.Event()
         self._seen = 0
 
-    async def append(
-        self,
-        run_id: RunId,
-        expected_seq: int,
-        records: Sequence[Record],
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        """Append, unless the batch holds the chosen record: then die instead."""
+    async def before_append(self, run_id: RunId, records: Sequence[Record]) -> None:
+        """Die instead of writing a batch that holds the chosen record."""
         if not self.crashed.is_set():
             for record in records:
                 if record.type == self.before:
@@ -59,7 +52,6 @@ class CrashingStore(ForwardingStore):
                     if self._seen == self.occurrence:
                         self.crashed.set()
                         raise AttemptKilled(f"simulated crash before {self.before}")
-        await self.inner.append(run_id, expected_seq, records, fence=fence)
 
     async def close(self) -> None:
         """Leave the inner store open: it belongs to the caller."""

@@ -2,7 +2,8 @@
 
 Subclass it and override the one call you want to change: count it, slow it down,
 fail it, or break a rule on purpose to see a test catch it. Everything else reaches
-the inner store unchanged.
+the inner store unchanged. A test that only watches what is written overrides
+``before_append`` or ``after_append`` instead of ``append`` itself.
 """
 
 from collections.abc import Collection, Sequence
@@ -46,8 +47,16 @@ class ForwardingStore:
         *,
         fence: Fence | None = None,
     ) -> None:
-        """Passed to the inner store."""
+        """Passed to the inner store, between ``before_append`` and ``after_append``."""
+        await self.before_append(run_id, records)
         await self.inner.append(run_id, expected_seq, records, fence=fence)
+        await self.after_append(run_id, records)
+
+    async def before_append(self, run_id: RunId, records: Sequence[Record]) -> None:
+        """Sees a batch before the inner store does; raising keeps it from being written."""
+
+    async def after_append(self, run_id: RunId, records: Sequence[Record]) -> None:
+        """Sees a batch the inner store has written; raising reports the write as failed."""
 
     async def read(
         self, run_id: RunId, *, after: int = 0, limit: int | None = None, tenant: str | None = None

@@ -31,7 +31,7 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.settlement import Ending, settle
 from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.store.port import Fence, RunState, Store
+from psych_runtime.store.port import RunState, Store
 from psych_runtime.testing import ForwardingStore, LogBuilder
 from psych_runtime.tools.subagents import SPAWN_SUBAGENT
 
@@ -217,19 +217,12 @@ class SettlesOnSuspension(ForwardingStore):
         self.before = before
         self.child: RunId | None = None
 
-    async def append(
-        self,
-        run_id: RunId,
-        expected_seq: int,
-        records: Sequence[Record],
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        suspending = any(r.type == "suspended" for r in records)
-        if self.before and suspending:
+    async def before_append(self, run_id: RunId, records: Sequence[Record]) -> None:
+        if self.before and any(r.type == "suspended" for r in records):
             await self._report()
-        await self.inner.append(run_id, expected_seq, records, fence=fence)
-        if not self.before and suspending:
+
+    async def after_append(self, run_id: RunId, records: Sequence[Record]) -> None:
+        if not self.before and any(r.type == "suspended" for r in records):
             await self._report()
 
     async def _report(self) -> None:
