@@ -1,9 +1,7 @@
 """The entry point, the registered tool source, the doctor check, and a cheap import."""
 
-import importlib.metadata
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -11,8 +9,9 @@ import pytest
 import psych_a2a
 import psych_runtime
 from psych_a2a import A2ATools, plugin
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
 from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
-from psych_runtime.adapters import AUTOLOAD_ENV, ToolSourceFactory, reset_plugin_manager
+from psych_runtime.adapters import ToolSourceFactory
 from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import A2APeer, AgentSpec
 from psych_runtime.testing import FakeModel
@@ -27,28 +26,18 @@ SPEC = AgentSpec(
 @pytest.fixture
 def a2a_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A plugin manager with autoload off and only this plugin, from its entry point."""
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="a2a")
-    psych_runtime.adapters.register_plugin(entry_point.load(), name="a2a")
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch, "a2a"):
+        yield
 
 
 @pytest.fixture
 def no_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch):
+        yield
 
 
 def test_the_distribution_declares_the_entry_point() -> None:
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="a2a")
-    assert entry_point.value == "psych_a2a.plugin"
-    assert entry_point.dist is not None and entry_point.dist.name == "psych-a2a"
-    assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
+    check_entry_point("a2a", plugin, distribution="psych-a2a")
 
 
 @pytest.mark.usefixtures("a2a_plugin_only")
@@ -116,18 +105,7 @@ def test_psych_doctor_lists_the_plugin() -> None:
     ],
 )
 def test_loading_the_plugin_or_building_the_source_does_not_import_the_sdk(code: str) -> None:
-    probe = textwrap.dedent(
-        f"""
-        import sys
-        {code}
-        heavy = ("a2a", "google.protobuf", "starlette", "jwt")
-        print(",".join(sorted(name for name in heavy if name in sys.modules)))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip() == ""
+    assert modules_loaded_by(code, ["a2a", "google.protobuf", "starlette", "jwt"]) == []
 
 
 def test_the_public_names_load_on_first_access() -> None:

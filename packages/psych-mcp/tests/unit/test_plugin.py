@@ -1,8 +1,5 @@
 """The entry point, the registered tool source, and a plugin that stays cheap to load."""
 
-import importlib.metadata
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 
@@ -10,9 +7,10 @@ import pytest
 
 import psych_mcp
 import psych_runtime
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
 from psych_mcp import McpTools, plugin
 from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
-from psych_runtime.adapters import AUTOLOAD_ENV, ToolSourceFactory, reset_plugin_manager
+from psych_runtime.adapters import ToolSourceFactory, reset_plugin_manager
 from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import AgentSpec, McpServer
 from psych_runtime.testing import FakeModel
@@ -21,28 +19,18 @@ from psych_runtime.testing import FakeModel
 @pytest.fixture
 def mcp_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A plugin manager with autoload off and only this plugin, from its entry point."""
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="mcp")
-    psych_runtime.adapters.register_plugin(entry_point.load(), name="mcp")
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch, "mcp"):
+        yield
 
 
 @pytest.fixture
 def no_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch):
+        yield
 
 
 def test_the_distribution_declares_the_entry_point() -> None:
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="mcp")
-    assert entry_point.value == "psych_mcp.plugin"
-    assert entry_point.dist is not None and entry_point.dist.name == "psych-mcp"
-    assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
+    check_entry_point("mcp", plugin, distribution="psych-mcp")
 
 
 @pytest.mark.usefixtures("mcp_plugin_only")
@@ -122,19 +110,7 @@ def test_the_doctor_check_finds_the_sdk() -> None:
     ],
 )
 def test_loading_the_plugin_or_building_the_source_does_not_import_the_sdk(code: str) -> None:
-    probe = textwrap.dedent(
-        f"""
-        import sys
-        {code}
-        heavy = ("mcp", "mcp_types", "httpx2", "uvicorn")
-        loaded = sorted(name for name in heavy if name in sys.modules)
-        print(",".join(loaded))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip() == ""
+    assert modules_loaded_by(code, ["mcp", "mcp_types", "httpx2", "uvicorn"]) == []
 
 
 def test_the_public_names_load_on_first_access() -> None:

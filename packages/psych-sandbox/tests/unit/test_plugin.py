@@ -1,29 +1,22 @@
 """The entry point registers the three backends; loading it imports no backend."""
 
-import importlib.metadata
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
-import psych_runtime
-from psych_runtime.adapters import AUTOLOAD_ENV, Sandbox, reset_plugin_manager, sandbox_backends
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_runtime.adapters import Sandbox, sandbox_backends
 from psych_sandbox import plugin
 
 
 @pytest.fixture
 def sandbox_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sandbox")
-    psych_runtime.adapters.register_plugin(entry_point.load(), name="sandbox")
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch, "sandbox"):
+        yield
 
 
-def test_plugin_declares_the_api_version() -> None:
-    assert plugin.PSYCH_PLUGIN_API == 1
+def test_the_distribution_declares_the_entry_point() -> None:
+    check_entry_point("sandbox", plugin, distribution="psych-sandbox")
 
 
 @pytest.mark.usefixtures("sandbox_plugin_only")
@@ -40,13 +33,9 @@ async def test_backends_are_registered_and_open() -> None:
 
 
 def test_loading_the_plugin_imports_no_backend() -> None:
-    code = (
-        "import sys, psych_sandbox.plugin\n"
-        "loaded = [m for m in ('psych_sandbox.process', 'psych_sandbox.namespaces', "
-        "'psych_sandbox.oci', 'psych_sandbox._host') if m in sys.modules]\n"
-        "assert loaded == [], loaded\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    backends = ["process", "namespaces", "oci", "_host"]
+    watched = [f"psych_sandbox.{name}" for name in backends]
+    assert modules_loaded_by("import psych_sandbox.plugin", watched) == []
 
 
 def test_doctor_check_reports_the_sandboxes() -> None:

@@ -1,6 +1,5 @@
 """The entry point, both registered backends, and a plugin import that stays cheap."""
 
-import importlib.metadata
 import subprocess
 import sys
 import textwrap
@@ -10,11 +9,10 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
 from psych_runtime.adapters import (
-    AUTOLOAD_ENV,
     blob_store_backends,
     memory_store_backends,
-    reset_plugin_manager,
     store_backends,
 )
 from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
@@ -29,21 +27,12 @@ def dynamo_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     Autoload stays off so that a half-installed sibling adapter in the same environment
     cannot break these tests.
     """
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="dynamo")
-    psych_runtime.adapters.register_plugin(entry_point.load(), name="dynamo")
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch, "dynamo"):
+        yield
 
 
 def test_the_distribution_declares_the_entry_point() -> None:
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="dynamo")
-    assert entry_point.value == "psych_store_dynamo.plugin"
-    assert entry_point.dist is not None
-    assert entry_point.dist.name == "psych-store-dynamo"
-    assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
+    check_entry_point("dynamo", plugin, distribution="psych-store-dynamo")
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -175,20 +164,8 @@ def test_the_doctor_check_reports_the_driver() -> None:
 
 @pytest.mark.parametrize("module", ["psych_store_dynamo", "psych_store_dynamo.plugin"])
 def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
-    probe = textwrap.dedent(
-        f"""
-        import sys
-        import {module}
-        watched = {DRIVER_MODULES!r} + (
-            "psych_store_dynamo.store", "psych_store_dynamo.memory", "psych_store_dynamo.blob"
-        )
-        print(",".join(sorted(name for name in watched if name in sys.modules)))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip() == ""
+    watched = [*DRIVER_MODULES, *(f"psych_store_dynamo.{m}" for m in ("store", "memory", "blob"))]
+    assert modules_loaded_by(f"import {module}", watched) == []
 
 
 def test_the_driver_is_loaded_on_first_use() -> None:

@@ -1,7 +1,6 @@
 """Registration through the entry point, and a cheap plugin import."""
 
 import doctest
-import importlib.metadata
 import json
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import pytest
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
+from psych_contract.plugin import check_entry_point
 from psych_runtime.adapters import (
     AUTOLOAD_ENV,
     memory_store_backends,
@@ -29,13 +29,8 @@ def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     reset_plugin_manager()
 
 
-def test_the_plugin_declares_the_plugin_api() -> None:
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
-
-
-def test_the_entry_point_is_installed() -> None:
-    points = importlib.metadata.entry_points(group="psych_runtime")
-    assert {(p.name, p.value) for p in points} >= {("mysql", "psych_store_mysql.plugin")}
+def test_the_distribution_declares_the_entry_point() -> None:
+    check_entry_point("mysql", plugin, distribution="psych-store-mysql")
 
 
 def test_both_schemes_are_registered_by_this_package() -> None:

@@ -1,8 +1,5 @@
 """The entry point, the registered backend, and a plugin import that stays cheap."""
 
-import importlib.metadata
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,12 +8,11 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
 from psych_runtime.adapters import (
-    AUTOLOAD_ENV,
     MemoryKey,
     SchemaNotMigrated,
     memory_store_backends,
-    reset_plugin_manager,
     store_backends,
 )
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, plugin, schema
@@ -29,21 +25,12 @@ def sqlite_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     Autoload stays off so that a half-installed sibling adapter in the same environment
     cannot break these tests.
     """
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
-    reset_plugin_manager()
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sqlite")
-    psych_runtime.adapters.register_plugin(entry_point.load(), name="sqlite")
-    yield
-    reset_plugin_manager()
+    with plugin_alone(monkeypatch, "sqlite"):
+        yield
 
 
 def test_the_distribution_declares_the_entry_point() -> None:
-    (entry_point,) = importlib.metadata.entry_points(group="psych_runtime", name="sqlite")
-    assert entry_point.value == "psych_store_sqlite.plugin"
-    assert entry_point.dist is not None
-    assert entry_point.dist.name == "psych-store-sqlite"
-    assert entry_point.load() is plugin
-    assert plugin.PSYCH_PLUGIN_API == psych_runtime.adapters.PLUGIN_API_VERSION
+    check_entry_point("sqlite", plugin, distribution="psych-store-sqlite")
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
@@ -144,23 +131,8 @@ def test_the_doctor_check_reports_the_sqlite_version() -> None:
 
 @pytest.mark.parametrize("module", ["psych_store_sqlite", "psych_store_sqlite.plugin"])
 def test_importing_the_plugin_does_not_import_the_driver(module: str) -> None:
-    probe = textwrap.dedent(
-        f"""
-        import sys
-        import {module}
-        loaded = sorted(
-            name for name in (
-                "sqlite3", "_sqlite3", "psych_store_sqlite.store", "psych_store_sqlite.memory"
-            )
-            if name in sys.modules
-        )
-        print(",".join(loaded))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip() == ""
+    watched = ["sqlite3", "_sqlite3", "psych_store_sqlite.store", "psych_store_sqlite.memory"]
+    assert modules_loaded_by(f"import {module}", watched) == []
 
 
 def test_the_store_class_is_exported_lazily() -> None:

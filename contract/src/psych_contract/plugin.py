@@ -1,0 +1,91 @@
+"""What every adapter package checks about its plugin module.
+
+An adapter registers itself through an entry point in the ``psych_runtime`` group, and
+promises that loading it costs nothing until a backend is used. These helpers let the
+adapter's own unit tests say so in a line each::
+
+    @pytest.fixture
+    def my_plugin_only(monkeypatch):
+        with plugin_alone(monkeypatch, "mine"):
+            yield
+
+    def test_the_distribution_declares_the_entry_point():
+        check_entry_point("mine", my_package.plugin, distribution="my-package")
+
+    def test_loading_the_plugin_imports_no_driver():
+        assert modules_loaded_by("import my_package.plugin", ["the_driver"]) == []
+"""
+
+import importlib.metadata
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+
+import pytest
+
+from psych_runtime.adapters.plugins import (
+    AUTOLOAD_ENV,
+    PLUGIN_API_VERSION,
+    register_plugin,
+    reset_plugin_manager,
+)
+
+ENTRY_POINT_GROUP = "psych_runtime"
+"""The entry-point group the plugin manager loads adapters from."""
+
+
+@contextmanager
+def plugin_alone(monkeypatch: pytest.MonkeyPatch, name: str | None = None) -> Iterator[None]:
+    """A fresh plugin manager with autoload off and, given ``name``, that plugin alone.
+
+    The plugin is loaded from its installed entry point, the way autoload would find it,
+    so a test also proves the entry point works; autoload stays off so that another
+    adapter installed beside it cannot change the outcome. With no ``name`` no plugin is
+    registered at all (what a program without the adapter sees). The manager is reset
+    again on the way out.
+    """
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+    reset_plugin_manager()
+    if name is not None:
+        (entry_point,) = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name)
+        register_plugin(entry_point.load(), name=name)
+    try:
+        yield
+    finally:
+        reset_plugin_manager()
+
+
+def check_entry_point(name: str, plugin: ModuleType, *, distribution: str) -> None:
+    """The entry point ``name`` is ``plugin``, comes from ``distribution``, speaks this API.
+
+    Fails when the packaging metadata points elsewhere (a renamed module, a stale
+    install) or when the plugin was built for another version of the plugin API.
+    """
+    (entry_point,) = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name)
+    assert entry_point.value == plugin.__name__
+    assert entry_point.dist is not None
+    assert entry_point.dist.name == distribution
+    assert entry_point.load() is plugin
+    assert plugin.PSYCH_PLUGIN_API == PLUGIN_API_VERSION
+
+
+def modules_loaded_by(code: str, modules: Sequence[str]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``code``.
+
+    A fresh process, because the test run itself has long imported every driver; an
+    empty list is the promise that the plugin (or whatever ``code`` does) stays cheap.
+    """
+    probe = (
+        f"{code}\nimport sys\n"
+        f"print(','.join(sorted(m for m in {list(modules)!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = done.stdout.strip()
+    return loaded.split(",") if loaded else []
+
+
+__all__ = ["ENTRY_POINT_GROUP", "check_entry_point", "modules_loaded_by", "plugin_alone"]

@@ -1,0 +1,32 @@
+"""The plugin helpers fail where an adapter's packaging or imports break its promise."""
+
+import pytest
+
+import psych_runtime
+import psych_store_sqlite.plugin
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_runtime.adapters import store_backends
+
+
+def test_an_entry_point_from_another_distribution_fails() -> None:
+    check_entry_point("sqlite", psych_store_sqlite.plugin, distribution="psych-store-sqlite")
+    with pytest.raises(AssertionError):
+        check_entry_point("sqlite", psych_store_sqlite.plugin, distribution="psych-store-other")
+    with pytest.raises(AssertionError):
+        check_entry_point("sqlite", psych_runtime, distribution="psych-store-sqlite")
+
+
+def test_a_module_the_code_imports_is_reported() -> None:
+    assert modules_loaded_by("import json", ["json", "no_such_module"]) == ["json"]
+    assert modules_loaded_by("pass", ["no_such_module"]) == []
+
+
+def test_the_named_plugin_is_the_only_one_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    with plugin_alone(monkeypatch, "sqlite"):
+        assert {b.package for b in store_backends().values()} <= {
+            "psych-runtime",
+            "psych-store-sqlite",
+        }
+        assert "sqlite" in store_backends()
+    with plugin_alone(monkeypatch):
+        assert "sqlite" not in store_backends()
