@@ -80,17 +80,27 @@ class MemoryContract:
 
     @pytest_asyncio.fixture
     async def peer_memory_store(self, memory_store: MemoryStore) -> AsyncIterator[MemoryStore]:
-        """Override: a second instance on the same backend as ``memory_store``.
+        """A second instance on the same backend as ``memory_store``.
 
-        Only a store that declares ``single_process = True`` may leave it out; its
-        cases then run with the one instance twice.
+        By default it is the instance ``reopen_memory_store`` opens, closed afterwards,
+        so a ``durable`` store needs nothing more; override it when a peer is built
+        another way. A store that declares ``single_process = True`` runs these cases
+        with the one instance twice.
         """
-        if not self.single_process:
+        if self.single_process:
+            yield memory_store
+            return
+        if type(self).reopen_memory_store is MemoryContract.reopen_memory_store:
             pytest.fail(
-                "override `peer_memory_store` to yield a second instance on the same "
-                "backend, or declare single_process = True if the store cannot have one"
+                "override `reopen_memory_store` (or `peer_memory_store`) to open a second "
+                "instance on the same backend, or declare single_process = True if the "
+                "store cannot have one"
             )
-        yield memory_store
+        peer = await self.reopen_memory_store(memory_store)
+        try:
+            yield peer
+        finally:
+            await peer.close()
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:
         """Override when ``durable``: a new instance on the backend ``memory_store`` uses."""

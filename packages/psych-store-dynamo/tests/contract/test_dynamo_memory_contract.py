@@ -37,14 +37,6 @@ class TestDynamoMemoryStore(MemoryContract):
             await memory.close()
             await drop_table(url)
 
-    @pytest_asyncio.fixture
-    async def peer_memory_store(  # type: ignore[override]
-        self, memory_store: DynamoMemoryStore
-    ) -> AsyncIterator[DynamoMemoryStore]:
-        peer = DynamoMemoryStore(memory_store.settings)
-        yield peer
-        await peer.close()
-
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:
         assert isinstance(memory_store, DynamoMemoryStore)
         return DynamoMemoryStore(memory_store.settings)

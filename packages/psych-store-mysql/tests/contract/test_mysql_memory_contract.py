@@ -30,15 +30,6 @@ class TestMySQLMemoryStore(MemoryContract):
             await memory.close()
             await drop_tables(prefix)
 
-    @pytest_asyncio.fixture
-    async def peer_memory_store(  # type: ignore[override]
-        self, memory_store: MySQLMemoryStore
-    ) -> AsyncIterator[MySQLMemoryStore]:
-        # Its own pool on the same tables, as another process would have.
-        peer = MySQLMemoryStore(memory_store.settings)
-        yield peer
-        await peer.close()
-
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:
         assert isinstance(memory_store, MySQLMemoryStore)
         return MySQLMemoryStore(memory_store.settings)

@@ -44,18 +44,6 @@ class TestPostgresMemoryStore(MemoryContract):
             await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
             await admin.close()
 
-    @pytest_asyncio.fixture
-    async def peer_memory_store(
-        self, memory_store: MemoryStore
-    ) -> AsyncIterator[PostgresMemoryStore]:
-        # A second instance with its own pool: another process, as far as the server
-        # can tell.
-        peer = await self.reopen_memory_store(memory_store)
-        try:
-            yield peer
-        finally:
-            await peer.close()
-
     async def reopen_memory_store(self, memory_store: MemoryStore) -> PostgresMemoryStore:
         assert isinstance(memory_store, PostgresMemoryStore)
         return PostgresMemoryStore(DSN, schema=memory_store.schema)

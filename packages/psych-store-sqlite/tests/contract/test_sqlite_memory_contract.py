@@ -23,15 +23,6 @@ class TestSqliteMemoryStore(MemoryContract):
             yield memory
             await memory.close()
 
-    @pytest_asyncio.fixture
-    async def peer_memory_store(
-        self, memory_store: MemoryStore
-    ) -> AsyncIterator[SqliteMemoryStore]:
-        # A second instance on the same file: its own writer connection and readers.
-        peer = await self.reopen_memory_store(memory_store)
-        yield peer
-        await peer.close()
-
     async def reopen_memory_store(self, memory_store: MemoryStore) -> SqliteMemoryStore:
         assert isinstance(memory_store, SqliteMemoryStore)
         return SqliteMemoryStore(memory_store.settings)

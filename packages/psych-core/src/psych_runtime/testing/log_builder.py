@@ -166,6 +166,13 @@ class LogBuilder:
         self._turns += 1
         return self._add("turn_started", {"turn": self._turns}, kw)
 
+    def first_model_call(self, **admission: object) -> Self:
+        """Admit the Run, start its first Attempt and turn, and send that turn's model request.
+
+        Where most logs under test begin; ``admission`` goes to ``admitted``.
+        """
+        return self.admitted(**admission).attempt().turn().model_started()
+
     def model_started(self, model: str = "gpt-4o", **kw: object) -> Self:
         """Record a model request leaving in the current turn."""
         return self._add("model_call_started", {"turn": self.current_turn, "model": model}, kw)

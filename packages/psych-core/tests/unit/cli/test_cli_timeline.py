@@ -21,10 +21,7 @@ def render(builder: LogBuilder, paint: Painter | None = None) -> list[str]:
 def test_approvals_questions_and_aborts_are_shown_with_their_outcome():
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(usage=Usage(input=30, output=4), finish_reason="tool_calls")
         .tool_started("call-1", tool="refund", arguments={"order": "A-1"})
         .suspended(SuspendReason.APPROVAL, pending_call_id="call-1")
@@ -115,10 +112,7 @@ def test_small_formatters():
 def test_model_calls_say_when_the_provider_reported_no_usage_and_what_failed():
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_failed(will_retry=True)
         .model_started()
         .model_finished(usage=Usage(), usage_reported=False, text="Hello\n  there")

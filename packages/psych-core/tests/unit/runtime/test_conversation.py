@@ -13,14 +13,7 @@ def _messages(log: LogBuilder) -> list[Message]:
 
 
 def _twice_compacted() -> LogBuilder:
-    log = (
-        LogBuilder()
-        .admitted(input={"message": "start"})
-        .attempt()
-        .turn()
-        .model_started()
-        .model_finished(text="one")
-    )
+    log = LogBuilder().first_model_call(input={"message": "start"}).model_finished(text="one")
     first_end = len(log.records)
     log.compacted(1, first_end, summary="FIRST")
     log.turn().model_started().model_finished(text="two")
@@ -51,10 +44,7 @@ def _cut_short_turn() -> LogBuilder:
     # The model asked for two calls; the crash came after the first had started.
     return (
         LogBuilder()
-        .admitted(input={"message": "charge and email"})
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call(input={"message": "charge and email"})
         .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
         .tool_started("c1", tool="charge", arguments={"amount": 5})
         .attempt(reclaimed=True)
@@ -93,10 +83,7 @@ def test_every_call_sent_has_a_result_and_every_result_has_a_call() -> None:
 def test_a_turn_with_no_text_and_no_started_call_is_left_out() -> None:
     log = (
         LogBuilder()
-        .admitted(input={"message": "go"})
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call(input={"message": "go"})
         .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
         .attempt(reclaimed=True)
     )
@@ -108,10 +95,7 @@ def test_asking_after_every_record_gives_what_one_look_at_the_end_gives() -> Non
     # must still show up (a reader asking between the answer and its calls).
     records = (
         LogBuilder()
-        .admitted(input={"message": "charge and email"})
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call(input={"message": "charge and email"})
         .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
         .tool_started("c1", tool="charge", arguments={"amount": 5})
         .tool_finished("c1", result={"ok": True})

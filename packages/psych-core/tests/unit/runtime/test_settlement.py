@@ -44,10 +44,7 @@ def test_only_the_settlement_module_builds_a_run_settled_record() -> None:
 def _open_call_state() -> ExternalBatch:
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(tool_calls=("c1",))
         .tool_started("c1", tool="refund")
         .build()

@@ -98,10 +98,7 @@ def test_tool_results_as_the_model_saw_them() -> None:
     traceback = "Traceback (most recent call last): ..."
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(tool_calls=("big", "bad", "code"), finish_reason="tool_calls")
         .tool_started("big", tool="search")
         .tool_finished(
@@ -149,10 +146,7 @@ def test_tool_results_as_the_model_saw_them() -> None:
 def test_aborted_and_unknown_outcomes_use_their_own_wording() -> None:
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(tool_calls=("a", "u"), finish_reason="tool_calls")
         .tool_started("a")
         .tool_finished("a", outcome=ToolOutcome.ABORTED)
@@ -175,10 +169,7 @@ def test_plain_string_result_is_not_quoted() -> None:
 def test_compaction_adds_one_summary_message_and_keeps_the_history() -> None:
     log = (
         LogBuilder()
-        .admitted(input={"message": "start"})
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call(input={"message": "start"})
         .model_finished(text="first answer")
     )
     log.compacted(2, len(log.records), summary="The user said start; we answered.")
@@ -195,10 +186,7 @@ def test_compaction_adds_one_summary_message_and_keeps_the_history() -> None:
 def test_program_issued_calls_are_listed() -> None:
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(tool_calls=("prog",), finish_reason="tool_calls")
         .tool_started("prog", tool="run_code")
         .tool_started("inner", tool="lookup_order", parent_call_id="prog")
@@ -274,14 +262,7 @@ def test_combine_thread_keeps_runs_oldest_first() -> None:
 def test_each_compaction_keeps_its_own_summary_in_log_order() -> None:
     # Decided on purpose: the thread is history. The first summary stays where it took
     # effect; the second, written later, comes later and is the last summary shown.
-    log = (
-        LogBuilder()
-        .admitted(input={"message": "start"})
-        .attempt()
-        .turn()
-        .model_started()
-        .model_finished(text="one")
-    )
+    log = LogBuilder().first_model_call(input={"message": "start"}).model_finished(text="one")
     first_end = len(log.records)
     log.compacted(1, first_end, summary="FIRST")
     log.turn().model_started().model_finished(text="two")
@@ -307,10 +288,7 @@ def test_calls_that_never_started_are_not_listed() -> None:
     # A crash landed after the model asked for c1 and c2 but before c2 was started.
     log = (
         LogBuilder()
-        .admitted(input={"message": "charge and email"})
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call(input={"message": "charge and email"})
         .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
         .tool_started("c1", tool="charge")
         .attempt(reclaimed=True)

@@ -8,10 +8,7 @@ from psych_runtime.testing.log_builder import LogBuilder
 def test_an_unreported_call_has_no_usage_and_a_reported_one_keeps_it() -> None:
     log = (
         LogBuilder()
-        .admitted()
-        .attempt()
-        .turn()
-        .model_started()
+        .first_model_call()
         .model_finished(usage=Usage(input=120, output=30))
         .turn()
         .model_started()
