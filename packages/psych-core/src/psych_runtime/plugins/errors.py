@@ -149,10 +149,7 @@ class UnknownStoreScheme(_UnknownScheme):
 class UnknownBlobStoreScheme(_UnknownScheme):
     """No installed plugin opens blob store URLs with this scheme.
 
-    Attributes:
-        scheme: the scheme that was asked for.
-        package: the first-party distribution that provides it, when one does.
-        available: the schemes the loaded plugins do provide.
+    Its attributes are those of ``UnknownStoreScheme``.
     """
 
     _what = "blob store"
@@ -163,10 +160,7 @@ class UnknownBlobStoreScheme(_UnknownScheme):
 class UnknownMemoryStoreScheme(_UnknownScheme):
     """No installed plugin opens memory store URLs with this scheme.
 
-    Attributes:
-        scheme: the scheme that was asked for.
-        package: the first-party distribution that provides it, when one does.
-        available: the schemes the loaded plugins do provide.
+    Its attributes are those of ``UnknownStoreScheme``.
     """
 
     _what = "memory store"
