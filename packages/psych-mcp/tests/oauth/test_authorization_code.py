@@ -54,15 +54,23 @@ async def authorize(
     return callback
 
 
+async def sign_in(
+    oauth: McpOAuthClient, scope: Scope, server: McpServer, browser: Browser
+) -> dict[str, str]:
+    """``authorize``, then hand the callback to the client as the redirect would."""
+    callback = await authorize(oauth, scope, server, browser)
+    await oauth.complete_authorization(
+        scope, server, code=callback["code"], state=callback["state"]
+    )
+    return callback
+
+
 async def test_the_user_authorizes_then_the_token_is_used_and_refreshed(
     world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
 ) -> None:
     server = server_for(world)
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    await sign_in(oauth, ALICE, server, browser)
 
     header = await oauth.authorization_header(ALICE, server)
     answer = await call(world.resource, header)
@@ -106,10 +114,7 @@ async def test_a_dead_refresh_token_asks_the_user_again(
 ) -> None:
     server = server_for(world)
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    await sign_in(oauth, ALICE, server, browser)
     for token in world.tokens.values():
         token.revoked = True
     clock.advance(world.token_lifetime + 1)
@@ -123,10 +128,7 @@ async def test_tokens_stay_with_their_principal_and_tenant(
 ) -> None:
     server = server_for(world)
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    await sign_in(oauth, ALICE, server, browser)
     assert await oauth.authorization_header(ALICE, server)
 
     for other in (Scope(tenant="acme", principal="bob"), Scope(tenant="globex", principal="alice")):
@@ -182,10 +184,7 @@ async def test_a_state_is_used_once_and_expires(
 ) -> None:
     server = server_for(world)
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    callback = await sign_in(oauth, ALICE, server, browser)
     with pytest.raises(OAuthError) as reused:
         await oauth.complete_authorization(
             ALICE, server, code=callback["code"], state=callback["state"]
@@ -217,10 +216,7 @@ async def test_insufficient_scope_asks_the_user_for_the_union(
 ) -> None:
     server = server_for(world)
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    callback = await sign_in(oauth, ALICE, server, browser)
     header = await oauth.authorization_header(ALICE, server)
 
     refused = await call(world.resource, header, need="mcp:write")
@@ -251,10 +247,7 @@ async def test_a_preregistered_confidential_client_uses_its_secret(
     )
     server = server_for(world, preregistered_client_id="web-app", client_secret_credential="web")
     oauth = make(clock, factory, secrets={"web": "web-secret"})
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    await sign_in(oauth, ALICE, server, browser)
     header = await oauth.authorization_header(ALICE, server)
     assert (await call(world.resource, header)).json()["client"] == "web-app"
     assert world.registrations == []
@@ -299,10 +292,7 @@ async def test_no_token_code_or_verifier_reaches_our_logs_or_errors(
     store = RecordingStore()
     oauth = McpOAuthClient(store, StaticSecretResolver({}), factory, clock=clock.now)
     server = server_for(world)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    callback = await sign_in(oauth, ALICE, server, browser)
     clock.advance(world.token_lifetime + 1)
     await oauth.authorization_header(ALICE, server)
     # The used code again, under a fresh state: the server refuses it.
@@ -346,10 +336,7 @@ async def test_a_client_metadata_document_url_is_the_client_id_where_supported(
 
     world.client_metadata_documents = True
     oauth = make(clock, factory)
-    callback = await authorize(oauth, ALICE, server, browser)
-    await oauth.complete_authorization(
-        ALICE, server, code=callback["code"], state=callback["state"]
-    )
+    await sign_in(oauth, ALICE, server, browser)
     header = await oauth.authorization_header(ALICE, server)
     assert (await call(world.resource, header)).json()["client"] == document
     assert len(world.registrations) == 1

@@ -37,6 +37,12 @@ def server_for(world: World, **oauth: object) -> McpServer:
     return McpServer(name="tools", url=world.resource, oauth=McpOAuth.model_validate(settings))
 
 
+def service_server(world: World) -> McpServer:
+    """A server reached as the preregistered ``svc`` client, its secret resolvable."""
+    service_client(world)
+    return server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+
+
 async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
     headers = {"Authorization": header} if header else {}
     async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
@@ -60,8 +66,7 @@ def make(
 async def test_a_token_is_fetched_cached_and_accepted(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     oauth = make(clock, factory)
 
     header = await oauth.authorization_header(ALICE, server)
@@ -83,8 +88,7 @@ async def test_a_token_is_fetched_cached_and_accepted(
 async def test_an_expired_token_is_replaced(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     oauth = make(clock, factory)
     first = await oauth.authorization_header(ALICE, server)
 
@@ -169,8 +173,7 @@ async def test_client_secret_post_is_used_when_basic_is_not_offered(
 async def test_insufficient_scope_steps_up_to_the_union(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     oauth = make(clock, factory)
     header = await oauth.authorization_header(ALICE, server)
     assert world.tokens[bearer_value(header)].scope == "mcp:read"
@@ -197,8 +200,7 @@ async def test_insufficient_scope_steps_up_to_the_union(
 async def test_a_401_replaces_a_revoked_token(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     oauth = make(clock, factory)
     header = await oauth.authorization_header(ALICE, server)
     world.tokens[bearer_value(header)].revoked = True
@@ -214,8 +216,7 @@ async def test_a_401_replaces_a_revoked_token(
 async def test_tokens_never_cross_tenants_or_principals(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     store = InMemoryTokenStore()
     oauth = make(clock, factory, store=store)
     scopes = [
@@ -294,8 +295,7 @@ async def test_concurrent_callers_share_one_token_request(
 ) -> None:
     import asyncio
 
-    service_client(world)
-    server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
+    server = service_server(world)
     oauth = make(clock, factory)
     headers = await asyncio.gather(*(oauth.authorization_header(ALICE, server) for _ in range(5)))
     assert len(set(headers)) == 1
