@@ -1,6 +1,5 @@
 """Shared fixtures: an OpenTelemetry SDK with in-memory exporters, and a fast Worker."""
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -17,10 +16,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from psych_otel import OtelTelemetry
-from psych_runtime import RunId, Runtime, Scope, Store, ToolRegistry, Worker
+from psych_runtime import Runtime, Scope, Store, ToolRegistry, Worker
 from psych_runtime.adapters import FinishedSpan, Telemetry
 from psych_runtime.models import ModelClient
-from psych_runtime.records import Record
+from psych_runtime.testing import worker_in_background
 
 ACME = Scope(tenant="acme")
 
@@ -98,24 +97,8 @@ async def running_worker(
     runtime = Runtime(
         store, model, registry, retry_base_seconds=0.01, telemetry=telemetry, **runtime_options
     )
-    worker = Worker(store, runtime, **{**FAST, **options})
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, runtime, **{**FAST, **options})) as worker:
         yield worker
-    finally:
-        if not worker._killed:
-            worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
-
-
-async def settled_log(store: Store, run_id: RunId, timeout: float = 10.0) -> list[Record]:
-    """Wait until the Run's last record is run_settled and return the whole log."""
-    async with asyncio.timeout(timeout):
-        while True:
-            log = await store.read(run_id)
-            if log and log[-1].type == "run_settled":
-                return log
-            await asyncio.sleep(0.01)
 
 
 def read_exported(path: Path) -> list[dict[str, Any]]:

@@ -19,9 +19,9 @@ from psych_runtime import (
     publish,
     status,
 )
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import ACME, registry_of, running_worker, settled_log, types
+from .conftest import ACME, registry_of, running_worker, types
 
 
 async def lookup(order_id: str) -> dict[str, str]:

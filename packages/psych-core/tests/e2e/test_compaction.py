@@ -17,9 +17,9 @@ from psych_runtime.runtime.compaction import SUMMARY_INSTRUCTION
 from psych_runtime.runtime.conversation import SUMMARY_PREFIX
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.spec import CompactionPolicy
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, settled_log
+from .conftest import ACME, registry_of, running_worker
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {

@@ -16,9 +16,9 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
 
-from .conftest import ACME, registry_of, running_worker, settled_log, types
+from .conftest import ACME, registry_of, running_worker, types
 
 
 def _spec(*tools: CodeTool) -> AgentSpec:

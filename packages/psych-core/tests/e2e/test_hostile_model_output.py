@@ -20,9 +20,9 @@ from psych_runtime import (
 )
 from psych_runtime.records import Record
 from psych_runtime.runtime.model_call import MAX_ANSWER_ARGUMENT_CHARS, MAX_TOOL_ARGUMENT_CHARS
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import registry_of, running_worker, settled_log
+from .conftest import registry_of, running_worker
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")

@@ -43,10 +43,10 @@ from psych_runtime.records import (
     record_to_json,
 )
 from psych_runtime.runtime.prompt import withheld_advisory
-from psych_runtime.testing import CrashingStore, FakeModel
+from psych_runtime.testing import CrashingStore, FakeModel, settled_log
 
 from ..support.http_tool_server import Answer, Handler, Seen, ToolServer, serve_tool_api
-from .conftest import ACME, FAST, settled_log, types
+from .conftest import ACME, FAST, types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 SECRET = "s3cr3t-bearer-7f1c9e2a"

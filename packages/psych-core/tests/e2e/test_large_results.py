@@ -35,9 +35,9 @@ from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
 from psych_runtime.models import ModelRequest
 from psych_runtime.records import Record, ToolCallId
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover
+from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
 
-from .conftest import ACME, FAST, registry_of, settled_log
+from .conftest import ACME, FAST, registry_of
 
 READ = "read_tool_output"
 TEXT_TYPE = "text/plain; charset=utf-8"

@@ -22,9 +22,9 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.records import Record
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import registry_of, running_worker, settled_log
+from .conftest import registry_of, running_worker
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")

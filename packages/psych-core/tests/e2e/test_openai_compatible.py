@@ -42,6 +42,7 @@ from psych_runtime.model.port import (
 )
 from psych_runtime.models import ModelPrice, PriceResolver, StaticPriceTable
 from psych_runtime.records import CostSource, Record, Usage
+from psych_runtime.testing import settled_log
 
 from ..support.openai_server import (
     OpenAIServer,
@@ -52,7 +53,7 @@ from ..support.openai_server import (
     sse,
     text_reply,
 )
-from .conftest import ACME, FAST, registry_of, settled_log, types
+from .conftest import ACME, FAST, registry_of, types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 PRICES = StaticPriceTable(

@@ -13,9 +13,9 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.records import Cost, CostSource, Usage
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, settled_log
+from .conftest import ACME, registry_of, running_worker
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {

@@ -36,9 +36,9 @@ from psych_runtime.adapters import (
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import CodeExecution, CodeExecutionLimits, Isolation
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
 
-from .conftest import ACME, FAST, registry_of, settled_log
+from .conftest import ACME, FAST, registry_of
 
 CODE = ValidationContext(capabilities=("code_execution",))
 

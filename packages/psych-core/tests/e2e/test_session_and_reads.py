@@ -8,9 +8,9 @@ import pytest
 import psych_runtime
 from psych_runtime import InMemoryStore, TerminalState
 from psych_runtime.records import Cost, CostSource, QueueKind, Usage
-from psych_runtime.testing import CrashingStore, FakeModel
+from psych_runtime.testing import CrashingStore, FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, settled_log, types
+from .conftest import ACME, registry_of, running_worker, types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:

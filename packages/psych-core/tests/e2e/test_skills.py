@@ -23,9 +23,9 @@ from psych_runtime import (
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import Skill
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover
+from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
 
-from .conftest import ACME, FAST, registry_of, settled_log
+from .conftest import ACME, FAST, registry_of
 
 REFUNDS = Skill(
     name="refunds",

@@ -12,9 +12,9 @@ import pytest
 
 import psych_runtime
 from psych_runtime import AgentSpec, CodeTool, InMemoryStore, ModelRef, QueueKind
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, running_worker, settled_log, types
+from .conftest import ACME, running_worker, types
 
 
 def _spec() -> AgentSpec:

@@ -28,9 +28,9 @@ from psych_runtime import (
 from psych_runtime.models import ModelPrice, StaticPriceTable
 from psych_runtime.records import Record
 from psych_runtime.spec import SpawnEnvelope, SubagentRef, SuspensionPolicy
-from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
+from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover, settled_log
 
-from .conftest import ACME, FAST, registry_of, settled_log
+from .conftest import ACME, FAST, registry_of
 
 DESCRIPTION = "Does one careful piece of the work."
 FINDER = {

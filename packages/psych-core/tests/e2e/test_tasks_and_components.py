@@ -17,9 +17,9 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.records import Component, Record, Task
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover
+from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
 
-from .conftest import ACME, FAST, registry_of, settled_log
+from .conftest import ACME, FAST, registry_of
 
 
 def _spec(**fields: Any) -> AgentSpec:

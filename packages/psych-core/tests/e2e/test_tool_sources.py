@@ -34,7 +34,7 @@ from psych_runtime.core.narrowing import matches
 from psych_runtime.models import ToolDefinition
 from psych_runtime.records import Record
 from psych_runtime.spec import McpServer
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,
@@ -42,7 +42,7 @@ from psych_runtime.tools.sources import (
     ToolSourceUnavailable,
 )
 
-from .conftest import ACME, FAST, settled_log
+from .conftest import ACME, FAST
 
 MCP = ValidationContext(capabilities=("mcp_servers",))
 

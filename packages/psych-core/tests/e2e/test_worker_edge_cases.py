@@ -13,9 +13,9 @@ from psych_runtime import InMemoryStore, Runtime, TerminalState, ToolOutcome, Wo
 from psych_runtime.adapters import RunState
 from psych_runtime.records import Cost, QueueKind, Usage
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, registry_of, settled_log
+from .conftest import ACME, registry_of
 
 CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="m"))
 

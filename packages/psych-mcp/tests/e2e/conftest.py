@@ -26,7 +26,11 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.records import Record
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import (
+    FakeModel,
+    settled_log as testing_settled_log,
+    worker_in_background,
+)
 
 ACME = Scope(tenant="acme")
 GLOBEX = Scope(tenant="globex")
@@ -53,13 +57,8 @@ class PerTenant:
 
 
 async def settled_log(store: Store, run_id: RunId, timeout: float = 15.0) -> list[Record]:
-    """Wait until the Run's last record is run_settled and return the whole log."""
-    async with asyncio.timeout(timeout):
-        while True:
-            log = await store.read(run_id)
-            if log and log[-1].type == "run_settled":
-                return log
-            await asyncio.sleep(0.01)
+    """``psych_runtime.testing.settled_log``, with the longer wait a server round trip needs."""
+    return await testing_settled_log(store, run_id, timeout)
 
 
 @asynccontextmanager
@@ -71,12 +70,10 @@ async def working(
     worker = Worker(
         store, Runtime(store, model, ToolRegistry(), tool_sources=[tools], **runtime), **FAST
     )
-    task = asyncio.create_task(worker.run())
     try:
-        yield store, worker
+        async with worker_in_background(worker):
+            yield store, worker
     finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
         await tools.close()
 
 

@@ -37,9 +37,9 @@ from psych_runtime.spec import (
     ValuePath,
     WorkflowSpec,
 )
-from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
+from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover, settled_log
 
-from ..conftest import ACME, Otel, registry_of, running_worker, settled_log
+from ..conftest import ACME, Otel, registry_of, running_worker
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {

@@ -1,7 +1,9 @@
 """Helpers for testing code built on Psych Runtime, shipped so users get them too.
 
-``FakeModel`` (a scriptable model client) and ``crash_and_recover`` (kill an Attempt
-at a chosen record and watch another Worker recover it) are importable from here, and
+``FakeModel`` (a scriptable model client), ``crash_and_recover`` (kill an Attempt
+at a chosen record and watch another Worker recover it) ``settled_log`` (wait for a
+Run to end and read its log) and ``worker_in_background`` (a Worker that runs for the
+length of a block) are importable from here, and
 so is ``LogBuilder``, which builds a log record by record for folding::
 
     from psych_runtime.core.reducer import reduce
@@ -16,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 from psych_runtime.testing.log_builder import LogBuilder
 
 if TYPE_CHECKING:
+    from psych_runtime.testing.background import worker_in_background
     from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
     from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
     from psych_runtime.testing.forwarding import ForwardingStore
     from psych_runtime.testing.models_by_name import ModelsByName
+    from psych_runtime.testing.settled import settled_log
 
 _LAZY = {
     "FakeModel": "psych_runtime.testing.fake_model",
@@ -29,6 +33,8 @@ _LAZY = {
     "crash_and_recover": "psych_runtime.testing.crash",
     "ForwardingStore": "psych_runtime.testing.forwarding",
     "ModelsByName": "psych_runtime.testing.models_by_name",
+    "settled_log": "psych_runtime.testing.settled",
+    "worker_in_background": "psych_runtime.testing.background",
 }
 
 
@@ -54,4 +60,6 @@ __all__ = [
     "ModelsByName",
     "ToolCallScript",
     "crash_and_recover",
+    "settled_log",
+    "worker_in_background",
 ]
