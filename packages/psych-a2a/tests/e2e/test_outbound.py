@@ -24,7 +24,7 @@ from psych_runtime import (
 )
 from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolSourceUnavailable
 from psych_runtime.spec import A2APeer, AgentSpec
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, worker_in_background
 
 from ..conftest import LOOPBACK
 from ..peer import Seen, loopback_socket, peer_app, peer_card, running_peer, serving
@@ -288,18 +288,13 @@ async def test_a_run_calls_a_peer_as_a_tool() -> None:
         tools = A2ATools(egress=LOOPBACK)
         store = InMemoryStore()
         runtime = Runtime(store, model, ToolRegistry(), tool_sources=[tools])
-        worker = Worker(store, runtime, poll_interval=0.05)
-        task = asyncio.create_task(worker.run())
-        try:
+        async with worker_in_background(Worker(store, runtime, poll_interval=0.05)):
             spec = _spec(A2APeer(name="echo", url=base, allow=("echo",)))
             version = await publish(store, spec, scope=ACME)
             run = await dispatch(store, version, "Ask the echo agent.", scope=ACME)
             async with asyncio.timeout(20):
                 while not (log := await store.read(run.run_id)) or log[-1].type != "run_settled":
                     await asyncio.sleep(0.02)
-        finally:
-            worker.request_stop()
-            await asyncio.gather(task, return_exceptions=True)
             await tools.close()
     finished = [r for r in log if r.type == "tool_call_finished"]
     assert [json.loads(json.dumps(r.result))["text"] for r in finished] == ["from a run"]

@@ -43,7 +43,7 @@ from psych_runtime.records import (
     record_to_json,
 )
 from psych_runtime.runtime.prompt import withheld_advisory
-from psych_runtime.testing import CrashingStore, FakeModel, settled_log
+from psych_runtime.testing import CrashingStore, FakeModel, settled_log, worker_in_background
 
 from ..support.http_tool_server import Answer, Handler, Seen, ToolServer, serve_tool_api
 from .conftest import ACME, FAST, types
@@ -86,13 +86,8 @@ async def _worker(
     runtime = Runtime(
         store, model, ToolRegistry(), retry_base_seconds=0.01, http=http, secrets=secrets
     )
-    worker = Worker(store, runtime, **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, runtime, **FAST)) as worker:
         yield worker
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def _run(

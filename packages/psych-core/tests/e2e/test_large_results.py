@@ -5,7 +5,6 @@ in-memory Store; the tests look at the log, at what the model was sent, and at t
 BlobStore, never at the loop's internals.
 """
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -35,7 +34,13 @@ from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
 from psych_runtime.models import ModelRequest
 from psych_runtime.records import Record, ToolCallId
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
+from psych_runtime.testing import (
+    FakeModel,
+    ToolCallScript,
+    crash_and_recover,
+    settled_log,
+    worker_in_background,
+)
 
 from .conftest import ACME, FAST, registry_of
 
@@ -91,13 +96,8 @@ async def _worker(
     store: Store, model: FakeModel, *tools: Callable[..., Any], **runtime: Any
 ) -> AsyncIterator[Worker]:
     engine = Runtime(store, model, registry_of(*tools), retry_base_seconds=0.01, **runtime)
-    worker = Worker(store, engine, **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, engine, **FAST)) as worker:
         yield worker
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def _run(

@@ -42,7 +42,7 @@ from psych_runtime.model.port import (
 )
 from psych_runtime.models import ModelPrice, PriceResolver, StaticPriceTable
 from psych_runtime.records import CostSource, Record, Usage
-from psych_runtime.testing import settled_log
+from psych_runtime.testing import settled_log, worker_in_background
 
 from ..support.openai_server import (
     OpenAIServer,
@@ -117,13 +117,8 @@ async def worker_for(
         cost_policy=cost_policy,
         retry_base_seconds=0.01,
     )
-    worker = Worker(store, runtime, **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, runtime, **FAST)) as worker:
         yield worker
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def run(

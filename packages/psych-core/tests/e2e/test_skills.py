@@ -4,7 +4,6 @@ Every Run goes through a real Worker and Runtime with the FakeModel and the in-m
 Store; the assertions read the log and what the model was sent.
 """
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -23,7 +22,13 @@ from psych_runtime import (
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import Skill
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
+from psych_runtime.testing import (
+    FakeModel,
+    ToolCallScript,
+    crash_and_recover,
+    settled_log,
+    worker_in_background,
+)
 
 from .conftest import ACME, FAST, registry_of
 
@@ -47,14 +52,9 @@ def _load(call_id: str, **arguments: Any) -> ToolCallScript:
 async def _run(spec: AgentSpec, model: FakeModel) -> list[Record]:
     store = InMemoryStore()
     version = await publish(store, spec, scope=ACME)
-    worker = Worker(store, Runtime(store, model, registry_of()), **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, Runtime(store, model, registry_of()), **FAST)):
         run = await dispatch(store, version, "Can I get my money back?", scope=ACME)
         return await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def _finished(log: list[Record], call_id: str) -> Any:

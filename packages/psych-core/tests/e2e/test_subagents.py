@@ -28,7 +28,13 @@ from psych_runtime import (
 from psych_runtime.models import ModelPrice, StaticPriceTable
 from psych_runtime.records import Record
 from psych_runtime.spec import SpawnEnvelope, SubagentRef, SuspensionPolicy
-from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover, settled_log
+from psych_runtime.testing import (
+    FakeModel,
+    ModelsByName,
+    crash_and_recover,
+    settled_log,
+    worker_in_background,
+)
 
 from .conftest import ACME, FAST, registry_of
 
@@ -58,14 +64,9 @@ async def _run(
     store = store if store is not None else InMemoryStore()
     version = await publish(store, spec, scope=ACME)
     tools = registry if registry is not None else registry_of(lookup)
-    worker = Worker(store, Runtime(store, model, tools), **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, Runtime(store, model, tools), **FAST)):
         run = await dispatch(store, version, message, scope=ACME)
         return await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def _finishes(log: list[Record]) -> list[Any]:
@@ -377,14 +378,11 @@ async def test_the_subtree_adds_priced_costs_and_owns_up_to_unpriced_ones() -> N
     )
     store = InMemoryStore()
     version = await publish(store, spec, scope=ACME)
-    worker = Worker(store, Runtime(store, model, registry_of(lookup), prices=prices), **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(
+        Worker(store, Runtime(store, model, registry_of(lookup), prices=prices), **FAST)
+    ):
         run = await dispatch(store, version, "Go.", scope=ACME)
         await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
     full = await report(store, run.run_id, scope=ACME)
     assert full.totals.cost is not None and full.totals.cost.amount == Decimal(6)
     assert full.subtree.cost is not None and full.subtree.cost.amount == Decimal(9)

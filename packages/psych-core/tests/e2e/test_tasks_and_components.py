@@ -1,6 +1,5 @@
 """Task lists and UI components end to end: recorded in the log, shown by the reads."""
 
-import asyncio
 from typing import Any
 
 import psych_runtime
@@ -17,7 +16,13 @@ from psych_runtime import (
     publish,
 )
 from psych_runtime.records import Component, Record, Task
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover, settled_log
+from psych_runtime.testing import (
+    FakeModel,
+    ToolCallScript,
+    crash_and_recover,
+    settled_log,
+    worker_in_background,
+)
 
 from .conftest import ACME, FAST, registry_of
 
@@ -37,14 +42,9 @@ def _call(name: str, call_id: str, **arguments: Any) -> ToolCallScript:
 async def _run(spec: AgentSpec, model: FakeModel) -> tuple[InMemoryStore, RunId, list[Record]]:
     store = InMemoryStore()
     version = await publish(store, spec, scope=ACME)
-    worker = Worker(store, Runtime(store, model, registry_of()), **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, Runtime(store, model, registry_of()), **FAST)):
         run = await dispatch(store, version, "plan the move", scope=ACME)
         return store, run.run_id, await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def _finished(log: list[Record], call_id: str) -> Any:

@@ -34,7 +34,7 @@ from psych_runtime.core.narrowing import matches
 from psych_runtime.models import ToolDefinition
 from psych_runtime.records import Record
 from psych_runtime.spec import McpServer
-from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
+from psych_runtime.testing import FakeModel, crash_and_recover, settled_log, worker_in_background
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,
@@ -225,9 +225,7 @@ async def test_a_call_failure_is_data_and_annotations_drive_approvals() -> None:
     version = await publish(store, _spec(CRM), scope=ACME, context=MCP)
     rules = ApprovalRules(selectors=("@destructive",))
     runtime = Runtime(store, model, ToolRegistry(), tool_sources=[room], approvals=rules)
-    worker = Worker(store, runtime, **FAST)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(Worker(store, runtime, **FAST)):
         run = await dispatch(store, version, "Go.", scope=ACME)
         async with asyncio.timeout(10):
             while (await status(store, run.run_id, scope=ACME)).pending_approval is None:
@@ -235,9 +233,6 @@ async def test_a_call_failure_is_data_and_annotations_drive_approvals() -> None:
         assert [c[2] for c in room.calls] == ["broken"]  # the wipe waits for a person
         await resume(store, run.run_id, approved=True, by="ops", scope=ACME)
         log = await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
     failed = _finishes(log)[0].failure
     assert failed.kind == "tool_error" and failed.transient
     assert [c[2] for c in room.calls] == ["broken", "wipe"]

@@ -33,7 +33,7 @@ from psych_runtime.adapters import (
 from psych_runtime.core.reducer import reduce
 from psych_runtime.records import RunAdmitted, record_from_json, record_to_json
 from psych_runtime.runtime.admission import InvalidDispatch
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FakeModel, worker_in_background
 
 from .conftest import RecordingTelemetry
 
@@ -61,16 +61,13 @@ async def _run(runtime_telemetry: Any, worker_telemetry: Any = None, **dispatche
         await runtime(journal, header, abort)
 
     runner.telemetry = runtime.telemetry  # type: ignore[attr-defined]
-    worker = Worker(store, runner, poll_interval=0.02, telemetry=worker_telemetry)
-    task = asyncio.create_task(worker.run())
-    try:
+    async with worker_in_background(
+        Worker(store, runner, poll_interval=0.02, telemetry=worker_telemetry)
+    ) as worker:
         run = await dispatch(store, version, "go", scope=ACME, **dispatched)
         async with asyncio.timeout(10):
             while (log := await store.read(run.run_id))[-1].type != "run_settled":
                 await asyncio.sleep(0.01)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
     return log, observers, worker
 
 
