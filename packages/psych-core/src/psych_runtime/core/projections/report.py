@@ -170,7 +170,7 @@ def build_report(
         version_hash=state.version_hash,
         spec_name=spec_name,
         system_prompt=_last_system_prompt(records),
-        steps=step_reports(records),
+        steps=step_reports(state.step_starts),
         tool_calls=tool_call_reports(records),
         model_calls=model_call_reports(records),
         suspensions=suspension_reports(records),

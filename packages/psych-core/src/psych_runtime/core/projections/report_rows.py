@@ -25,8 +25,6 @@ from psych_runtime.core.records import (
     ModelCallStarted,
     Record,
     Resumed,
-    StepCompleted,
-    StepStarted,
     SubagentFinished,
     SubagentMessaged,
     SubagentSpawned,
@@ -37,6 +35,7 @@ from psych_runtime.core.records import (
     TurnStarted,
 )
 from psych_runtime.core.reducer import counts_toward_streak
+from psych_runtime.core.state import StepRecord
 
 
 def model_call_reports(records: Sequence[Record]) -> tuple[ModelCallReport, ...]:
@@ -129,44 +128,13 @@ def tool_call_reports(records: Sequence[Record]) -> tuple[ToolCallReport, ...]:
     return tuple(rows.values())
 
 
-def step_reports(records: Sequence[Record]) -> tuple[StepReport, ...]:
-    """One row per step attempt; a completion fills the latest attempt of its step."""
-    rows: list[StepReport] = []
-    latest: dict[StepId, int] = {}
-    for record in records:
-        match record:
-            case StepStarted():
-                latest[record.step_id] = len(rows)
-                rows.append(
-                    StepReport(
-                        step_id=record.step_id,
-                        name=record.name,
-                        kind=record.kind,
-                        attempt_number=record.attempt_number,
-                        input=record.input,
-                        path=record.path,
-                        parent_step_id=record.parent_step_id,
-                        iteration=record.iteration,
-                        replayed_from=record.replayed_from,
-                        started_at=record.at,
-                    )
-                )
-            case StepCompleted():
-                index = latest[record.step_id]
-                rows[index] = rows[index].model_copy(
-                    update={
-                        "completed": True,
-                        "output": record.output,
-                        "failure": record.failure,
-                        "child_run_id": record.child_run_id,
-                        "skipped": record.skipped,
-                        "will_retry": record.will_retry,
-                        "completed_at": record.at,
-                    }
-                )
-            case _:
-                pass
-    return tuple(rows)
+def step_reports(steps: Sequence[StepRecord]) -> tuple[StepReport, ...]:
+    """One row per step attempt, in the order they started, as the fold left each one.
+
+    The reducer already pairs every completion with the latest attempt of its step
+    (and refuses a log where that fails), so the rows are read from its list.
+    """
+    return tuple(StepReport.model_validate(step, from_attributes=True) for step in steps)
 
 
 def failure_streak_trips(
