@@ -8,6 +8,9 @@ all read this table.
 """
 
 import time
+from collections.abc import Callable
+
+from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import ToolDefinition
@@ -64,6 +67,16 @@ def _refused(kind: str, error: Exception, started: float) -> Executed:
     return Executed(ToolOutcome.ERROR, None, failure(kind, str(error)), _elapsed(started))
 
 
+def _answer(compute: Callable[[], JsonValue]) -> Executed:
+    """Time ``compute``; arguments it refuses make an ``invalid_arguments`` failure."""
+    started = time.perf_counter()
+    try:
+        result = compute()
+    except ToolArgumentsInvalid as error:
+        return _refused("invalid_arguments", error, started)
+    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
+
+
 async def _read_output(
     ctx: AttemptContext, call_id: ToolCallId, name: str, arguments: JsonObject
 ) -> Executed:
@@ -82,46 +95,32 @@ async def _load_skill(
     ctx: AttemptContext, call_id: ToolCallId, name: str, arguments: JsonObject
 ) -> Executed:
     """Answer ``load_skill`` from the Spec itself; an unknown skill is refused."""
-    started = time.perf_counter()
-    try:
-        loaded = load_skill(ctx.tools.skills, arguments, ctx.journal.state)
-    except ToolArgumentsInvalid as error:
-        return _refused("invalid_arguments", error, started)
-    return Executed(ToolOutcome.OK, loaded, None, _elapsed(started))
+    return _answer(lambda: load_skill(ctx.tools.skills, arguments, ctx.journal.state))
 
 
 async def _plan_or_show(
     ctx: AttemptContext, call_id: ToolCallId, name: str, arguments: JsonObject
 ) -> Executed:
     """Record a task list or a component; it lands in the same batch as the finish."""
-    started = time.perf_counter()
-    try:
+
+    def stage() -> JsonObject:
         if name == UPDATE_TASKS:
             tasks = tasks_from(arguments)
             ctx.journal.stage(TaskListUpdated, tasks=tasks)
-            result: JsonObject = {"tasks": len(tasks)}
-        else:
-            component = component_from(arguments)
-            ctx.journal.stage(ComponentShown, component=component)
-            result = {"shown": component.kind}
-    except ToolArgumentsInvalid as error:
-        return _refused("invalid_arguments", error, started)
-    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
+            return {"tasks": len(tasks)}
+        component = component_from(arguments)
+        ctx.journal.stage(ComponentShown, component=component)
+        return {"shown": component.kind}
+
+    return _answer(stage)
 
 
 async def _describe_deferred(
     ctx: AttemptContext, call_id: ToolCallId, name: str, arguments: JsonObject
 ) -> Executed:
     """Answer ``list_tools`` or ``get_tool_info`` from this turn's deferred tools."""
-    started = time.perf_counter()
-    try:
-        if name == LIST_TOOLS:
-            result = list_tools(ctx.tools.deferred, arguments)
-        else:
-            result = tool_info(ctx.tools.deferred, arguments)
-    except ToolArgumentsInvalid as error:
-        return _refused("invalid_arguments", error, started)
-    return Executed(ToolOutcome.OK, result, None, _elapsed(started))
+    describe = list_tools if name == LIST_TOOLS else tool_info
+    return _answer(lambda: describe(ctx.tools.deferred, arguments))
 
 
 async def _memory(
