@@ -115,6 +115,32 @@ class HttpTransport:
             return self.timeout
         return _as_timeout(timeout)
 
+    async def _allowed(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        scope: Scope,
+        headers: Mapping[str, str] | None,
+        json: JsonValue,
+        content: bytes | str | None,
+        timeout: Timeout,
+    ) -> tuple[httpx.AsyncClient, httpx.Request]:
+        """The client and the request, built once the policy allows the destination."""
+        import httpx
+
+        target = httpx.URL(url)
+        await check_egress(self._policy, scope, target)
+        client = self._http()
+        request = client.build_request(
+            method,
+            target,
+            headers=dict(headers or {}),
+            json=json,
+            content=content,
+            timeout=self._timeout_for(timeout),
+        )
+        return client, request
+
     async def request(
         self,
         method: str,
@@ -141,19 +167,7 @@ class HttpTransport:
             EgressDenied: the policy refused the destination; nothing was sent.
             httpx.HTTPError: the request itself failed.
         """
-        import httpx
-
-        target = httpx.URL(url)
-        await check_egress(self._policy, scope, target)
-        client = self._http()
-        request = client.build_request(
-            method,
-            target,
-            headers=dict(headers or {}),
-            json=json,
-            content=content,
-            timeout=self._timeout_for(timeout),
-        )
+        client, request = await self._allowed(method, url, scope, headers, json, content, timeout)
         return await client.send(request, follow_redirects=False)
 
     @asynccontextmanager
@@ -174,19 +188,7 @@ class HttpTransport:
         when the block exits, however it exits. Arguments and errors are those of
         ``request``.
         """
-        import httpx
-
-        target = httpx.URL(url)
-        await check_egress(self._policy, scope, target)
-        client = self._http()
-        request = client.build_request(
-            method,
-            target,
-            headers=dict(headers or {}),
-            json=json,
-            content=content,
-            timeout=self._timeout_for(timeout),
-        )
+        client, request = await self._allowed(method, url, scope, headers, json, content, timeout)
         response = await client.send(request, stream=True, follow_redirects=False)
         try:
             yield response
