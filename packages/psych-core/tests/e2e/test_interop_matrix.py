@@ -32,19 +32,15 @@ from psych_runtime import (
     ModelRef,
     OpenAICompatibleClient,
 )
-from psych_runtime.core.messages import ToolDefinition, UserMessage
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.model.port import ModelRequest
 from psych_runtime.records import ModelCallFinished, Usage
 from psych_runtime.runtime.model_call import ModelAnswer, call_model
 
 from ..support.openai_server import OpenAIServer, Received, Reply, error
+from ..support.tools import LOOKUP
 from .conftest import ACME
 
-LOOKUP = ToolDefinition(
-    name="lookup",
-    description="Find an order.",
-    input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}},
-)
 CALLS = (("lookup", {"order_id": "A1"}), ("lookup", {"order_id": "B2"}))
 LONG_ANSWER = " ".join(f"word{n}" for n in range(1, 41))
 PROMPT_TOKENS = 50

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.messages import SystemMessage, ToolDefinition, UserMessage
+from psych_runtime.core.messages import SystemMessage, UserMessage
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressPolicy
@@ -39,13 +39,9 @@ from ...support.anthropic_server import (
     text_block,
     tool_block,
 )
+from ...support.tools import LOOKUP
 
 ACME = Scope(tenant="acme")
-LOOKUP = ToolDefinition(
-    name="lookup",
-    description="Find an order.",
-    input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}},
-)
 REQUEST = ModelRequest(
     model="claude-haiku-4-5",
     messages=(SystemMessage(content="Be brief."), UserMessage(content="Where is A1?")),

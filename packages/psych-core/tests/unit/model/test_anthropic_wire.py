@@ -31,11 +31,8 @@ from psych_runtime.model.port import (
     ToolCallDelta,
 )
 
-LOOKUP = ToolDefinition(
-    name="lookup",
-    description="Find an order.",
-    input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}},
-)
+from ...support.tools import LOOKUP
+
 PING = ToolDefinition(name="ping")
 OFF = PromptCaching(tools=False, system=False, last_message=False)
 

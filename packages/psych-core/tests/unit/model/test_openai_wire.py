@@ -29,11 +29,8 @@ from psych_runtime.model.openai_wire import (
 )
 from psych_runtime.model.port import ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
 
-LOOKUP = ToolDefinition(
-    name="lookup",
-    description="Find an order.",
-    input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}},
-)
+from ...support.tools import LOOKUP
+
 PING = ToolDefinition(name="ping")
 
 
