@@ -4,7 +4,12 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite.plugin
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.plugin import (
+    check_entry_point,
+    modules_loaded_by,
+    plugin_alone,
+    plugins_as_installed,
+)
 from psych_runtime.adapters import store_backends
 
 
@@ -30,3 +35,11 @@ def test_the_named_plugin_is_the_only_one_registered(monkeypatch: pytest.MonkeyP
         assert "sqlite" in store_backends()
     with plugin_alone(monkeypatch):
         assert "sqlite" not in store_backends()
+
+
+def test_installed_plugins_load_even_where_autoload_was_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+    with plugins_as_installed(monkeypatch):
+        assert "sqlite" in store_backends()

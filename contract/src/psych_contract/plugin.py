@@ -57,6 +57,21 @@ def plugin_alone(monkeypatch: pytest.MonkeyPatch, name: str | None = None) -> It
         reset_plugin_manager()
 
 
+@contextmanager
+def plugins_as_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A fresh plugin manager with autoload on: every installed plugin, as a program sees.
+
+    Undoes a ``PSYCH_DISABLE_PLUGIN_AUTOLOAD`` the surrounding environment may set, and
+    resets the manager on the way in and out so no test sees another's registrations.
+    """
+    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
+    reset_plugin_manager()
+    try:
+        yield
+    finally:
+        reset_plugin_manager()
+
+
 def check_entry_point(name: str, plugin: ModuleType, *, distribution: str) -> None:
     """The entry point ``name`` is ``plugin``, comes from ``distribution``, speaks this API.
 
@@ -88,4 +103,10 @@ def modules_loaded_by(code: str, modules: Sequence[str]) -> list[str]:
     return loaded.split(",") if loaded else []
 
 
-__all__ = ["ENTRY_POINT_GROUP", "check_entry_point", "modules_loaded_by", "plugin_alone"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "check_entry_point",
+    "modules_loaded_by",
+    "plugin_alone",
+    "plugins_as_installed",
+]

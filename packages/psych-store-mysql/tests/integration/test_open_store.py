@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Iterator
 import pytest
 
 import psych_runtime
-from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
+from psych_contract.plugin import plugins_as_installed
 from psych_store_mysql import MySQLMemoryStore, MySQLStore
 from psych_store_mysql.schema import Tables
 
@@ -15,10 +15,8 @@ TablesOf = Callable[[str], Awaitable[list[str]]]
 
 @pytest.fixture(autouse=True)
 def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+    with plugins_as_installed(monkeypatch):
+        yield
 
 
 async def test_open_store_with_migrate_returns_a_ready_store(

@@ -11,11 +11,9 @@ import pytest
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
-from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_entry_point, plugins_as_installed
 from psych_runtime.adapters import (
-    AUTOLOAD_ENV,
     memory_store_backends,
-    reset_plugin_manager,
     store_backends,
 )
 from psych_store_mysql import MySQLMemoryStore, MySQLStore
@@ -23,10 +21,8 @@ from psych_store_mysql import MySQLMemoryStore, MySQLStore
 
 @pytest.fixture(autouse=True)
 def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+    with plugins_as_installed(monkeypatch):
+        yield
 
 
 def test_the_distribution_declares_the_entry_point() -> None:

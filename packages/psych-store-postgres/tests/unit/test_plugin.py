@@ -3,17 +3,15 @@ from collections.abc import Iterator
 import pytest
 
 import psych_runtime
-from psych_contract.plugin import check_entry_point, modules_loaded_by
-from psych_runtime.adapters import memory_store_backends, reset_plugin_manager, store_backends
+from psych_contract.plugin import check_entry_point, modules_loaded_by, plugins_as_installed
+from psych_runtime.adapters import memory_store_backends, store_backends
 from psych_store_postgres import PostgresMemoryStore, PostgresStore, plugin
 
 
 @pytest.fixture(autouse=True)
 def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
+    with plugins_as_installed(monkeypatch):
+        yield
 
 
 def test_the_entry_point_registers_both_schemes() -> None:
