@@ -7,6 +7,7 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import RunId
 from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
@@ -175,10 +176,4 @@ async def test_versions_stored_before_grants_existed_become_shared(
         await conn.close()
     store = await make_store(migrate=False)
     assert await store.migrate() == EVERY_VERSION[2:]
-    for tenant in ("tenant-a", "tenant-b", None):
-        got = await store.get_version(legacy.hash, tenant=tenant)
-        assert got is not None, tenant
-        assert got.published_at == legacy.published_at
-    fresh = data.version("fresh")
-    await store.put_version(fresh, tenant="tenant-a")
-    assert await store.get_version(fresh.hash, tenant="tenant-b") is None
+    await check_versions_before_grants(store, legacy)

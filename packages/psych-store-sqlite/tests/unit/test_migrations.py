@@ -10,6 +10,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import StoreUnavailable
 from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_store_sqlite import SqliteStore, schema
@@ -180,12 +181,6 @@ async def test_versions_stored_before_grants_existed_become_shared(
     store = SqliteStore(_url(db))
     try:
         assert await store.migrate() == list(range(2, schema.SCHEMA_VERSION + 1))
-        for tenant in ("tenant-a", "tenant-b", None):
-            got = await store.get_version(legacy.hash, tenant=tenant)
-            assert got is not None, tenant
-            assert got.published_at == legacy.published_at
-        fresh = data.version("fresh")
-        await store.put_version(fresh, tenant="tenant-a")
-        assert await store.get_version(fresh.hash, tenant="tenant-b") is None
+        await check_versions_before_grants(store, legacy)
     finally:
         await store.close()
