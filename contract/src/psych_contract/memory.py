@@ -14,7 +14,7 @@ facts between runs does not need emptying first. Only the public port is used.
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -58,6 +58,44 @@ def _raw(memory_store: MemoryStore) -> RawStorage:
 def _marker(label: str) -> str:
     """A text no backend holds by chance: a label and a random tail."""
     return f"{label}-{uuid.uuid4().hex}"
+
+
+async def check_bad_input_refused_offline(
+    memory_store: MemoryStore, impossible_ids: Sequence[str] = ("mem_\ud800",)
+) -> None:
+    """Every call with input no store could keep is refused before any IO, and closes.
+
+    Give it a store whose backend cannot be reached (a closed port, a missing
+    directory): a check that went to the backend first would fail there with
+    ``StoreUnavailable`` instead of the ``ValueError`` expected. Keys with a NUL or a
+    lone surrogate, empty, blank and over-long facts and a zero ``limit`` are refused;
+    each of ``impossible_ids``, ids the store knows without asking it never issued, is
+    simply not this key's fact (``False``). The store is closed afterwards.
+    """
+    key = MemoryKey(tenant="acme", end_user_id="alice")
+    forged_keys = (
+        MemoryKey.model_construct(tenant="acme", end_user_id="nul\x00"),
+        MemoryKey.model_construct(tenant="acme\udc00", end_user_id="alice"),
+    )
+    try:
+        for forged in forged_keys:
+            with pytest.raises(ValueError):
+                await memory_store.remember(forged, "fact")
+            with pytest.raises(ValueError):
+                await memory_store.recall(forged)
+            with pytest.raises(ValueError):
+                await memory_store.forget(forged, "mem_x")
+            with pytest.raises(ValueError):
+                await memory_store.erase(forged)
+        for content in ("", "   ", "x" * (MAX_MEMORY_CHARS + 1)):
+            with pytest.raises(ValueError):
+                await memory_store.remember(key, content)
+        with pytest.raises(ValueError):
+            await memory_store.recall(key, limit=0)
+        for memory_id in impossible_ids:
+            assert await memory_store.forget(key, memory_id) is False
+    finally:
+        await memory_store.close()
 
 
 class MemoryContract:
@@ -521,4 +559,4 @@ class MemoryContract:
             assert await memory_store.recall(key) == tuple(model[key])
 
 
-__all__ = ["MemoryContract"]
+__all__ = ["MemoryContract", "check_bad_input_refused_offline"]

@@ -9,6 +9,7 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
+from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
 from psych_runtime.adapters import (
     blob_store_backends,
@@ -93,21 +94,7 @@ async def test_bad_input_is_refused_before_any_request() -> None:
     memory = DynamoMemoryStore(
         "dynamodb://psych?region=us-east-1&endpoint_url=http://127.0.0.1:9", max_attempts=1
     )
-    key = psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u")
-    forged = psych_runtime.adapters.MemoryKey.model_construct(tenant="t\udc00", end_user_id="u")
-    try:
-        with pytest.raises(ValueError):
-            await memory.remember(key, "   ")
-        with pytest.raises(ValueError):
-            await memory.remember(forged, "fact")
-        with pytest.raises(ValueError):
-            await memory.recall(key, limit=0)
-        with pytest.raises(ValueError):
-            await memory.forget(forged, "mem_1")
-        assert await memory.forget(key, "") is False
-        assert await memory.forget(key, "bad \ud800 id") is False
-    finally:
-        await memory.close()
+    await check_bad_input_refused_offline(memory, ("", "bad \ud800 id"))
 
 
 async def test_a_closed_memory_store_refuses_further_use() -> None:

@@ -11,6 +11,7 @@ import pytest
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
+from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.plugin import check_entry_point, plugins_as_installed
 from psych_runtime.adapters import (
     memory_store_backends,
@@ -66,20 +67,7 @@ async def test_open_memory_store_refuses_an_unknown_option() -> None:
 
 async def test_a_bad_key_or_limit_is_refused_before_any_connection() -> None:
     # Nothing listens on port 9: a check that reached the network would fail otherwise.
-    memory = MySQLMemoryStore("mysql://u@127.0.0.1:9/db")
-    forged = psych_runtime.adapters.MemoryKey.model_construct(tenant="t", end_user_id="nul\x00")
-    key = psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u")
-    try:
-        with pytest.raises(ValueError):
-            await memory.remember(forged, "fact")
-        with pytest.raises(ValueError):
-            await memory.remember(key, "")
-        with pytest.raises(ValueError):
-            await memory.recall(key, limit=0)
-        with pytest.raises(ValueError):
-            await memory.erase(forged)
-    finally:
-        await memory.close()
+    await check_bad_input_refused_offline(MySQLMemoryStore("mysql://u@127.0.0.1:9/db"))
 
 
 @pytest.mark.parametrize("scheme", ["mysql", "mariadb"])

@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 import psych_runtime
+from psych_contract.memory import check_bad_input_refused_offline
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_postgres import PostgresMemoryStore, PostgresStore
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
@@ -156,25 +157,7 @@ def _closed_port() -> int:
 async def test_bad_input_is_refused_before_the_server_is_asked() -> None:
     # Nothing listens on the port: any IO would raise StoreUnavailable instead.
     memory = PostgresMemoryStore(f"postgresql://app@127.0.0.1:{_closed_port()}/db")
-    forged = MemoryKey.model_construct(tenant="acme", end_user_id="nul\x00")
-    try:
-        with pytest.raises(ValueError):
-            await memory.remember(forged, "fact")
-        with pytest.raises(ValueError):
-            await memory.remember(ALICE, "x" * 5000)
-        with pytest.raises(ValueError):
-            await memory.forget(forged, "mem_x")
-        with pytest.raises(ValueError):
-            await memory.recall(forged)
-        with pytest.raises(ValueError):
-            await memory.recall(ALICE, limit=0)
-        with pytest.raises(ValueError):
-            await memory.erase(forged)
-        # An id no store could hold was never issued: not this key's fact, no IO.
-        assert await memory.forget(ALICE, "mem_\ud800") is False
-        assert await memory.forget(ALICE, "mem_\x00") is False
-    finally:
-        await memory.close()
+    await check_bad_input_refused_offline(memory, ("mem_\ud800", "mem_\x00"))
 
 
 async def test_an_unreachable_server_and_a_closed_store_are_unavailable() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from psych_contract.memory import check_bad_input_refused_offline
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, schema
 
@@ -106,26 +107,9 @@ async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
 
 async def test_bad_input_is_refused_before_the_file_is_touched(tmp_path: Path) -> None:
     # The directory does not exist: any IO would raise StoreUnavailable instead.
-    memory = SqliteMemoryStore(_url(tmp_path / "missing" / "memory.db"))
-    forged = MemoryKey.model_construct(tenant="acme", end_user_id="nul\x00")
-    try:
-        with pytest.raises(ValueError):
-            await memory.remember(forged, "fact")
-        with pytest.raises(ValueError):
-            await memory.remember(ALICE, "")
-        with pytest.raises(ValueError):
-            await memory.forget(forged, "mem_x")
-        with pytest.raises(ValueError):
-            await memory.recall(forged)
-        with pytest.raises(ValueError):
-            await memory.recall(ALICE, limit=0)
-        with pytest.raises(ValueError):
-            await memory.erase(forged)
-        # An id no store could hold was never issued: not this key's fact, no IO.
-        assert await memory.forget(ALICE, "mem_\ud800") is False
-        assert await memory.forget(ALICE, "mem_\x00") is False
-    finally:
-        await memory.close()
+    await check_bad_input_refused_offline(
+        SqliteMemoryStore(_url(tmp_path / "missing" / "memory.db")), ("mem_\ud800", "mem_\x00")
+    )
 
 
 async def test_a_store_and_a_memory_store_share_one_file(tmp_path: Path) -> None:
