@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import RunId, StoreUnavailable
 from psych_store_mysql import MySQLStore, _connection
 from psych_store_mysql.settings import MySQLSettings
@@ -100,30 +101,15 @@ async def _admitted_run(store: MySQLStore) -> RunId:
 async def test_a_killed_session_costs_at_most_one_call_and_the_pool_recovers(
     victim: Victim,
 ) -> None:
-    run_id = await _admitted_run(victim.store)
-    answered = 0
-    for round_number in range(15):
-        assert await victim.store.head(run_id) == 1  # one open connection, now idle
-        sessions = await victim.sessions()
-        killing = asyncio.ensure_future(victim.kill(sessions))
-        await asyncio.sleep(0.0005 * (round_number % 5))
-        failed = 0
-        for _ in range(3):
-            try:
-                assert await victim.store.head(run_id) == 1
-                answered += 1
-            except StoreUnavailable:
-                failed += 1
-        await killing
-        await victim.wait_gone(sessions)
-        try:
-            await victim.store.head(run_id)
-        except StoreUnavailable:
-            failed += 1
-        # One session was killed, so at most one call failed with it; the pool handed
-        # the next call a fresh connection instead of the dead one.
-        assert failed <= 1
-    assert answered > 0
+    await check_ended_sessions_cost_one_call_each(
+        victim.store,
+        await _admitted_run(victim.store),
+        sessions=victim.sessions,
+        end=victim.kill,
+        wait_gone=victim.wait_gone,
+        rounds=15,
+        spread=5,
+    )
 
 
 async def test_a_call_whose_session_is_killed_mid_statement_is_store_unavailable(

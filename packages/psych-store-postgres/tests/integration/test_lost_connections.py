@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import RunId, StoreUnavailable
 from psych_store_postgres import PostgresStore
 
@@ -100,32 +101,15 @@ async def _admitted_run(store: PostgresStore) -> RunId:
 async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(
     victim: Victim,
 ) -> None:
-    run_id = await _admitted_run(victim.store)
-    answered = 0
-    for round_number in range(30):
-        assert await victim.store.head(run_id) == 1  # one open connection, now idle
-        sessions = await victim.sessions()
-        ending = asyncio.ensure_future(victim.terminate())
-        # Vary how far the server has got with ending the session when the next calls
-        # go out, so some meet it half way and some find it already gone.
-        await asyncio.sleep(0.0005 * (round_number % 10))
-        failed = 0
-        for _ in range(3):
-            try:
-                assert await victim.store.head(run_id) == 1
-                answered += 1
-            except StoreUnavailable:
-                failed += 1
-        await ending
-        await victim.wait_gone(sessions)
-        try:
-            await victim.store.head(run_id)
-        except StoreUnavailable:
-            failed += 1
-        # One session ended, so at most one call failed with it; the pool handed the
-        # next call a fresh connection instead of the broken one.
-        assert failed <= 1
-    assert answered > 0
+    await check_ended_sessions_cost_one_call_each(
+        victim.store,
+        await _admitted_run(victim.store),
+        sessions=victim.sessions,
+        end=lambda _: victim.terminate(),
+        wait_gone=victim.wait_gone,
+        rounds=30,
+        spread=10,
+    )
 
 
 async def test_a_call_whose_session_is_ended_mid_statement_is_store_unavailable(
