@@ -13,7 +13,16 @@ from itertools import count
 
 from pydantic import JsonValue
 
-from psych_runtime import AgentSpec, ModelRef, RunId, Scope, ToolOutcome, Version, VersionHash
+from psych_runtime import (
+    AgentSpec,
+    ModelRef,
+    RunId,
+    Scope,
+    Store,
+    ToolOutcome,
+    Version,
+    VersionHash,
+)
 from psych_runtime.adapters.store import RunHeader, RunState
 from psych_runtime.records import (
     AbortRequested,
@@ -134,6 +143,13 @@ def admission(
         runnable_at=runnable_at,
     )
     return run, admitted_for(run, message)
+
+
+async def admitted_run(store: Store) -> RunId:
+    """Admit one Run with the defaults of ``admission`` into ``store``; its id."""
+    run, admitted = admission()
+    await store.create_run(run, admitted)
+    return run.run_id
 
 
 _Builder = Callable[[RunId, int, Scope, datetime], Record]

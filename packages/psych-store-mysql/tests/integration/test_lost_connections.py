@@ -16,7 +16,7 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
-from psych_runtime import RunId, StoreUnavailable
+from psych_runtime import StoreUnavailable
 from psych_store_mysql import MySQLStore, _connection
 from psych_store_mysql.settings import MySQLSettings
 
@@ -92,18 +92,12 @@ async def victim(mysql_dsn: str, prefix: str, drop_tables: DropTables) -> AsyncI
         await drop_tables(prefix)
 
 
-async def _admitted_run(store: MySQLStore) -> RunId:
-    header, admitted = data.admission()
-    await store.create_run(header, admitted)
-    return header.run_id
-
-
 async def test_a_killed_session_costs_at_most_one_call_and_the_pool_recovers(
     victim: Victim,
 ) -> None:
     await check_ended_sessions_cost_one_call_each(
         victim.store,
-        await _admitted_run(victim.store),
+        await data.admitted_run(victim.store),
         sessions=victim.sessions,
         end=victim.kill,
         wait_gone=victim.wait_gone,
@@ -115,7 +109,7 @@ async def test_a_killed_session_costs_at_most_one_call_and_the_pool_recovers(
 async def test_a_call_whose_session_is_killed_mid_statement_is_store_unavailable(
     victim: Victim, mysql_dsn: str, prefix: str
 ) -> None:
-    run_id = await _admitted_run(victim.store)
+    run_id = await data.admitted_run(victim.store)
     header = await victim.store.get_run(run_id)
     assert header is not None
     blocker = await _connection.connect(MySQLSettings.from_url(mysql_dsn))

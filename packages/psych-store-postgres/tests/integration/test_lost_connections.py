@@ -92,18 +92,12 @@ async def victim(server: str, schema: str) -> AsyncIterator[Victim]:
         await killer.close()
 
 
-async def _admitted_run(store: PostgresStore) -> RunId:
-    header, admitted = data.admission()
-    await store.create_run(header, admitted)
-    return header.run_id
-
-
 async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(
     victim: Victim,
 ) -> None:
     await check_ended_sessions_cost_one_call_each(
         victim.store,
-        await _admitted_run(victim.store),
+        await data.admitted_run(victim.store),
         sessions=victim.sessions,
         end=lambda _: victim.terminate(),
         wait_gone=victim.wait_gone,
@@ -115,7 +109,7 @@ async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(
 async def test_a_call_whose_session_is_ended_mid_statement_is_store_unavailable(
     victim: Victim, schema: str
 ) -> None:
-    run_id = await _admitted_run(victim.store)
+    run_id = await data.admitted_run(victim.store)
     header = await victim.store.get_run(run_id)
     assert header is not None
     blocker = await victim.lock_run(run_id, schema)
@@ -136,7 +130,7 @@ async def test_a_call_whose_session_is_ended_mid_statement_is_store_unavailable(
 async def test_a_cancelled_call_leaves_no_busy_connection_behind(
     victim: Victim, schema: str
 ) -> None:
-    run_id = await _admitted_run(victim.store)
+    run_id = await data.admitted_run(victim.store)
     header = await victim.store.get_run(run_id)
     assert header is not None
     blocker = await victim.lock_run(run_id, schema)
