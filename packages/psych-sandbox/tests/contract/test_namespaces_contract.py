@@ -2,22 +2,16 @@
 
 from collections.abc import AsyncIterator
 
-import pytest
 import pytest_asyncio
 
 from psych_contract import SandboxContract
 from psych_runtime.adapters import Sandbox
-from psych_sandbox import NamespaceSandbox, SandboxUnavailable
+from psych_sandbox import NamespaceSandbox
 
 
 class TestNamespaceSandbox(SandboxContract):
     kernel_enforced = True
 
     @pytest_asyncio.fixture
-    async def sandbox(self) -> AsyncIterator[Sandbox]:
-        try:
-            sandbox = await NamespaceSandbox.open()
-        except SandboxUnavailable as error:
-            pytest.skip(f"bubblewrap cannot run here: {error}")
-        yield sandbox
-        await sandbox.close()
+    async def sandbox(self, namespaces: NamespaceSandbox) -> AsyncIterator[Sandbox]:  # type: ignore[override]
+        yield namespaces

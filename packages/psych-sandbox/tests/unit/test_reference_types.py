@@ -1,13 +1,9 @@
 """The reference API's sandbox types against real backends: a program run under
 ``SandboxLimits`` reports through ``SandboxResult``."""
 
-from collections.abc import AsyncIterator
-
-import pytest
-
 from psych_runtime.adapters import Program, SandboxLimit, SandboxLimits
 from psych_runtime.spec import NetworkAccess
-from psych_sandbox import NamespaceSandbox, SandboxUnavailable, SubprocessSandbox
+from psych_sandbox import NamespaceSandbox, SubprocessSandbox
 
 LIMITS = SandboxLimits(
     cpu_seconds=2,
@@ -20,16 +16,6 @@ LIMITS = SandboxLimits(
 
 async def nothing(name: str, arguments: dict[str, object]) -> object:
     return None
-
-
-@pytest.fixture
-async def namespaces() -> AsyncIterator[NamespaceSandbox]:
-    try:
-        sandbox = await NamespaceSandbox.open()
-    except SandboxUnavailable as error:
-        pytest.skip(f"bubblewrap cannot run here: {error}")
-    yield sandbox
-    await sandbox.close()
 
 
 async def test_a_wall_clock_kill_is_the_wall_limit() -> None:
