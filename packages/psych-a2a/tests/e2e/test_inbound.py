@@ -22,8 +22,6 @@ from a2a.types import (
     Task,
     TaskState,
 )
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from starlette.applications import Starlette
 
 from psych_a2a import A2AMount, A2ATools, CardVerifier, RunExecutor
@@ -45,6 +43,7 @@ from psych_runtime.spec import A2APeer, SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
 from ..conftest import LOOPBACK
+from ..keys import pem_pair
 from ..peer import loopback_socket, serving
 
 ACME = Scope(tenant="acme")
@@ -164,21 +163,8 @@ async def test_a_dropped_stream_is_picked_up_again_by_resubscribing() -> None:
     assert text == "All done."
 
 
-def _key_pair() -> tuple[str, str]:
-    private = ec.generate_private_key(ec.SECP256R1())
-    pem = private.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return pem, public.decode()
-
-
 async def test_our_client_calls_our_server_with_a_signed_card() -> None:
-    pem, public = _key_pair()
+    pem, public = pem_pair()
     served = AgentSpec(name="helper", description="Helps.", model="fake-standard")
     model = FakeModel().turn(text="Helped with it.")
     async with mounted(served, model, scope=ACME, signing_key=pem, signing_kid="helper-2026") as (
@@ -204,7 +190,7 @@ async def test_our_client_calls_our_server_with_a_signed_card() -> None:
             )
         assert result["state"] == "completed"
         assert result["text"] == "Helped with it."
-        _, stranger = _key_pair()
+        _, stranger = pem_pair()
         async with A2ATools(egress=LOOPBACK, verifier=CardVerifier({"helper-2026": stranger})) as t:
             with pytest.raises(ToolSourceUnavailable):
                 await t.resolve(caller, ACME, permitted=None)

@@ -5,8 +5,6 @@ import json
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from pydantic import SecretStr
 
 from psych_a2a import A2ATools, CardVerifier, sign_card
@@ -27,6 +25,7 @@ from psych_runtime.spec import A2APeer, AgentSpec
 from psych_runtime.testing import FakeModel, worker_in_background
 
 from ..conftest import LOOPBACK
+from ..keys import pem_pair
 from ..peer import Seen, loopback_socket, peer_app, peer_card, running_peer, serving
 
 ACME = Scope(tenant="acme")
@@ -213,21 +212,6 @@ async def test_a_card_naming_an_interface_the_policy_refuses_fails_the_call() ->
         assert seen.texts == []
 
 
-def _keys() -> tuple[str, str]:
-    private = ec.generate_private_key(ec.SECP256R1())
-    pem = private.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        private.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return pem, public
-
-
 async def _offer_with_card(card_change: str, verifier: CardVerifier, pem: str) -> Any:
     sock = loopback_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -244,7 +228,7 @@ async def _offer_with_card(card_change: str, verifier: CardVerifier, pem: str) -
 
 
 async def test_a_signed_card_is_accepted_and_a_tampered_one_refused() -> None:
-    pem, public = _keys()
+    pem, public = pem_pair()
     verifier = CardVerifier({"k1": public})
     signed = await _offer_with_card("signed", verifier, pem)
     assert [t.name for t in signed.tools] == ["echo__echo", "echo__shout"]
@@ -253,7 +237,7 @@ async def test_a_signed_card_is_accepted_and_a_tampered_one_refused() -> None:
             await _offer_with_card(change, verifier, pem)
         assert "signature" in str(refused.value)
         assert not refused.value.transient
-    _, stranger = _keys()
+    _, stranger = pem_pair()
     with pytest.raises(ToolSourceUnavailable):
         await _offer_with_card("signed", CardVerifier({"k1": stranger}), pem)
     exempt = CardVerifier({"k1": public}, peers=("someone_else",))

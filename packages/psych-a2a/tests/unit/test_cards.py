@@ -5,10 +5,11 @@ import json
 import jwt
 import pytest
 from a2a.types import AgentCard, AgentSkill
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from psych_a2a import CardRefused, CardVerifier, sign_card
+
+from ..keys import pem_pair
 
 
 def _card() -> AgentCard:
@@ -20,20 +21,8 @@ def _card() -> AgentCard:
     )
 
 
-def _pem_pair(private: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> tuple[str, str]:
-    pem = private.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return pem, public.decode()
-
-
 def test_a_signed_card_verifies_and_any_change_breaks_it() -> None:
-    pem, public = _pem_pair(ec.generate_private_key(ec.SECP256R1()))
+    pem, public = pem_pair(ec.generate_private_key(ec.SECP256R1()))
     card = sign_card(_card(), pem, kid="k")
     verifier = CardVerifier({"k": public})
     verifier.verify(card)
@@ -51,7 +40,7 @@ def test_keys_may_be_given_as_jwks() -> None:
 
 
 def test_an_unknown_key_id_or_an_algorithm_not_accepted_is_refused() -> None:
-    pem, public = _pem_pair(ec.generate_private_key(ec.SECP256R1()))
+    pem, public = pem_pair(ec.generate_private_key(ec.SECP256R1()))
     card = sign_card(_card(), pem, kid="k")
     with pytest.raises(CardRefused):
         CardVerifier({"other": public}).verify(card)
@@ -62,7 +51,7 @@ def test_an_unknown_key_id_or_an_algorithm_not_accepted_is_refused() -> None:
 
 
 def test_an_rsa_signature_verifies_under_its_algorithm() -> None:
-    pem, public = _pem_pair(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    pem, public = pem_pair(rsa.generate_private_key(public_exponent=65537, key_size=2048))
     card = sign_card(_card(), pem, kid="r", algorithm="RS256")
     CardVerifier({"r": public}).verify(card)
 
@@ -81,7 +70,7 @@ def test_bad_settings_are_refused_early() -> None:
 
 
 def test_a_verifier_covers_every_peer_or_the_named_ones() -> None:
-    _, public = _pem_pair(ec.generate_private_key(ec.SECP256R1()))
+    _, public = pem_pair(ec.generate_private_key(ec.SECP256R1()))
     assert CardVerifier({"k": public}).applies_to("anyone")
     named = CardVerifier({"k": public}, peers=("billing",))
     assert named.applies_to("billing") and not named.applies_to("search")

@@ -7,7 +7,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
-from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 from psych_mcp import McpTools
@@ -15,7 +14,6 @@ from psych_runtime import (
     AgentSpec,
     EgressPolicy,
     InMemoryStore,
-    ResolvedCredential,
     RunId,
     Runtime,
     Scope,
@@ -43,17 +41,6 @@ FAST = {
     "supervisor_interval": 0.05,
     "grace_seconds": 0.3,
 }
-
-
-class PerTenant:
-    """Each tenant's own token for every credential name."""
-
-    def __init__(self, tokens: dict[str, str]) -> None:
-        self.tokens = tokens
-
-    async def resolve(self, scope: Scope, name: str) -> ResolvedCredential | None:
-        token = self.tokens.get(scope.tenant)
-        return None if token is None else ResolvedCredential(identity=name, secret=SecretStr(token))
 
 
 async def settled_log(store: Store, run_id: RunId, timeout: float = 15.0) -> list[Record]:

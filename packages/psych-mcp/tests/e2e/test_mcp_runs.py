@@ -23,11 +23,11 @@ from psych_runtime import (
 from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
+from ..tenant_secrets import PerTenant
 from .conftest import (
     ACME,
     GLOBEX,
     LOOPBACK,
-    PerTenant,
     finishes,
     run_once,
     served,

@@ -24,7 +24,8 @@ from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, To
 from psych_runtime.spec import AgentSpec, McpEnv, McpServer
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, GLOBEX, PerTenant, finishes, run_once
+from ..tenant_secrets import PerTenant
+from .conftest import ACME, GLOBEX, finishes, run_once
 
 SERVER = Path(__file__).resolve().parents[1] / "stdio_server.py"
 ADA = ACME.model_copy(update={"principal": "ada"})

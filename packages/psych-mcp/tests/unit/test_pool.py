@@ -19,7 +19,8 @@ from psych_runtime import (
 from psych_runtime.adapters import SourceCallFailed, ToolContext, ToolSource
 from psych_runtime.spec import AgentSpec, McpServer
 
-from .test_tools import ACME, GLOBEX, PerTenant
+from ..tenant_secrets import PerTenant
+from .test_tools import ACME, GLOBEX
 
 SPEC_OF = AgentSpec(name="ops", model="fake")
 

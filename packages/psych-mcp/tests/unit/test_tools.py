@@ -4,26 +4,16 @@ import asyncio
 
 import mcp_types as types
 import pytest
-from pydantic import SecretStr
 
 from psych_mcp import McpStubServer, McpTools, PoolKey
 from psych_runtime import EgressDecision, EgressPolicy, HttpTransport, ResolvedCredential, Scope
 from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, ToolSourceUnavailable
 from psych_runtime.spec import AgentSpec, McpOAuth, McpServer
 
+from ..tenant_secrets import PerTenant
+
 ACME = Scope(tenant="acme", principal="ada")
 GLOBEX = Scope(tenant="globex", principal="ada")
-
-
-class PerTenant:
-    """Each tenant's own token for every credential name."""
-
-    def __init__(self, tokens: dict[str, str]) -> None:
-        self.tokens = tokens
-
-    async def resolve(self, scope: Scope, name: str) -> ResolvedCredential | None:
-        token = self.tokens.get(scope.tenant)
-        return None if token is None else ResolvedCredential(identity=name, secret=SecretStr(token))
 
 
 def _spec(*servers: McpServer) -> AgentSpec:
