@@ -23,6 +23,11 @@ async def _versions(sql: RunSql, prefix: str) -> list[object]:
     return [row[0] for row in rows]
 
 
+async def _every_table_at_the_latest_version(sql: RunSql, tables_of: TablesOf, prefix: str) -> None:
+    assert await tables_of(prefix) == sorted(Tables(prefix).all)
+    assert await _versions(sql, prefix) == EVERY_VERSION
+
+
 async def test_migrate_creates_every_table_and_records_the_version(
     mysql_dsn: str, prefix: str, cleanup: list[str], sql: RunSql, tables_of: TablesOf
 ) -> None:
@@ -33,8 +38,7 @@ async def test_migrate_creates_every_table_and_records_the_version(
         assert await store.migrate() == EVERY_VERSION
     finally:
         await store.close()
-    assert await tables_of(prefix) == sorted(Tables(prefix).all)
-    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+    await _every_table_at_the_latest_version(sql, tables_of, prefix)
 
 
 async def test_migrating_twice_is_a_no_op(
@@ -65,8 +69,7 @@ async def test_concurrent_migrations_from_two_instances_both_succeed(
     finally:
         for store in stores:
             await store.close()
-    assert await tables_of(prefix) == sorted(Tables(prefix).all)
-    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+    await _every_table_at_the_latest_version(sql, tables_of, prefix)
 
 
 async def test_an_interrupted_migration_is_finished_by_the_next_one(
@@ -84,8 +87,7 @@ async def test_an_interrupted_migration_is_finished_by_the_next_one(
         assert await store.migrate() == EVERY_VERSION
     finally:
         await store.close()
-    assert await tables_of(prefix) == sorted(Tables(prefix).all)
-    assert await _versions(sql, prefix) == list(range(1, LATEST_VERSION + 1))
+    await _every_table_at_the_latest_version(sql, tables_of, prefix)
 
 
 async def test_a_newer_schema_is_refused_by_migrate_and_on_first_use(
