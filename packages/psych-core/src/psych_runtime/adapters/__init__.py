@@ -45,6 +45,7 @@ _HOME: dict[str, str] = {
     "BlobStore": "blob",
     "BlobStoreBackend": "plugins",
     "Catalogue": "tools",
+    "ClosedOnExit": "tools",
     "ConnectionPool": "tools",
     "DoctorCheck": "plugins",
     "DoctorResult": "plugins",

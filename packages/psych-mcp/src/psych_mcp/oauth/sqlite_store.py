@@ -17,10 +17,10 @@ import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from psych_mcp.oauth.models import PendingAuthorization, RegisteredClient, StoredToken, TokenKey
+from psych_runtime.adapters.tools import ClosedOnExit
 
 _TABLE = "psych_mcp_oauth"
 _SCHEMA = f"""
@@ -52,7 +52,7 @@ def _client_key(tenant: str, issuer: str) -> str:
     return json.dumps([tenant, issuer])
 
 
-class SqliteTokenStore:
+class SqliteTokenStore(ClosedOnExit):
     """A ``TokenStore`` that survives restarts, in a SQLite database file.
 
     The file is opened on first use, in WAL mode so that several processes may share
@@ -113,17 +113,6 @@ class SqliteTokenStore:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._close_connection)
         self._executor.shutdown(wait=False)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         return f"SqliteTokenStore({str(self._path)!r})"

@@ -26,7 +26,13 @@ from psych_runtime.tools.remote.names import (
     offerable,
     qualified,
 )
-from psych_runtime.tools.remote.pool import AnyPolicy, Catalogue, RemotePool, credential_digest
+from psych_runtime.tools.remote.pool import (
+    AnyPolicy,
+    Catalogue,
+    ClosedOnExit,
+    RemotePool,
+    credential_digest,
+)
 from psych_runtime.tools.remote.source import RemoteTools, pool_or_own
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "OWNER_SEPARATOR",
     "AnyPolicy",
     "Catalogue",
+    "ClosedOnExit",
     "Endpoint",
     "RemoteError",
     "RemoteFailure",

@@ -67,7 +67,7 @@ class Catalogue[T]:
 
 
 class ClosedOnExit(ABC):
-    """``async with`` closes it on the way out; it stays usable and reconnects on demand."""
+    """``async with`` closes it on the way out; ``close`` says what closing means for it."""
 
     @abstractmethod
     async def close(self) -> None:
