@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
 from psych_runtime.core.spec.code_execution import CodeExecution
-from psych_runtime.core.spec.connections import A2APeer, McpServer
+from psych_runtime.core.spec.connections import A2APeer, McpServer, McpServers
 from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
 from psych_runtime.core.spec.models import ModelId, ModelRef, model_name_as_ref
 from psych_runtime.core.spec.names import (
@@ -23,7 +23,7 @@ from psych_runtime.core.spec.names import (
     Name,
     Text,
 )
-from psych_runtime.core.spec.tools import CodeTool, HttpTool, StaticTool, tool_names_as_code_tools
+from psych_runtime.core.spec.tools import CodeTool, HttpTool, SpecTools, StaticTool
 
 ToolPattern = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -174,8 +174,8 @@ class AgentSpec(SpecModel):
     description: Description = ""
     instructions: Text = ""
     model: ModelRef
-    tools: tuple[StaticTool, ...] = ()
-    mcp_servers: tuple[McpServer, ...] = ()
+    tools: SpecTools = ()
+    mcp_servers: McpServers = ()
     a2a_peers: tuple[A2APeer, ...] = ()
     skills: tuple[Skill, ...] = ()
     subagents: tuple[SubagentRef, ...] = ()
@@ -197,21 +197,6 @@ class AgentSpec(SpecModel):
     @classmethod
     def _model_name(cls, value: object) -> object:
         return model_name_as_ref(value)
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tool_names(cls, value: object) -> object:
-        return tool_names_as_code_tools(value)
-
-    @field_validator("tools")
-    @classmethod
-    def _tools(cls, tools: tuple[StaticTool, ...]) -> tuple[StaticTool, ...]:
-        return sorted_by_name(tools, "tool")
-
-    @field_validator("mcp_servers")
-    @classmethod
-    def _servers(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
-        return sorted_by_name(servers, "MCP server")
 
     @field_validator("a2a_peers")
     @classmethod

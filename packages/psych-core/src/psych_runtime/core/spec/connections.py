@@ -13,6 +13,7 @@ import re
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     Field,
     SerializerFunctionWrapHandler,
     field_validator,
@@ -20,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from psych_runtime.core.spec.base import SpecModel, sorted_set
+from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
 from psych_runtime.core.spec.names import Name, Text, check_http_url
 
 Url = Annotated[str, Field(min_length=1, max_length=2048)]
@@ -273,4 +274,12 @@ class A2APeer(SpecModel):
         return sorted_set(values)
 
 
-__all__ = ["A2APeer", "McpEnv", "McpOAuth", "McpServer"]
+def _servers_in_name_order(servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
+    return sorted_by_name(servers, "MCP server")
+
+
+McpServers = Annotated[tuple[McpServer, ...], AfterValidator(_servers_in_name_order)]
+"""A Spec's ``mcp_servers``: no name twice, held in name order."""
+
+
+__all__ = ["A2APeer", "McpEnv", "McpOAuth", "McpServer", "McpServers"]

@@ -9,9 +9,9 @@ user create one at run time without a deploy.
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, field_validator
 
-from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import SpecModel, sorted_by_name
 from psych_runtime.core.spec.names import (
     RESERVED_TOOL_NAMES,
     Text,
@@ -121,4 +121,23 @@ def tool_names_as_code_tools(value: object) -> object:
     return value
 
 
-__all__ = ["SECRET_HEADERS", "CodeTool", "HttpTool", "StaticTool", "tool_names_as_code_tools"]
+def _tools_in_name_order(tools: tuple[StaticTool, ...]) -> tuple[StaticTool, ...]:
+    return sorted_by_name(tools, "tool")
+
+
+SpecTools = Annotated[
+    tuple[StaticTool, ...],
+    BeforeValidator(tool_names_as_code_tools),
+    AfterValidator(_tools_in_name_order),
+]
+"""A Spec's ``tools``: plain names read as code tools, no name twice, held in name order."""
+
+
+__all__ = [
+    "SECRET_HEADERS",
+    "CodeTool",
+    "HttpTool",
+    "SpecTools",
+    "StaticTool",
+    "tool_names_as_code_tools",
+]

@@ -19,10 +19,10 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 from psych_runtime.core.ids import RunId, StepId
 from psych_runtime.core.spec.agent import AgentSpec, check_owner_names
 from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
-from psych_runtime.core.spec.connections import McpServer
+from psych_runtime.core.spec.connections import McpServers
 from psych_runtime.core.spec.limits import Limits, SuspensionPolicy
 from psych_runtime.core.spec.names import Description, Name, Text
-from psych_runtime.core.spec.tools import StaticTool, tool_names_as_code_tools
+from psych_runtime.core.spec.tools import SpecTools
 
 STEP_KINDS: tuple[str, ...] = (
     "agent",
@@ -504,29 +504,14 @@ class WorkflowSpec(SpecModel):
     name: Name
     description: Description = ""
     steps: Annotated[tuple[Step, ...], Field(min_length=1)]
-    tools: tuple[StaticTool, ...] = ()
-    mcp_servers: tuple[McpServer, ...] = ()
+    tools: SpecTools = ()
+    mcp_servers: McpServers = ()
     limits: Limits = Limits()
     suspension: SuspensionPolicy = SuspensionPolicy()
     input_schema: dict[str, JsonValue] | None = None
     initial_state: dict[str, JsonValue] = Field(default_factory=dict)
     output: dict[str, ValueRef] | None = None
     retry: RetryPolicy = RetryPolicy()
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tool_names(cls, value: object) -> object:
-        return tool_names_as_code_tools(value)
-
-    @field_validator("tools")
-    @classmethod
-    def _tools(cls, tools: tuple[StaticTool, ...]) -> tuple[StaticTool, ...]:
-        return sorted_by_name(tools, "tool")
-
-    @field_validator("mcp_servers")
-    @classmethod
-    def _servers(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
-        return sorted_by_name(servers, "MCP server")
 
     @model_validator(mode="after")
     def _names_unique(self) -> Self:
