@@ -108,7 +108,9 @@ class _NoSpan:
         return {}
 
 
-_NO_SPAN = _NoSpan()
+NO_SPAN: TelemetrySpan = _NoSpan()
+"""A span that records nothing: what ``NoTelemetry`` opens, and what stands in for a span
+an adapter failed to open."""
 
 
 class NoTelemetry:
@@ -129,7 +131,7 @@ class NoTelemetry:
         start_time: datetime | None = None,
     ) -> TelemetrySpan:
         """A span that records nothing."""
-        return _NO_SPAN
+        return NO_SPAN
 
     def current_carrier(self) -> dict[str, str]:
         """Nothing is active."""
@@ -144,6 +146,7 @@ NO_TELEMETRY: Telemetry = NoTelemetry()
 
 
 __all__ = [
+    "NO_SPAN",
     "NO_TELEMETRY",
     "AttributeValue",
     "Attributes",

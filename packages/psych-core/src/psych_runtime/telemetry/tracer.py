@@ -52,6 +52,7 @@ from psych_runtime.core.records import (
 from psych_runtime.core.state import RunStateView
 from psych_runtime.telemetry import schema as s
 from psych_runtime.telemetry.port import (
+    NO_SPAN,
     Attributes,
     AttributeValue,
     Carrier,
@@ -374,7 +375,7 @@ class RunTracer:
                         },
                         self._steps.get(record.step_id) if record.step_id else self._turn,
                     )
-                    or _NOTHING
+                    or NO_SPAN
                 )
             case ToolCallFinished():
                 self._tool_finished(record)
@@ -393,7 +394,7 @@ class RunTracer:
                         },
                         parent or self._attempt,
                     )
-                    or _NOTHING
+                    or NO_SPAN
                 )
             case StepCompleted():
                 self._step_completed(record)
@@ -413,7 +414,7 @@ class RunTracer:
                         attributes,
                         self._tools.get(record.call_id),
                     )
-                    or _NOTHING
+                    or NO_SPAN
                 )
                 self._children[str(record.child_run_id)] = record.call_id
             case SubagentFinished():
@@ -783,25 +784,6 @@ class _Deferred:
             except Exception:
                 log.warning("telemetry could not open a recovered span", exc_info=True)
                 pending.ended = True
-
-
-class _Nothing:
-    """Stands in for a span the adapter failed to open, so later lookups stay simple."""
-
-    __slots__ = ()
-
-    def set_attributes(self, attributes: Attributes) -> None:
-        """Nothing to set."""
-
-    def end(self, *, error: str | None = None) -> None:
-        """Nothing to end."""
-
-    def carrier(self) -> dict[str, str]:
-        """Nothing to carry."""
-        return {}
-
-
-_NOTHING: TelemetrySpan = _Nothing()
 
 
 __all__ = ["RunTracer"]
