@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from psych_runtime.core.projections.answer import (
         AnswerView as AnswerView,
     )
-    from psych_runtime.core.projections.report import (
+    from psych_runtime.core.projections.report_types import (
         LatencyReport as LatencyReport,
         RunReport as RunReport,
         TotalsReport as TotalsReport,
@@ -400,7 +400,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "psych_runtime.core.projections.status": ("RunStatus",),
     "psych_runtime.core.projections.answer": ("AnswerView",),
     "psych_runtime.core.projections.thread": ("ThreadView",),
-    "psych_runtime.core.projections.report": (
+    "psych_runtime.core.projections.report_types": (
         "LatencyReport",
         "RunReport",
         "TotalsReport",

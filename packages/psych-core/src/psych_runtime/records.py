@@ -26,7 +26,7 @@ from psych_runtime.core.projections.answer import (
     ToolCallView,
     WorkTurn,
 )
-from psych_runtime.core.projections.report import (
+from psych_runtime.core.projections.report_types import (
     CompactionReport,
     FailureStreakTrip,
     LatencyReport,

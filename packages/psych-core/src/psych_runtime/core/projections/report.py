@@ -13,7 +13,7 @@ Money stays a :class:`~decimal.Decimal` throughout, and a call nobody could pric
 from collections.abc import Sequence
 
 from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.projections.latency import LatencyReport, measure_latency
+from psych_runtime.core.projections.latency import measure_latency
 from psych_runtime.core.projections.report_rows import (
     compaction_reports,
     failure_streak_trips,
@@ -24,15 +24,8 @@ from psych_runtime.core.projections.report_rows import (
     tool_call_reports,
 )
 from psych_runtime.core.projections.report_types import (
-    CompactionReport,
-    FailureStreakTrip,
-    ModelCallReport,
     RunReport,
-    StepReport,
-    SubagentReport,
     SubtreeTotals,
-    SuspensionReport,
-    ToolCallReport,
     TotalsReport,
     UsageSource,
 )
@@ -191,19 +184,4 @@ def build_report(
     )
 
 
-__all__ = [
-    "CompactionReport",
-    "FailureStreakTrip",
-    "LatencyReport",
-    "ModelCallReport",
-    "RunReport",
-    "StepReport",
-    "SubagentReport",
-    "SubtreeTotals",
-    "SuspensionReport",
-    "ToolCallReport",
-    "TotalsReport",
-    "UsageSource",
-    "build_report",
-    "subtree_totals",
-]
+__all__ = ["build_report", "subtree_totals"]
