@@ -22,15 +22,26 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
+from typing import Any
 
 import pytest
 
+from psych_runtime import (
+    EgressPolicy,
+    HttpTransport,
+    InMemoryStore,
+    Runtime,
+    StaticSecretResolver,
+    ToolRegistry,
+)
 from psych_runtime.adapters.plugins import (
     AUTOLOAD_ENV,
     PLUGIN_API_VERSION,
     register_plugin,
     reset_plugin_manager,
 )
+from psych_runtime.adapters.tools import RemoteTools
+from psych_runtime.testing import FakeModel
 
 ENTRY_POINT_GROUP = "psych_runtime"
 """The entry-point group the plugin manager loads adapters from."""
@@ -72,6 +83,28 @@ def plugins_as_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         reset_plugin_manager()
 
 
+async def check_the_runtime_builds_the_source(
+    source_type: type[RemoteTools[Any, Any, Any]],
+) -> RemoteTools[Any, Any, Any]:
+    """A Runtime given no tool sources builds the plugin's, on the Runtime's own settings.
+
+    Call it with the plugin registered (``plugin_alone``): the one source the Runtime
+    builds is a ``source_type`` whose pool judges egress by the Runtime's policy and
+    looks credentials up in the Runtime's resolver. Returns the source for further
+    checks of its own.
+    """
+    policy = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
+    secrets = StaticSecretResolver({"token": "t"})
+    async with HttpTransport(policy=policy) as http:
+        runtime = Runtime(InMemoryStore(), FakeModel(), ToolRegistry(), http=http, secrets=secrets)
+        assert runtime.tool_sources is not None
+        (source,) = runtime.tool_sources
+    assert isinstance(source, source_type)
+    assert source.pool.policy is policy
+    assert source.pool.secrets is secrets
+    return source
+
+
 def check_entry_point(name: str, plugin: ModuleType, *, distribution: str) -> None:
     """The entry point ``name`` is ``plugin``, comes from ``distribution``, speaks this API.
 
@@ -106,6 +139,7 @@ def modules_loaded_by(code: str, modules: Sequence[str]) -> list[str]:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "check_entry_point",
+    "check_the_runtime_builds_the_source",
     "modules_loaded_by",
     "plugin_alone",
     "plugins_as_installed",

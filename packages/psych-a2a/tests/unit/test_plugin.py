@@ -9,12 +9,16 @@ import pytest
 import psych_a2a
 import psych_runtime
 from psych_a2a import A2ATools, plugin
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
-from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
+from psych_contract.plugin import (
+    check_entry_point,
+    check_the_runtime_builds_the_source,
+    modules_loaded_by,
+    plugin_alone,
+)
+from psych_runtime import InMemoryStore
 from psych_runtime.adapters import ToolSourceFactory
 from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import A2APeer, AgentSpec
-from psych_runtime.testing import FakeModel
 
 SPEC = AgentSpec(
     name="caller",
@@ -50,16 +54,8 @@ def test_it_offers_the_a2a_peers_capability() -> None:
 
 @pytest.mark.usefixtures("a2a_plugin_only")
 async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_secrets() -> None:
-    policy = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
-    secrets = StaticSecretResolver({"token": "t"})
-    async with HttpTransport(policy=policy) as http:
-        runtime = Runtime(
-            InMemoryStore(), FakeModel(), psych_runtime.ToolRegistry(), http=http, secrets=secrets
-        )
-        (source,) = runtime.tool_sources
-        assert isinstance(source, A2ATools)
-        assert source.pool.policy is policy and source.pool.secrets is secrets
-        assert source.serves(SPEC) and not source.serves(AgentSpec(name="x", model="fake"))
+    source = await check_the_runtime_builds_the_source(A2ATools)
+    assert source.serves(SPEC) and not source.serves(AgentSpec(name="x", model="fake"))
 
 
 @pytest.mark.usefixtures("a2a_plugin_only")

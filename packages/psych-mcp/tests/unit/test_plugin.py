@@ -7,13 +7,17 @@ import pytest
 
 import psych_mcp
 import psych_runtime
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.plugin import (
+    check_entry_point,
+    check_the_runtime_builds_the_source,
+    modules_loaded_by,
+    plugin_alone,
+)
 from psych_mcp import McpTools, plugin
-from psych_runtime import EgressPolicy, HttpTransport, InMemoryStore, Runtime, StaticSecretResolver
+from psych_runtime import InMemoryStore
 from psych_runtime.adapters import ToolSourceFactory, reset_plugin_manager
 from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import AgentSpec, McpServer
-from psych_runtime.testing import FakeModel
 
 
 @pytest.fixture
@@ -55,16 +59,8 @@ def test_autoloading_finds_it_among_the_installed_plugins() -> None:
 
 @pytest.mark.usefixtures("mcp_plugin_only")
 async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_secrets() -> None:
-    policy = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
-    secrets = StaticSecretResolver({"crm-token": "t"})
-    async with HttpTransport(policy=policy) as http:
-        runtime = Runtime(
-            InMemoryStore(), FakeModel(), psych_runtime.ToolRegistry(), http=http, secrets=secrets
-        )
-        (source,) = runtime.tool_sources
-        assert isinstance(source, McpTools)
-        assert source.pool.policy is policy and source.pool.secrets is secrets
-        assert isinstance(plugin.build_mcp_tools(), McpTools)
+    await check_the_runtime_builds_the_source(McpTools)
+    assert isinstance(plugin.build_mcp_tools(), McpTools)
 
 
 @pytest.mark.usefixtures("mcp_plugin_only")
