@@ -16,9 +16,7 @@ import pytest
 import psych_runtime
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import DURABLE
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

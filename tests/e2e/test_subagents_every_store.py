@@ -23,9 +23,7 @@ from psych_runtime.testing import FakeModel, ModelsByName
 from tests.support.processes import kill, wait_for
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import DURABLE, EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]
