@@ -236,7 +236,7 @@ class SandboxContract:
         self, sandbox: Sandbox, source: str, where: str, **fields: object
     ) -> None:
         """Run ``source`` (which stores more than ``disk_bytes``, then waits): ``limit: disk``."""
-        execution = await self.run(sandbox, source, max_artifacts=0, **fields)
+        execution = await self.run(sandbox, source, None, max_artifacts=0, **fields)
         assert execution.status is ExecutionStatus.LIMIT, (where, execution)
         assert execution.limit == "disk", (where, execution)
 
