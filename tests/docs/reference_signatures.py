@@ -1,17 +1,18 @@
 """Reading the signatures of the product description's API reference.
 
-``data/reference_signatures.txt`` holds the signature lines of the reference page, one
-per name, each after the kind the page gives it (class, model, enum, value). This
-module parses them into names, parameters, kinds and defaults, for the test that holds
-the library to them.
+``data/reference_signatures.json`` holds what the test needs of each signature on the
+reference page: the name, the kind the page gives it (class, model, enum, value), and its
+parameters in order with their defaults (no annotations). This module turns it into
+``Signature`` values for the test that holds the library to them.
 """
 
 import ast
-import re
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-DATA = Path(__file__).resolve().parent / "data" / "reference_signatures.txt"
+DATA = Path(__file__).resolve().parent / "data" / "reference_signatures.json"
 
 FACTORY = object()
 """A default the reference shows as ``<factory>``: some default exists."""
@@ -36,34 +37,6 @@ class Signature:
     variadic: bool
 
 
-def _split(text: str) -> list[str]:
-    """Split on commas outside brackets and quotes."""
-    parts: list[str] = []
-    depth = 0
-    quote: str | None = None
-    current = ""
-    for char in text:
-        if quote:
-            current += char
-            if char == quote:
-                quote = None
-            continue
-        if char in "'\"":
-            quote = char
-        elif char in "([{<":
-            depth += 1
-        elif char in ")]}>":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-            continue
-        current += char
-    if current.strip():
-        parts.append(current.strip())
-    return parts
-
-
 def _default(text: str) -> object:
     if text == "<factory>":
         return FACTORY
@@ -75,34 +48,36 @@ def _default(text: str) -> object:
         return UNPARSED
 
 
-def parse(line: str) -> Signature:
-    kind, text = line.split("\t", 1)
-    match = re.match(r"(?:class|def) (\w+)\((.*)\)(?: -> .*)?$", text)
-    assert match is not None, line
-    name, inside = match.groups()
+def parse(entry: dict[str, Any]) -> Signature:
+    """One entry of the data file: a name, its kind and its parameters in order.
+
+    A parameter is its name alone, or ``[name, default]`` with the default as the page
+    writes it; ``"*"`` starts the keyword-only ones and ``"*name"`` is a variadic one.
+    """
     parameters: list[Parameter] = []
     keyword_only = False
     variadic = False
-    for part in _split(inside):
-        if part == "*":
+    for item in entry["parameters"]:
+        if item == "*":
             keyword_only = True
             continue
-        if part.startswith("*"):
+        if isinstance(item, str) and item.startswith("*"):
             variadic = True
             continue
-        head, _, default = part.partition(" = ")
-        pname = head.split(":", 1)[0].strip()
+        name, default = (item, None) if isinstance(item, str) else item
         parameters.append(
             Parameter(
-                name=pname,
+                name=name,
                 keyword_only=keyword_only,
-                has_default=bool(default),
-                default=_default(default) if default else None,
+                has_default=default is not None,
+                default=_default(default) if default is not None else None,
             )
         )
-    return Signature(kind=kind, name=name, parameters=tuple(parameters), variadic=variadic)
+    return Signature(
+        kind=entry["kind"], name=entry["name"], parameters=tuple(parameters), variadic=variadic
+    )
 
 
 def reference() -> list[Signature]:
     """Every signature on the reference page, in page order."""
-    return [parse(line) for line in DATA.read_text().splitlines() if line.strip()]
+    return [parse(entry) for entry in json.loads(DATA.read_text())]

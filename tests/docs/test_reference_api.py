@@ -1,14 +1,15 @@
 """The library against the product description's API reference, name for name.
 
 Every signature on the reference page (its lines are kept in
-``data/reference_signatures.txt``) is read and held against the library: the name
+``data/reference_signatures.json``) is read and held against the library: the name
 resolves as ``psych_runtime.<name>``, every parameter exists with the same kind
 (positional or keyword-only) and the same default. Where this library differs on
 purpose, the difference is listed in ``INTENDED`` with its reason, and that entry is
 checked too (a listed difference that no longer exists fails, so the list stays true).
 ``docs/migrating.md`` says the same to users.
 
-The guide's first program (``data/guide_program.txt``) runs as written.
+The guide's first program, retold in our words with the same calls
+(``data/guide_program.txt``), runs.
 """
 
 import inspect

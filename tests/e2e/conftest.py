@@ -28,14 +28,3 @@ async def store_url_for() -> AsyncIterator[Callable[[str], Awaitable[str]]]:
     yield make
     for cleanup in cleanups:
         await cleanup()
-
-
-# Now and then aiobotocore leaves an aiohttp session of a request cancelled with its
-# Attempt (the crash cases kill Workers mid-request) for the garbage collector to
-# close, which Python reports as an unraisable warning during a later test. That is the
-# HTTP client's clean-up, not a Run's outcome, so modules that kill Workers on DynamoDB
-# tolerate exactly that report with ``pytestmark = TOLERATE_AIOBOTOCORE_GC``.
-TOLERATE_AIOBOTOCORE_GC = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <function ClientSession.__del__"
-    ":pytest.PytestUnraisableExceptionWarning"
-)

@@ -25,9 +25,7 @@ from psych_runtime.records import Record
 from psych_runtime.spec import A2APeer, SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 LOOPBACK = psych_runtime.EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))

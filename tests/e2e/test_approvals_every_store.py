@@ -15,9 +15,7 @@ from psych_runtime.testing import FakeModel
 from tests.support.processes import kill, wait_for
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import DURABLE, EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 OTHER = psych_runtime.Scope(tenant="other")

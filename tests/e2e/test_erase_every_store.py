@@ -21,9 +21,7 @@ from psych_runtime import MemoryKey, MemoryStore, RunId, Store
 from psych_runtime.adapters import BlobStore, FileBlobStore, RawStorage, mentions
 from psych_runtime.testing import FakeModel
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

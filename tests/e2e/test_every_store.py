@@ -114,7 +114,9 @@ async def test_a_sigkilled_worker_process_is_recovered_by_another(
     )
     version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "charge A1", scope=ACME)
-    first = _spawn(url, tmp_path, "work", 2.0, hang=True)
+    # A lease long enough that a slow first heartbeat on a loaded machine never lets it
+    # lapse while the Worker lives: the only reclaim here must be the one the kill causes.
+    first = _spawn(url, tmp_path, "work", 5.0, hang=True)
     second = None
     try:
         await _wait_for(lambda: _started(tmp_path, 1), 30)

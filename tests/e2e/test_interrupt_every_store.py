@@ -16,12 +16,14 @@ import pytest
 import psych_runtime
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import DURABLE
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]
+
+# Nobody is killed here, so the lease can be long: on a loaded machine a short one may
+# lapse under a live Worker, and the Run would then be reclaimed instead of interrupted.
+LEASE = 10.0
 
 
 def _spec() -> psych_runtime.AgentSpec:
@@ -61,7 +63,7 @@ async def test_an_interrupt_cancels_a_hanging_tool_in_another_process(
 ) -> None:
     url = await store_url_for(kind)
     store = await psych_runtime.open_store(url)
-    worker = spawn_worker(url, tmp_path, env={"PSYCH_E2E_HANG": "1"})
+    worker = spawn_worker(url, tmp_path, "work", LEASE, env={"PSYCH_E2E_HANG": "1"})
     try:
         version = await psych_runtime.publish(store, _spec(), scope=ACME)
         run = await psych_runtime.dispatch(store, version, "charge A0", scope=ACME)
@@ -86,7 +88,8 @@ async def test_an_interrupt_cancels_a_streaming_model_call_in_another_process(
 ) -> None:
     url = await store_url_for(kind)
     store = await psych_runtime.open_store(url)
-    worker = spawn_worker(url, tmp_path, env={"PSYCH_E2E_TURNS": "0", "PSYCH_E2E_SLOW_ANSWER": "1"})
+    env = {"PSYCH_E2E_TURNS": "0", "PSYCH_E2E_SLOW_ANSWER": "1"}
+    worker = spawn_worker(url, tmp_path, "work", LEASE, env=env)
     try:
         version = await psych_runtime.publish(store, _spec(), scope=ACME)
         run = await psych_runtime.dispatch(store, version, "say something", scope=ACME)

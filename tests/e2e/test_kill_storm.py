@@ -54,8 +54,15 @@ def _executions(markers: Path) -> Counter[tuple[str, str]]:
     return counts
 
 
-def _pid(marker: str) -> int:
-    return int(marker.rsplit(".", 1)[1])
+def _inside_a_call(markers: Path, workers: list[subprocess.Popen[str]]) -> list[int]:
+    """The indexes of the live Workers that have started a call and not returned from it."""
+    live = {process.pid: index for index, process in enumerate(workers)}
+    inside = set()
+    for marker in markers.glob("call.*"):
+        pid = int(marker.name.rsplit(".", 1)[1])
+        if pid in live and not (markers / ("done." + marker.name[len("call.") :])).exists():
+            inside.add(live[pid])
+    return sorted(inside)
 
 
 async def _settled(store: psych_runtime.Store, run_id: psych_runtime.RunId) -> bool:
@@ -90,19 +97,13 @@ async def test_random_kills_during_a_drain_lose_nothing_and_repeat_no_call(
         async with asyncio.timeout(240):
             kills = 0
             while kills < KILLS and pending:
-                # Kill a Worker that has just started a call (the call lasts longer than
-                # the pause below), so each kill lands in the middle of work.
-                seen = {marker.name for marker in tmp_path.glob("call.*")}
-                busy: list[int] = []
-                while not busy and pending:
-                    await asyncio.sleep(0.02)
-                    live = {process.pid: index for index, process in enumerate(workers)}
-                    fresh = [m.name for m in tmp_path.glob("call.*") if m.name not in seen]
-                    busy = sorted({live[pid] for pid in map(_pid, fresh) if pid in live})
-                    pending = await still_pending()
-                if not pending:
-                    break
-                await asyncio.sleep(chooser.uniform(0.0, 0.1))
+                await asyncio.sleep(chooser.uniform(0.0, 0.05))
+                # Only a Worker still inside a call is killed, so every kill lands in the
+                # middle of work: the call's finish cannot be in the log yet.
+                busy = _inside_a_call(tmp_path, workers)
+                pending = await still_pending()
+                if not busy:
+                    continue
                 victim = workers.pop(chooser.choice(busy))
                 victim.send_signal(signal.SIGKILL)
                 victim.communicate()

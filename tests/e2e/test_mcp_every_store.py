@@ -32,9 +32,7 @@ from psych_runtime.records import Record
 from psych_runtime.spec import McpEnv, McpServer
 from psych_runtime.testing import FakeModel
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

@@ -32,9 +32,7 @@ from psych_runtime.retention import (
     delete_settled_runs,
 )
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 UrlFor = Callable[[str], Awaitable[str]]
 HASH = VersionHash("sha256:" + "cd" * 32)

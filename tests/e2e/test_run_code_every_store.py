@@ -17,9 +17,7 @@ from psych_runtime.spec import CodeExecution, Isolation, OutputPolicy, OutputPre
 from psych_runtime.testing import FakeModel
 from psych_sandbox import NamespaceSandbox, SubprocessSandbox
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

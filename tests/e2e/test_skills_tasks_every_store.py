@@ -15,9 +15,7 @@ from psych_runtime.records import Component, Task
 from psych_runtime.spec import Skill
 from psych_runtime.testing import FakeModel, ToolCallScript
 
-from .conftest import EVERY, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

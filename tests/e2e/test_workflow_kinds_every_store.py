@@ -15,9 +15,7 @@ import pytest
 
 import psych_runtime
 
-from .conftest import DURABLE, TOLERATE_AIOBOTOCORE_GC
-
-pytestmark = TOLERATE_AIOBOTOCORE_GC
+from .conftest import DURABLE
 
 _SOURCE = (
     Path(__file__).resolve().parents[2]

@@ -6,7 +6,8 @@ MODE ``work`` runs a Worker (lease NUMBER seconds, default 2) whose ``charge`` t
 writes two marker files, ``started.<pid>`` and ``call.<run id>.<call id>.<pid>``, and
 then hangs (when ``PSYCH_E2E_HANG=1``, or for the order id
 ``PSYCH_E2E_HANG_ON`` names), sleeps a random time up to
-``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once; the model calls ``charge``
+``PSYCH_E2E_TOOL_SECONDS`` (default 0), or returns at once, writing
+``done.<run id>.<call id>.<pid>`` as it returns; the model calls ``charge``
 ``PSYCH_E2E_TURNS`` times (default 1) and then answers; for the model id ``lead`` it
 delegates once to its roster subagent ``clerk`` and then answers. ``PSYCH_E2E_CONCURRENCY`` and
 ``PSYCH_E2E_MAX_ATTEMPTS`` set the Worker's concurrency and attempt limit,
@@ -84,6 +85,8 @@ async def work(url: str, markers: Path, lease: float) -> None:
             await asyncio.Event().wait()
         if pause:
             await asyncio.sleep(random.uniform(0, pause))
+        if write_markers:
+            (markers / f"done.{context.run_id}.{context.call_id}.{os.getpid()}").write_text("")
         return "charged"
 
     store = await psych_runtime.open_store(url)

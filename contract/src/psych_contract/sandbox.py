@@ -202,8 +202,9 @@ class SandboxContract:
     # --- helpers ---------------------------------------------------------------------
 
     def program(self, source: str, **fields: object) -> Program:
-        """A program under the suite's limits."""
-        return Program(source=source, limits=self.limits, **fields)  # type: ignore[arg-type]
+        """A program under the suite's limits, unless ``limits`` is given."""
+        fields.setdefault("limits", self.limits)
+        return Program(source=source, **fields)  # type: ignore[arg-type]
 
     async def run(
         self, sandbox: Sandbox, source: str, binding: Recorder | None = None, **fields: object
@@ -231,9 +232,11 @@ class SandboxContract:
             "leaves there outlives it and no limit counts it",
         )
 
-    async def assert_stopped_for_disk(self, sandbox: Sandbox, source: str, where: str) -> None:
+    async def assert_stopped_for_disk(
+        self, sandbox: Sandbox, source: str, where: str, **fields: object
+    ) -> None:
         """Run ``source`` (which stores more than ``disk_bytes``, then waits): ``limit: disk``."""
-        execution = await self.run(sandbox, source, max_artifacts=0)
+        execution = await self.run(sandbox, source, None, max_artifacts=0, **fields)
         assert execution.status is ExecutionStatus.LIMIT, (where, execution)
         assert execution.limit == "disk", (where, execution)
 
@@ -859,7 +862,10 @@ class SandboxContract:
                 f"    open({place!r} + '/inodes/' + str(i), 'w').close()\n"
                 "time.sleep(60)"
             )
-            await self.assert_stopped_for_disk(sandbox, source, place)
+            # Thousands of file creations cost real kernel time, more on a busy host:
+            # the CPU and wall limits are raised so that only the disk quota can stop it.
+            patient = replace(self.limits, cpu_seconds=30.0, wall_seconds=60.0)
+            await self.assert_stopped_for_disk(sandbox, source, place, limits=patient)
 
     async def test_escape_storage_held_open(self, sandbox: Sandbox) -> None:
         """Files with no name (``memfd_create``, unlinked while open) still count.

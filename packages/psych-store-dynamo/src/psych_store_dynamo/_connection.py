@@ -10,13 +10,15 @@ the callers check before use. Driver errors are translated by ``errors`` into th
 outcomes the stores care about, so no botocore class leaks out of the package.
 """
 
+import asyncio
 import importlib
 import io
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from types import ModuleType
 from typing import Protocol, cast
 
-from psych_runtime import StoreUnavailable
+from psych_runtime import StoreError, StoreUnavailable
 from psych_store_dynamo.errors import translate
 from psych_store_dynamo.settings import AwsSettings
 
@@ -101,8 +103,53 @@ async def open_client(
             raise replacement from exc
         raise
     client.meta.events.register("before-send", _stream_large_body)
-    opened: object = client
+    gate = _Gate(client, f"the {service} client for {aws.where()} is closed")
+    # Pushed after the client, so it runs first when the stack closes: no request is
+    # sent once closing has begun, and those already sent end before the client does.
+    stack.push_async_callback(gate.close)
+    opened: object = gate
     return opened
+
+
+class _Gate:
+    """The client's calls, refused once it is closing and waited for when it closes.
+
+    aiobotocore opens its HTTP session on a client's first request, lazily. A request
+    that got that far after the client had been closed would open a session that
+    nothing ever closes (Python reports it when the garbage collector finds it). So
+    every call passes through here: closing refuses new calls with ``StoreError`` and
+    waits for the ones in flight before the client itself is closed.
+    """
+
+    def __init__(self, client: object, closed_message: str) -> None:
+        self._client = client
+        self._closed_message = closed_message
+        self._closing = False
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[object]]:
+        method: Callable[..., Awaitable[object]] = getattr(self._client, name)
+
+        async def call(**request: object) -> object:
+            if self._closing:
+                raise StoreError(self._closed_message)
+            self._in_flight += 1
+            self._idle.clear()
+            try:
+                return await method(**request)
+            finally:
+                self._in_flight -= 1
+                if not self._in_flight:
+                    self._idle.set()
+
+        return call
+
+    async def close(self) -> None:
+        """Refuse new calls, then wait until none is in flight."""
+        self._closing = True
+        await self._idle.wait()
 
 
 _LARGE_BODY = 1 << 20

@@ -107,8 +107,16 @@ def failed(kind: str, message: str, *, traceback: str | None = None) -> Ending:
 
 
 def aborted_by_request() -> Ending:
-    """Someone asked the Run to stop, between two steps (nothing was in flight)."""
-    return Ending(TerminalState.ABORTED)
+    """Someone asked the Run to stop.
+
+    Whatever the log still shows open when the request is noticed (a model request
+    recorded as started but not yet sent, a call never run) is closed as interrupted,
+    so the settled log accounts for every call it opened.
+    """
+    return Ending(
+        TerminalState.ABORTED,
+        closing=Closing(ToolOutcome.ABORTED, "interrupted", INTERRUPTED_MESSAGE),
+    )
 
 
 def cut_short(reason: AbortReason) -> Ending:
@@ -119,10 +127,7 @@ def cut_short(reason: AbortReason) -> Ending:
             ToolFailure(kind="deadline", message="the run passed its deadline"),
             Closing(ToolOutcome.ABORTED, "deadline", DEADLINE_MESSAGE),
         )
-    return Ending(
-        TerminalState.ABORTED,
-        closing=Closing(ToolOutcome.ABORTED, "interrupted", INTERRUPTED_MESSAGE),
-    )
+    return aborted_by_request()
 
 
 def past_deadline_when_claimed() -> Ending:

@@ -434,9 +434,9 @@ class SandboxResult:
     failure: SandboxFailure | None = None
     duration_seconds: float
     limit_hit: SandboxLimit | None = None
-    network_denied: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    network_denied: bool = False
 
     def __post_init__(self) -> None:
         duration = self.duration_seconds

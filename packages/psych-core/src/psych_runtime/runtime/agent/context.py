@@ -164,5 +164,10 @@ def settle(
     failure: ToolFailure | None = None,
 ) -> Next:
     """Stage the Run's settlement; the loop stops once it is written."""
-    settle_run(ctx.journal, Ending(state, failure, output=output))
+    return end(ctx, Ending(state, failure, output=output))
+
+
+def end(ctx: AttemptContext, ending: Ending) -> Next:
+    """Stage the Run's settlement as ``ending`` says; the loop stops once it is written."""
+    settle_run(ctx.journal, ending)
     return Next.STOP

@@ -24,13 +24,14 @@ from psych_runtime.core.records import (
 from psych_runtime.core.spec import ToolChoice
 from psych_runtime.model.port import ModelError, ModelRequest
 from psych_runtime.runtime.agent.background import wait_for_children
-from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, settle
+from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, end, settle
 from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
 from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
 from psych_runtime.runtime.agent.remote import resolve_remote
 from psych_runtime.runtime.ids import new_call_id
 from psych_runtime.runtime.model_call import AssembledCall, call_model
 from psych_runtime.runtime.prompt import system_prompt
+from psych_runtime.runtime.settlement import aborted_by_request
 from psych_runtime.tools.access import permitted_for
 
 
@@ -94,7 +95,9 @@ async def model_turn(ctx: AttemptContext) -> Answer | Next:
     )
     await journal.flush()
     if ctx.aborted():
-        return settle(ctx, TerminalState.ABORTED)
+        # The stop request landed with the opening: the request is never sent, and
+        # the call recorded as started is closed as interrupted.
+        return end(ctx, aborted_by_request())
     messages = _messages(ctx, prompt)
     request = ModelRequest(
         model=model_id,

@@ -7,7 +7,8 @@ stops a Run at exactly the turn the first one would have.
 from psych_runtime.core.records import TerminalState
 from psych_runtime.core.reducer import was_refused
 from psych_runtime.runtime.abort import AbortReason
-from psych_runtime.runtime.agent.context import AttemptContext, Next, failure, settle
+from psych_runtime.runtime.agent.context import AttemptContext, Next, end, failure, settle
+from psych_runtime.runtime.settlement import aborted_by_request
 
 
 def stop_reason(ctx: AttemptContext) -> Next | None:
@@ -23,7 +24,7 @@ def stop_reason(ctx: AttemptContext) -> Next | None:
             )
         return Next.STOP
     if state.aborted:
-        return settle(ctx, TerminalState.ABORTED)
+        return end(ctx, aborted_by_request())
     if state.suspended:
         return Next.STOP
     for tool, streak in state.failure_streaks.items():

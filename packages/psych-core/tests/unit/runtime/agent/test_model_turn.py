@@ -103,6 +103,11 @@ async def test_an_abort_that_landed_with_the_opening_stops_before_the_model_is_c
     assert await model_turn(attempt.ctx) is Next.STOP
     assert attempt.settlement().state is TerminalState.ABORTED
     assert model.requests == ()
+    # The request was recorded as started, so the log closes it: a settled Run never
+    # leaves a model call open.
+    (failed,) = attempt.new(ModelCallFailed)
+    assert failed.failure.kind == "interrupted" and failed.turn == 1
+    assert not failed.will_retry and not attempt.state.model_call_open
 
 
 async def test_a_failed_call_is_handed_to_failover() -> None:
