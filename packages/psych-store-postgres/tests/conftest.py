@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from psych_store_postgres import PostgresStore
+from psych_store_postgres.schema import LATEST_VERSION
 
 DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -38,6 +39,21 @@ async def drop_schema(dsn: str, schema: str) -> None:
         await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await conn.close()
+
+
+async def record_a_newer_schema(dsn: str, schema: str) -> int:
+    """Mark ``schema`` as migrated by a later release than this one; that version."""
+    newer = LATEST_VERSION + 1
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(
+            f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+            newer,
+            "from the future",
+        )
+    finally:
+        await conn.close()
+    return newer
 
 
 async def require_server(dsn: str) -> str:

@@ -14,6 +14,8 @@ from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_postgres import PostgresMemoryStore, PostgresStore
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
+from ..conftest import record_a_newer_schema
+
 Factory = Callable[..., Awaitable[PostgresStore]]
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")
 
@@ -101,15 +103,7 @@ async def test_a_newer_schema_is_refused(
     make_memory: Callable[..., Awaitable[PostgresMemoryStore]], server: str, schema: str
 ) -> None:
     await make_memory()
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(
-            f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-            LATEST_VERSION + 1,
-            "from the future",
-        )
-    finally:
-        await conn.close()
+    await record_a_newer_schema(server, schema)
     newer_unaware = await make_memory(migrate=False)
     with pytest.raises(SchemaTooNew):
         await newer_unaware.recall(ALICE)

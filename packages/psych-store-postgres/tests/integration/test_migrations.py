@@ -14,6 +14,8 @@ from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
+from ..conftest import record_a_newer_schema
+
 Factory = Callable[..., Awaitable[PostgresStore]]
 EVERY_VERSION = [migration.version for migration in MIGRATIONS]
 """What ``migrate()`` applies to an empty schema: every version, oldest first."""
@@ -121,15 +123,7 @@ async def test_a_newer_schema_is_refused_by_migrate_and_on_first_use(
     make_store: Factory, server: str, schema: str
 ) -> None:
     await make_store()
-    conn = await asyncpg.connect(server)
-    try:
-        await conn.execute(
-            f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-            LATEST_VERSION + 1,
-            "from the future",
-        )
-    finally:
-        await conn.close()
+    await record_a_newer_schema(server, schema)
     newer_unaware = await make_store(migrate=False)
     with pytest.raises(SchemaTooNew, match=str(LATEST_VERSION + 1)):
         await newer_unaware.head(RunId("run_x"))
