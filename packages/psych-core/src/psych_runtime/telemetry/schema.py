@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from psych_runtime.core.spec.workflow import STEP_KINDS
+
 AttributeType = Literal["string", "int", "float", "bool", "string[]"]
 """The value kinds the schema distinguishes."""
 
@@ -413,23 +415,8 @@ PSYCH_SCHEMA = _schema(
                 AttributeRule(
                     STEP_KIND,
                     "string",
-                    values=frozenset(
-                        {
-                            "agent",
-                            "tool",
-                            "workflow",
-                            "subagent",
-                            "parallel",
-                            "branch",
-                            "foreach",
-                            "loop",
-                            "map",
-                            "set_state",
-                            "sleep",
-                            "wait",
-                            "human",
-                        }
-                    ),
+                    # Every workflow step kind, and the step a delegated subagent runs as.
+                    values=frozenset({*STEP_KINDS, "subagent"}),
                 ),
                 AttributeRule(STEP_ATTEMPT, "int"),
             ),
