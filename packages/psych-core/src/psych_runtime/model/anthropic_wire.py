@@ -32,6 +32,7 @@ from psych_runtime.model.port import (
     ToolCallDelta,
 )
 from psych_runtime.model.transient import error_from_status, says_context_overflow
+from psych_runtime.model.wire_values import count_of, mapping_of
 
 CacheTtl = Literal["5m", "1h"]
 """How long a prompt-cache entry lives: five minutes (the default) or one hour."""
@@ -292,16 +293,6 @@ def request_body(
     return body
 
 
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(int(value), 0)
-
-
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def usage_from(raw: Mapping[str, object]) -> Usage:
     """Our ``Usage`` from a Messages usage object.
 
@@ -310,14 +301,14 @@ def usage_from(raw: Mapping[str, object]) -> Usage:
     one-hour part is kept apart because it is billed at a higher rate. When only the
     split is given, the writes are its sum.
     """
-    split = _mapping(raw.get("cache_creation"))
-    short = _count(split.get("ephemeral_5m_input_tokens"))
-    long = _count(split.get("ephemeral_1h_input_tokens"))
-    writes = _count(raw.get("cache_creation_input_tokens")) or short + long
+    split = mapping_of(raw.get("cache_creation"))
+    short = count_of(split.get("ephemeral_5m_input_tokens"))
+    long = count_of(split.get("ephemeral_1h_input_tokens"))
+    writes = count_of(raw.get("cache_creation_input_tokens")) or short + long
     return Usage(
-        input=_count(raw.get("input_tokens")),
-        output=_count(raw.get("output_tokens")),
-        cache_read=_count(raw.get("cache_read_input_tokens")),
+        input=count_of(raw.get("input_tokens")),
+        output=count_of(raw.get("output_tokens")),
+        cache_read=count_of(raw.get("cache_read_input_tokens")),
         cache_write=writes,
         cache_write_1h=min(long, writes),
     )
@@ -368,7 +359,7 @@ class MessageTally:
         return usage_from(self.usage) if self.usage else None
 
     def _merge_usage(self, raw: object) -> None:
-        for name, value in _mapping(raw).items():
+        for name, value in mapping_of(raw).items():
             if name in _USAGE_FIELDS and value is not None:
                 self.usage[name] = value
 
@@ -379,7 +370,7 @@ def error_in_stream(payload: Mapping[str, object]) -> ModelError:
     The error's ``type`` is classified like the HTTP status the API sends it with, so
     an overload or a rate limit is worth a retry and a refused request is not.
     """
-    error = _mapping(payload.get("error"))
+    error = mapping_of(payload.get("error"))
     kind = error.get("type")
     body = json.dumps({"error": dict(error)}, default=str)
     status = ERROR_STATUSES.get(kind) if isinstance(kind, str) else None
@@ -402,7 +393,7 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
     kind = data.get("type")
     kind = kind if isinstance(kind, str) else name
     if kind == "message_start":
-        message = _mapping(data.get("message"))
+        message = mapping_of(data.get("message"))
         answered_by = message.get("model")
         if isinstance(answered_by, str) and answered_by:
             tally.model = answered_by
@@ -413,7 +404,7 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
     if kind == "content_block_delta":
         return _block_delta(data, tally)
     if kind == "message_delta":
-        delta = _mapping(data.get("delta"))
+        delta = mapping_of(data.get("delta"))
         reason = delta.get("stop_reason")
         if isinstance(reason, str) and reason:
             tally.stop_reason = reason
@@ -429,8 +420,8 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
 
 
 def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
-    index = _count(data.get("index"))
-    block = _mapping(data.get("content_block"))
+    index = count_of(data.get("index"))
+    block = mapping_of(data.get("content_block"))
     kind = block.get("type")
     if kind == "tool_use":
         tally.tool_blocks.add(index)
@@ -454,8 +445,8 @@ def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[Stream
 
 
 def _block_delta(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
-    index = _count(data.get("index"))
-    delta = _mapping(data.get("delta"))
+    index = count_of(data.get("index"))
+    delta = mapping_of(data.get("delta"))
     kind = delta.get("type")
     if kind == "text_delta":
         text = delta.get("text")

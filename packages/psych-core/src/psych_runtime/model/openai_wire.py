@@ -33,6 +33,7 @@ from psych_runtime.model.port import (
     TextDelta,
     ToolCallDelta,
 )
+from psych_runtime.model.wire_values import count_of, mapping_of
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 """Which body field carries a request's output limit; see ``output_limit_fields``."""
@@ -331,16 +332,6 @@ class StreamTally:
     calls: _CallSlots = field(default_factory=_CallSlots)
 
 
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(int(value), 0)
-
-
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def usage_from(raw: Mapping[str, object]) -> Usage:
     """Our ``Usage`` from a provider's usage object.
 
@@ -351,28 +342,30 @@ def usage_from(raw: Mapping[str, object]) -> Usage:
     understood. Reasoning tokens are recorded for visibility; they are already part of
     ``completion_tokens``.
     """
-    details = _mapping(raw.get("prompt_tokens_details"))
-    cache_read = _count(details.get("cached_tokens")) or _count(raw.get("cache_read_input_tokens"))
-    cache_write = (
-        _count(details.get("cache_creation_tokens"))
-        or _count(details.get("cache_write_tokens"))
-        or _count(raw.get("cache_creation_input_tokens"))
+    details = mapping_of(raw.get("prompt_tokens_details"))
+    cache_read = count_of(details.get("cached_tokens")) or count_of(
+        raw.get("cache_read_input_tokens")
     )
-    split = _mapping(raw.get("cache_creation")) or _mapping(details.get("cache_creation"))
-    one_hour = min(_count(split.get("ephemeral_1h_input_tokens")), cache_write)
+    cache_write = (
+        count_of(details.get("cache_creation_tokens"))
+        or count_of(details.get("cache_write_tokens"))
+        or count_of(raw.get("cache_creation_input_tokens"))
+    )
+    split = mapping_of(raw.get("cache_creation")) or mapping_of(details.get("cache_creation"))
+    one_hour = min(count_of(split.get("ephemeral_1h_input_tokens")), cache_write)
     if "prompt_tokens" in raw:
-        uncached = max(_count(raw.get("prompt_tokens")) - cache_read - cache_write, 0)
+        uncached = max(count_of(raw.get("prompt_tokens")) - cache_read - cache_write, 0)
     else:
-        uncached = _count(raw.get("input_tokens"))
-    output = _count(raw.get("completion_tokens")) or _count(raw.get("output_tokens"))
-    completion = _mapping(raw.get("completion_tokens_details"))
+        uncached = count_of(raw.get("input_tokens"))
+    output = count_of(raw.get("completion_tokens")) or count_of(raw.get("output_tokens"))
+    completion = mapping_of(raw.get("completion_tokens_details"))
     return Usage(
         input=uncached,
         output=output,
         cache_read=cache_read,
         cache_write=cache_write,
         cache_write_1h=one_hour,
-        reasoning=_count(completion.get("reasoning_tokens")),
+        reasoning=count_of(completion.get("reasoning_tokens")),
     )
 
 
@@ -407,9 +400,9 @@ def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> l
     if not isinstance(choices, list):
         return events
     for choice in choices:
-        if not isinstance(choice, Mapping) or _count(choice.get("index")) != 0:
+        if not isinstance(choice, Mapping) or count_of(choice.get("index")) != 0:
             continue
-        delta = _mapping(choice.get("delta"))
+        delta = mapping_of(choice.get("delta"))
         for name in _REASONING_FIELDS:
             reasoning = delta.get(name)
             if isinstance(reasoning, str) and reasoning:
@@ -438,13 +431,13 @@ def _tool_call_deltas(calls: list[object], tally: StreamTally) -> list[StreamEve
         if not isinstance(call, Mapping):
             continue
         index = call.get("index")
-        function = _mapping(call.get("function"))
+        function = mapping_of(call.get("function"))
         call_id = call.get("id")
         name = function.get("name")
         arguments = function.get("arguments")
         events.append(
             tally.calls.delta(
-                _count(index) if isinstance(index, int) else position,
+                count_of(index) if isinstance(index, int) else position,
                 call_id if isinstance(call_id, str) and call_id else None,
                 name if isinstance(name, str) and name else None,
                 arguments if isinstance(arguments, str) else "",
