@@ -10,11 +10,13 @@ what it staged on the Journal (``Attempt.new``) or wrote to the store
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.metering import Cost, CostSource
 from psych_runtime.core.records import (
     Record,
     RunAdmitted,
@@ -26,6 +28,7 @@ from psych_runtime.core.records import (
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.core.state import RunStateView
+from psych_runtime.models import ModelPrice
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.built_ins import BUILT_INS
 from psych_runtime.runtime.agent.context import AttemptContext, Execute
@@ -42,6 +45,19 @@ from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 
 R = TypeVar("R", bound=Record)
+
+
+ONE_DOLLAR = Cost(amount=Decimal(1), currency="USD", model="m", source=CostSource.COMPUTED)
+"""A computed cost of one dollar for model ``m``."""
+
+EURO_PRICE = ModelPrice(
+    input=Decimal(1),
+    output=Decimal(1),
+    cache_read=Decimal(0),
+    cache_write=Decimal(0),
+    currency="EUR",
+)
+"""A price for model ``m`` in euros: a call priced with it cannot join a dollar total."""
 
 
 def agent(**fields: Any) -> AgentSpec:

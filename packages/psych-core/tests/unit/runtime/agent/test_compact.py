@@ -1,16 +1,14 @@
 """``compact.py``: when the oldest turns are summarised, and what the summary records."""
 
-from decimal import Decimal
-
-from psych_runtime.core.metering import Cost, CostSource, Usage
+from psych_runtime.core.metering import Cost, Usage
 from psych_runtime.core.records import CompactionApplied, CompactionReason, TerminalState
 from psych_runtime.core.spec import CompactionPolicy
-from psych_runtime.model.pricing import ModelPrice, StaticPriceTable
+from psych_runtime.model.pricing import StaticPriceTable
 from psych_runtime.runtime.agent.compact import compact, compaction_due, next_cut
 from psych_runtime.runtime.agent.context import Next
 from psych_runtime.testing import FakeModel, LogBuilder
 
-from .conftest import agent, open_attempt, started
+from .conftest import EURO_PRICE, ONE_DOLLAR, agent, open_attempt, started
 
 POLICY = CompactionPolicy(trigger_tokens=1_000, keep_recent_turns=2)
 SPEC = agent(compaction=POLICY)
@@ -94,17 +92,12 @@ async def test_a_summary_with_no_text_fails_the_run() -> None:
 
 
 async def test_a_summary_priced_in_another_currency_is_kept_unpriced_and_fails_the_run() -> None:
-    usd = Cost(amount=Decimal(1), currency="USD", model="m", source=CostSource.COMPUTED)
-    euro = ModelPrice(
-        input=Decimal(1),
-        output=Decimal(1),
-        cache_read=Decimal(0),
-        cache_write=Decimal(0),
-        currency="EUR",
-    )
     model = FakeModel().turn(text="summary", usage={"input": 100})
     attempt = await open_attempt(
-        _turns(3, cost=usd), spec=SPEC, model=model, prices=StaticPriceTable({"m": euro})
+        _turns(3, cost=ONE_DOLLAR),
+        spec=SPEC,
+        model=model,
+        prices=StaticPriceTable({"m": EURO_PRICE}),
     )
     assert await compact(attempt.ctx, CompactionReason.THRESHOLD) is Next.STOP
     (applied,) = attempt.new(CompactionApplied)

@@ -1,10 +1,8 @@
 """``model_turn.py``: opening a turn, calling the model, recording what it answered."""
 
-from decimal import Decimal
 from typing import Any
 
 from psych_runtime.core.messages import SystemMessage, ToolResultMessage, UserMessage
-from psych_runtime.core.metering import Cost, CostSource
 from psych_runtime.core.records import (
     ModelCallFailed,
     ModelCallFinished,
@@ -15,12 +13,21 @@ from psych_runtime.core.records import (
     ToolOutcome,
 )
 from psych_runtime.core.spec import ModelRef
-from psych_runtime.model.pricing import ModelPrice, StaticPriceTable
+from psych_runtime.model.pricing import StaticPriceTable
 from psych_runtime.runtime.agent.context import Next
 from psych_runtime.runtime.agent.model_turn import Answer, answered, model_turn
 from psych_runtime.testing import FakeModel, LogBuilder, ToolCallScript
 
-from .conftest import Attempt, Orders, agent, open_attempt, started, tool_turn
+from .conftest import (
+    EURO_PRICE,
+    ONE_DOLLAR,
+    Attempt,
+    Orders,
+    agent,
+    open_attempt,
+    started,
+    tool_turn,
+)
 
 SPEC = agent(instructions="You help with orders.", tools=("lookup", "refund"))
 
@@ -165,17 +172,9 @@ async def test_a_tool_withheld_for_failing_is_not_offered_and_the_prompt_says_so
 
 
 async def test_a_cost_in_a_second_currency_fails_the_run_after_recording_the_call() -> None:
-    usd = Cost(amount=Decimal(1), currency="USD", model="m", source=CostSource.COMPUTED)
-    euro = ModelPrice(
-        input=Decimal(1),
-        output=Decimal(1),
-        cache_read=Decimal(0),
-        cache_write=Decimal(0),
-        currency="EUR",
-    )
-    log = started().turn().model_started(model="m").model_finished(model="m", cost=usd)
+    log = started().turn().model_started(model="m").model_finished(model="m", cost=ONE_DOLLAR)
     model = FakeModel().turn(text="Done.", usage={"input": 10})
-    attempt = await _turn(log, model=model, prices=StaticPriceTable({"m": euro}))
+    attempt = await _turn(log, model=model, prices=StaticPriceTable({"m": EURO_PRICE}))
     assert await model_turn(attempt.ctx) is Next.STOP
     (finished,) = attempt.new(ModelCallFinished)
     assert finished.cost is None
