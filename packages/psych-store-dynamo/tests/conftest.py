@@ -25,6 +25,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from psych_contract import _data as data
+from psych_runtime.adapters import RunHeader
+from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
 from psych_store_dynamo import DynamoStore, S3BlobStore
 
 REGION = "us-east-1"
@@ -112,6 +115,19 @@ def moto_endpoint(fake_aws_credentials: None) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def queued_text(run: RunHeader, seq: int, text_bytes: int) -> Record:
+    """A queued message carrying ``text_bytes`` of text (its JSON is a little bigger)."""
+    return QueueEnqueued(
+        run_id=run.run_id,
+        seq=seq,
+        at=data.at(seq),
+        scope=run.scope,
+        queue=QueueKind.STEER,
+        entry_id=EntryId(f"entry-{seq}"),
+        payload={"text": "x" * text_bytes},
+    )
 
 
 def new_table_name() -> str:

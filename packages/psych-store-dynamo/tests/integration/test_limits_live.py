@@ -3,25 +3,12 @@
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime.adapters import RecordTooLarge, RunHeader
-from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
+from psych_runtime.adapters import RecordTooLarge
 from psych_store_dynamo import BatchTooLarge
 
-from ..conftest import StoreFactory
+from ..conftest import StoreFactory, queued_text
 
 ITEM_LIMIT = 400_000
-
-
-def _record(run: RunHeader, seq: int, text_bytes: int) -> Record:
-    return QueueEnqueued(
-        run_id=run.run_id,
-        seq=seq,
-        at=data.at(seq),
-        scope=run.scope,
-        queue=QueueKind.STEER,
-        entry_id=EntryId(f"entry-{seq}"),
-        payload={"text": "x" * text_bytes},
-    )
 
 
 async def test_an_oversized_record_writes_nothing_of_its_batch(make_store: StoreFactory) -> None:
@@ -29,7 +16,9 @@ async def test_an_oversized_record_writes_nothing_of_its_batch(make_store: Store
     run, admitted = data.admission()
     await store.create_run(run, admitted)
     with pytest.raises(RecordTooLarge, match="seq 3"):
-        await store.append(run.run_id, 2, [_record(run, 2, 10), _record(run, 3, ITEM_LIMIT)])
+        await store.append(
+            run.run_id, 2, [queued_text(run, 2, 10), queued_text(run, 3, ITEM_LIMIT)]
+        )
     assert await store.head(run.run_id) == 1
     assert await store.read(run.run_id) == [admitted]
     assert await store.get_run(run.run_id) == run
@@ -41,7 +30,7 @@ async def test_a_record_just_under_the_item_limit_is_stored_and_read_back(
     store = await make_store()
     run, admitted = data.admission()
     await store.create_run(run, admitted)
-    big = _record(run, 2, ITEM_LIMIT - 2048)
+    big = queued_text(run, 2, ITEM_LIMIT - 2048)
     await store.append(run.run_id, 2, [big])
     assert await store.read(run.run_id, after=1) == [big]
 
@@ -63,7 +52,7 @@ async def test_a_log_larger_than_one_query_page_reads_whole(make_store: StoreFac
     store = await make_store()
     run, admitted = data.admission()
     await store.create_run(run, admitted)
-    records = [_record(run, seq, 300_000) for seq in range(2, 12)]
+    records = [queued_text(run, seq, 300_000) for seq in range(2, 12)]
     await store.append(run.run_id, 2, records[:5])
     await store.append(run.run_id, 7, records[5:])
     assert await store.read(run.run_id) == [admitted, *records]

@@ -13,11 +13,10 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_runtime import StoreError, StoreUnavailable
-from psych_runtime.adapters import RecordTooLarge, RunHeader
-from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
+from psych_runtime.adapters import RecordTooLarge
 from psych_store_dynamo import BatchTooLarge, DynamoStore
 
-from ..conftest import free_port
+from ..conftest import free_port, queued_text
 
 ITEM_LIMIT = 400_000
 
@@ -35,24 +34,11 @@ async def unreachable() -> AsyncIterator[DynamoStore]:
     await store.close()
 
 
-def _record(run: RunHeader, seq: int, text_bytes: int) -> Record:
-    """A queued message carrying ``text_bytes`` of text (its JSON is a little bigger)."""
-    return QueueEnqueued(
-        run_id=run.run_id,
-        seq=seq,
-        at=data.at(seq),
-        scope=run.scope,
-        queue=QueueKind.STEER,
-        entry_id=EntryId(f"entry-{seq}"),
-        payload={"text": "x" * text_bytes},
-    )
-
-
 async def test_an_oversized_record_is_refused_before_any_request(
     unreachable: DynamoStore,
 ) -> None:
     run = data.header()
-    records = [_record(run, 2, 10), _record(run, 3, ITEM_LIMIT)]
+    records = [queued_text(run, 2, 10), queued_text(run, 3, ITEM_LIMIT)]
     with pytest.raises(RecordTooLarge) as caught:
         await unreachable.append(run.run_id, 2, records)
     message = str(caught.value)
@@ -76,7 +62,7 @@ async def test_a_record_just_under_the_limit_gets_as_far_as_the_network(
     # The check must not be so cautious that it refuses what DynamoDB would take.
     run = data.header()
     with pytest.raises(StoreUnavailable):
-        await unreachable.append(run.run_id, 2, [_record(run, 2, ITEM_LIMIT - 2048)])
+        await unreachable.append(run.run_id, 2, [queued_text(run, 2, ITEM_LIMIT - 2048)])
 
 
 async def test_a_batch_of_more_than_99_records_is_refused(unreachable: DynamoStore) -> None:
@@ -89,7 +75,7 @@ async def test_a_batch_of_more_than_99_records_is_refused(unreachable: DynamoSto
 
 async def test_a_batch_over_four_megabytes_is_refused(unreachable: DynamoStore) -> None:
     run = data.header()
-    records = [_record(run, seq, 380 * 1024) for seq in range(2, 14)]  # 12 x 380 KB
+    records = [queued_text(run, seq, 380 * 1024) for seq in range(2, 14)]  # 12 x 380 KB
     with pytest.raises(BatchTooLarge, match="4000000"):
         await unreachable.append(run.run_id, 2, records)
 
