@@ -2,6 +2,7 @@
 
 import asyncio
 import gc
+from typing import Any
 
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record
@@ -97,7 +98,12 @@ async def test_a_later_miss_is_not_lost_when_an_earlier_one_fills_the_entry_firs
     assert again.records == log[:4]
 
 
-async def test_an_entry_evicted_while_its_tail_is_read_is_put_back() -> None:
+async def _evicted_while_read() -> tuple[LogStore, FoldCache, list[Any], asyncio.Task[Any]]:
+    """Three Runs through a cache of two: the first is evicted while its tail is read.
+
+    Returns the store, the cache, the three logs and the reader of the first Run's
+    tail, parked on the store's first gate (seq 4 and 5 are visible to it).
+    """
     logs = [_log(f"run_{name}") for name in "abc"]
     store = LogStore(*logs)
     first = logs[0][0].run_id
@@ -111,6 +117,11 @@ async def test_an_entry_evicted_while_its_tail_is_read_is_put_back() -> None:
     store.gated = False
     for log in logs[1:]:
         await cache.fold(store, log[0].run_id)  # type: ignore[arg-type]  # evicts the first
+    return store, cache, logs, reader
+
+
+async def test_an_entry_evicted_while_its_tail_is_read_is_put_back() -> None:
+    store, cache, logs, reader = await _evicted_while_read()
     store.gates[0].set()
     fold = await reader
     assert fold.state.head_seq == 5
@@ -119,19 +130,8 @@ async def test_an_entry_evicted_while_its_tail_is_read_is_put_back() -> None:
 
 
 async def test_an_entry_refilled_by_a_lagging_reader_is_brought_up_to_date() -> None:
-    logs = [_log(f"run_{name}") for name in "abc"]
-    store = LogStore(*logs)
+    store, cache, logs, ahead = await _evicted_while_read()
     first = logs[0][0].run_id
-    store.visible[first] = 3
-    cache = FoldCache(size=2)
-    await cache.fold(store, first)  # type: ignore[arg-type]
-    store.visible[first] = 5
-    store.gated = True
-    ahead = asyncio.create_task(cache.fold(store, first))  # type: ignore[arg-type]
-    await _parked(store, 1)
-    store.gated = False
-    for log in logs[1:]:
-        await cache.fold(store, log[0].run_id)  # type: ignore[arg-type]  # evicts the first
     # A reader served by a lagging replica refills the entry with less than ``ahead`` read.
     store.visible[first] = 3
     store.gated = True
