@@ -3,7 +3,7 @@ on, and the provider a model call is reported under; all without a tracing libra
 
 import asyncio
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,18 +52,29 @@ def _recovered(telemetry: RecordingTelemetry) -> list[RecordedSpan]:
     return [s for s in telemetry.spans if s.attributes.get("psych.recovered") is True]
 
 
-async def _crash(telemetry: RecordingTelemetry, crash_before: str) -> Any:
-    spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
-    model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Maybe.")
+CLERK = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
+
+
+async def _crash(
+    telemetry: RecordingTelemetry,
+    crash_before: str = "tool_call_finished",
+    *,
+    spec: AgentSpec | WorkflowSpec = CLERK,
+    model: FakeModel | None = None,
+    registry: Callable[[], ToolRegistry] = _registry,
+) -> Any:
+    """``crash_and_recover`` of ``spec`` with ``telemetry`` on the recovering Runtime."""
+    if model is None:
+        model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Maybe.")
     return await crash_and_recover(
         InMemoryStore(),
         model,
-        _registry(),
+        registry(),
         psych_runtime.Version.of(spec, datetime.now(UTC)),
         "go",
         scope=ACME,
         crash_before=crash_before,
-        runtime_for=lambda on: Runtime(on, model, _registry(), telemetry=telemetry),
+        runtime_for=lambda on: Runtime(on, model, registry(), telemetry=telemetry),
     )
 
 
@@ -103,7 +114,6 @@ async def test_a_call_left_in_doubt_is_rebuilt_backdated_and_closed_as_the_log_s
 
 async def test_a_call_run_again_ends_its_rebuilt_span_with_the_real_outcome() -> None:
     telemetry = RecordingTelemetry()
-    spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Packed.")
 
     def registry() -> ToolRegistry:
@@ -111,15 +121,7 @@ async def test_a_call_run_again_ends_its_rebuilt_span_with_the_real_outcome() ->
         tools.register(lookup, idempotent=True)
         return tools
 
-    recovery = await crash_and_recover(
-        InMemoryStore(),
-        model,
-        registry(),
-        psych_runtime.Version.of(spec, datetime.now(UTC)),
-        "go",
-        scope=ACME,
-        runtime_for=lambda on: Runtime(on, model, registry(), telemetry=telemetry),
-    )
+    recovery = await _crash(telemetry, model=model, registry=registry)
     finished = [r for r in recovery.final_log if r.type == "tool_call_finished"]
     assert [r.outcome for r in finished] == ["ok"]  # type: ignore[attr-defined]
     assert check_spans(telemetry.finished()) == []
@@ -150,17 +152,7 @@ async def test_a_workflow_step_left_in_doubt_is_rebuilt_and_failed_as_orphaned()
     spec = WorkflowSpec(
         name="flow", steps=(ToolStep(name="look", tool="lookup", arguments={"order_id": "A1"}),)
     )
-    model = FakeModel()
-    recovery = await crash_and_recover(
-        InMemoryStore(),
-        model,
-        _registry(),
-        psych_runtime.Version.of(spec, datetime.now(UTC)),
-        "go",
-        scope=ACME,
-        crash_before="step_completed",
-        runtime_for=lambda on: Runtime(on, model, _registry(), telemetry=telemetry),
-    )
+    recovery = await _crash(telemetry, "step_completed", spec=spec, model=FakeModel())
     assert recovery.final_log[-1].type == "run_settled"
     assert check_spans(telemetry.finished()) == []
     started = next(r for r in recovery.final_log if r.type == "step_started")
