@@ -26,6 +26,7 @@ empty claim falls in each Run, and no timer fires while the Run executes.
 import asyncio
 import contextlib
 import cProfile
+import gc
 import pstats
 import sqlite3
 from collections import Counter
@@ -285,15 +286,23 @@ async def measure(kind: str, k: int, *, profile: bool = False) -> Measured:
             measured = Measured()
             for counted in (False, True):
                 profiler = cProfile.Profile() if counted and profile else None
+                if counted:
+                    # Weak-reference callbacks and finalisers run when the collector
+                    # happens to run, which depends on what earlier tests left behind.
+                    gc.collect()
+                    gc.disable()
                 store.counting = statements.counting = counted
                 if profiler is not None:
                     profiler.enable()
-                dispatched = await s.dispatch(version, "status?")
-                seen = s.worker.attempts_ended.generation(dispatched.run_id)
-                await _attempt_ended(s.worker, dispatched.run_id, seen)
-                if profiler is not None:
-                    profiler.disable()
-                store.counting = statements.counting = False
+                try:
+                    dispatched = await s.dispatch(version, "status?")
+                    seen = s.worker.attempts_ended.generation(dispatched.run_id)
+                    await _attempt_ended(s.worker, dispatched.run_id, seen)
+                finally:
+                    if profiler is not None:
+                        profiler.disable()
+                    store.counting = statements.counting = False
+                    gc.enable()
             log = await s.read_log(dispatched.run_id)
     finally:
         await store.close()
