@@ -27,11 +27,13 @@ import asyncio
 import contextlib
 import cProfile
 import gc
+import os
 import pstats
 import sqlite3
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +47,7 @@ from tests.support.scratch_stores import scratch_store_url
 K = 10
 """Tool turns in the measured Run (and one answering model call after them)."""
 
-PROFILED_MODULES = "psych_runtime"
+PROFILED_MODULES = str(Path(psych_runtime.__file__).parent) + os.sep
 """Only calls into the runtime's own modules are counted: asyncio's and the drivers'
 calls depend on scheduling and on what the event loop had queued, ours do not."""
 
@@ -319,7 +321,7 @@ async def measure(kind: str, k: int, *, profile: bool = False) -> Measured:
         measured.calls = sum(
             calls
             for (filename, _, _), (_, calls, _, _, _) in stats.stats.items()
-            if PROFILED_MODULES in filename
+            if filename.startswith(PROFILED_MODULES)
         )
     return measured
 
