@@ -116,3 +116,24 @@ def test_the_scaling_and_soak_benchmark_prints_its_table() -> None:
     assert all(len(s["rss_kib"]) == 2 and all(s["rss_kib"]) for s in samples)
     [soak] = [line for line in lines if line["metric"] == "soak"]
     assert soak["runs"] == 1000
+
+
+def test_the_capacity_benchmark_reports_per_run_costs_on_sqlite() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.capacity", "--store", "sqlite", "--runs", "10"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [(line["metric"], line["k"]) for line in lines] == [("run_cost", 3), ("run_cost", 10)]
+    for line in lines:
+        calls = line["store_calls"]
+        # Every Run is admitted, claimed and released once, and appends twice a tool turn.
+        assert calls["create_run"] == calls["claim"] == calls["release"] == 1.0
+        assert calls["append"] == 2 * line["k"] + 2
+        assert line["record_json_bytes"] > 0 and line["worker_cpu_ms"] > 0
+        assert line["database_cpu_ms"] is None  # SQLite's work is in the Worker's process

@@ -9,6 +9,7 @@ file (every table of both) to this release's schema.
 import asyncio
 import functools
 import sqlite3
+import weakref
 from pathlib import Path
 
 from psych_runtime.adapters.store import RawItem, settings_from
@@ -37,7 +38,24 @@ class SqliteDatabase:
     def __init__(self, url: str | SqliteSettings, /, **options: object) -> None:
         settings = settings_from(url, SqliteSettings, options)
         self._settings = settings
-        self._lanes = Lanes(settings)
+        # A weak reference, so the lanes (whose finaliser stops the threads of a store
+        # dropped without close()) do not keep the store itself alive.
+        hook = weakref.WeakMethod(self._init_connection)
+
+        def on_open(conn: sqlite3.Connection) -> None:
+            init = hook()
+            if init is not None:
+                init(conn)
+
+        self._lanes = Lanes(settings, on_open)
+
+    def _init_connection(self, conn: sqlite3.Connection) -> None:
+        """Prepare each new connection; a subclass may override (nothing here).
+
+        Called on the lane thread that owns ``conn``, after the store's own pragmas
+        and before its first statement. A test may install a trace callback here to
+        count the statements and commits a workload costs.
+        """
 
     @property
     def path(self) -> Path:

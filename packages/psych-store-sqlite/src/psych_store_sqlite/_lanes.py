@@ -128,10 +128,19 @@ class _ThreadState(threading.local):
 
 
 class Lanes:
-    """One writer thread and ``settings.readers`` reader threads over one database file."""
+    """One writer thread and ``settings.readers`` reader threads over one database file.
 
-    def __init__(self, settings: SqliteSettings) -> None:
+    ``on_open``, when given, is called on each connection just after it is opened and
+    configured, on the thread that will use it.
+    """
+
+    def __init__(
+        self,
+        settings: SqliteSettings,
+        on_open: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self._settings = settings
+        self._on_open = on_open
         self._where = str(settings.path)
         self._writer = _Lane("psych-sqlite-writer", 1)
         self._readers = _Lane("psych-sqlite-reader", settings.readers) if settings.readers else None
@@ -181,6 +190,8 @@ class Lanes:
         conn = state.conn
         if conn is None:
             conn = open_connection(self._settings)
+            if self._on_open is not None:
+                self._on_open(conn)
             with self._opened_lock:
                 self._opened.append(conn)
             state.conn = conn

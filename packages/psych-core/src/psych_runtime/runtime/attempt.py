@@ -31,6 +31,7 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.control import interrupt
 from psych_runtime.runtime.interrupt_watch import watch_for_interrupt
 from psych_runtime.runtime.journal import Journal, JournalClosed
+from psych_runtime.runtime.reads import FOLDS
 from psych_runtime.runtime.settlement import failed, past_deadline_when_claimed, settle
 from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
@@ -214,6 +215,7 @@ class AttemptLifecycle:
                     await self._release_after_outage(attempt)
                 else:
                     await self._release_from_log(attempt)
+                    _hand_fold_to_readers(self.store, attempt.journal)
             self.attempts_ended.signal(attempt.run_id)
 
     def _trace(self, attempt: ActiveAttempt, journal: Journal) -> None:
@@ -393,6 +395,20 @@ class AttemptLifecycle:
             log.exception("run %s: could not tell its parent or children it ended", state.run_id)
             return False
         return True
+
+
+def _hand_fold_to_readers(store: Store, journal: Journal | None) -> None:
+    """Give this process's readers the Attempt's fold of the log, when it is all durable.
+
+    The Journal folded every record as it was written; a reader waiting for the Run in
+    this process would otherwise read the whole log back and fold it again. Only a
+    Journal that wrote everything it staged and met no outage knows the stored log.
+    """
+    if journal is None or journal.lost is not None or journal.has_pending:
+        return
+    if journal.committed_seq != journal.head or len(journal.records) != journal.head:
+        return
+    FOLDS.offer(store, list(journal.records), journal.state)
 
 
 __all__ = [

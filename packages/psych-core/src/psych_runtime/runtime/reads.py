@@ -123,6 +123,29 @@ class FoldCache:
             self._folds.popitem(last=False)
         return current
 
+    def offer(self, store: Store, records: list[Record], state: RunStateView) -> None:
+        """Keep a fold already made elsewhere in this process, so readers need not redo it.
+
+        A Worker whose Attempt ended offers its Journal's records and state: a reader
+        waiting for that Run (``Session.wait``, then ``answer``) then reads and folds only
+        what was appended after, instead of the whole log again. ``records`` must be the
+        Run's whole durable log, from seq 1 on, and ``state`` its fold; both become the
+        cache's, so the caller must not change them afterwards. A fold held already
+        that reaches as far, or further, is kept instead.
+        """
+        self._forget_collected()
+        token = self._token(store)
+        if token is None or len(records) != state.head_seq:
+            return
+        key = (token, state.run_id)
+        held = self._folds.get(key)
+        if held is not None and held.state.head_seq >= state.head_seq:
+            return
+        self._folds[key] = _Fold(records, state)
+        self._folds.move_to_end(key)
+        while len(self._folds) > self._size:
+            self._folds.popitem(last=False)
+
     def _token(self, store: Store) -> int | None:
         """This cache's token for ``store``; None when the store cannot be watched."""
         address = id(store)

@@ -63,6 +63,11 @@ async def run_calls(ctx: AttemptContext, answer: Answer) -> Next:
             break
         executed = await execute(ctx, call_id, name, checked)
         await finish(ctx, call_id, name, executed)
+        if index + 1 == len(ids):
+            # The turn's last call: the next turn starts by folding what others wrote
+            # (and stops there if the Run was aborted), so looking now would only read
+            # the log twice in a row.
+            break
         await journal.refresh()
         if ctx.aborted():
             await close_unexecuted(ctx, turn, calls[index + 1 :], ids[index + 1 :], _STOP_ASKED)
