@@ -39,9 +39,10 @@ from typing import Any
 import pytest
 
 import psych_runtime
+from benchmarks.run import ScriptModel, lookup, spec
 from psych_runtime import RunId, Store
 from psych_runtime.runtime import interrupt_watch
-from psych_runtime.testing import FakeModel, ForwardingStore
+from psych_runtime.testing import ForwardingStore
 from tests.support.scratch_stores import scratch_store_url
 
 K = 10
@@ -108,40 +109,6 @@ POSTGRES_WRITES = frozenset({"append", "claim", "create_run", "release", "renew"
 RECORDS_PER_RUN = 56
 RECORDS_PER_TOOL_TURN = 5
 APPENDS_PER_TOOL_TURN = 2
-
-
-async def lookup(order_id: str) -> dict[str, str]:
-    """Look up an order."""
-    return {"order_id": order_id, "status": "shipped", "carrier": "ups"}
-
-
-def spec() -> psych_runtime.AgentSpec:
-    return psych_runtime.AgentSpec(
-        name="budget",
-        instructions="Answer questions about orders.",
-        model=psych_runtime.ModelRef(model="fake-standard"),
-        tools=(psych_runtime.CodeTool(name="lookup"),),
-        limits=psych_runtime.Limits(max_turns=64, max_steps=128),
-    )
-
-
-class ScriptModel:
-    """K tool calls, one a turn with different arguments, then the answer."""
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-
-    async def known_models(self) -> frozenset[str]:
-        return frozenset()
-
-    def stream(self, request: Any) -> Any:
-        done = sum(1 for m in request.messages if m.role == "tool")
-        script = FakeModel()
-        if done < self.k:
-            script.turn(tool_calls=[("lookup", {"order_id": f"O{done}"})])
-        else:
-            script.turn(text=f"All {self.k} orders have shipped.")
-        return script.stream(request)
 
 
 WORKER = psych_runtime.WorkerSettings(
