@@ -1,6 +1,7 @@
 """Workflows end to end on a real Worker: every step kind, every option, memoisation."""
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -50,6 +51,10 @@ class Tools:
         self.failures_left = 0
         self.running = 0
         self.most_at_once = 0
+        # How many ``double`` calls a test expects to overlap. Until that many have run at
+        # once, each call waits (up to a few seconds) for the others, so whether they
+        # overlap depends on the engine and not on how fast the store answers.
+        self.overlap = 1
 
     def registry(self) -> psych_runtime.ToolRegistry:
         registry = psych_runtime.ToolRegistry()
@@ -63,6 +68,10 @@ class Tools:
             """Double a number, slowly enough to overlap with others."""
             self.running += 1
             self.most_at_once = max(self.most_at_once, self.running)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    while self.most_at_once < self.overlap:
+                        await asyncio.sleep(0.005)
             await asyncio.sleep(0.05)
             self.running -= 1
             self.calls.append(("double", n))
@@ -228,6 +237,7 @@ async def test_foreach_runs_the_body_per_item_really_concurrently(
             body=ToolStep(name="twice", tool="double", arguments_from={"n": p("item")}),
         )
     )
+    tools.overlap = concurrency
     async with _session(tools, store) as s:
         state = await s.state(await _finish(s, spec, numbers=[1, 2, 3, 4, 5, 6, 7, 8]))
     items = state.output["each"]["items"]  # type: ignore[index]
@@ -300,6 +310,7 @@ async def test_parallel_branches_and_their_failure_modes(
             ),
         )
     )
+    tools.overlap = 2
     async with _session(tools, store) as s:
         together = await s.state(await _finish(s, ok))
         tools.failures_left = 1
