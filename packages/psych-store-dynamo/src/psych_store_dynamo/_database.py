@@ -135,7 +135,10 @@ class DynamoDatabase:
                 return items
 
     async def close(self) -> None:
-        """Close the client; idempotent. The store is unusable afterwards."""
+        """Close the client; idempotent. The store is unusable afterwards.
+
+        Requests already sent are waited for; any made from now on raise ``StoreError``.
+        """
         async with self._lock:
             self._closed = True
             stack, self._stack, self._table = self._stack, None, None
