@@ -14,9 +14,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _lines() -> list[dict[str, Any]]:
+def _bench(module: str, *args: str) -> list[dict[str, Any]]:
+    """Run ``python -m benchmarks.<module> ARGS`` and return the JSON lines it printed."""
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--store", "memory", "--quick"],
+        [sys.executable, "-m", f"benchmarks.{module}", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -25,6 +26,10 @@ def _lines() -> list[dict[str, Any]]:
     )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def _lines() -> list[dict[str, Any]]:
+    return _bench("run", "--store", "memory", "--quick")
 
 
 def _numbers(line: dict[str, Any]) -> list[float]:
@@ -84,28 +89,9 @@ def test_the_quick_memory_benchmark_prints_every_metric() -> None:
 
 
 def test_the_scaling_and_soak_benchmark_prints_its_table() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.scaling",
-            "--store",
-            "sqlite",
-            "--runs",
-            "20",
-            "--workers",
-            "1,2",
-            "--soak",
-            "1000",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    lines = _bench(
+        "scaling", "--store", "sqlite", "--runs", "20", "--workers", "1,2", "--soak", "1000"
     )
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     scaling = [line for line in lines if line["metric"] == "scaling"]
     assert [line["worker_processes"] for line in scaling] == [1, 2]
     for line in scaling:
@@ -119,16 +105,7 @@ def test_the_scaling_and_soak_benchmark_prints_its_table() -> None:
 
 
 def test_the_capacity_benchmark_reports_per_run_costs_on_sqlite() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.capacity", "--store", "sqlite", "--runs", "10"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    lines = _bench("capacity", "--store", "sqlite", "--runs", "10")
     assert [(line["metric"], line["k"]) for line in lines] == [("run_cost", 3), ("run_cost", 10)]
     for line in lines:
         calls = line["store_calls"]
