@@ -113,17 +113,18 @@ async def interrupt(
 
     asked = await append_external(store, run_id, header, build) is not None
     if asked:
+        # The request reaches every child still working for this Run, and theirs, with
+        # its reason; first, before this Run is stopped or woken here, so that its own
+        # settlement does not end them with a reason of its own.
+        children = (await FOLDS.fold(store, run_id)).state.live_children
+        for child in children:
+            await interrupt(store, child.run_id, reason=reason, by=by)
         # An Attempt of this Run held in this process stops at once; one held
         # elsewhere notices the record in its store (``interrupt_watch.py``).
         LIVE_ATTEMPTS.interrupt(run_id)
     if asked and waiting:
         # Nobody holds a suspended Run: wake it so a Worker settles it now.
         await store.set_runnable_at(run_id, None)
-    if asked:
-        # The request reaches every child still working for this Run, and theirs.
-        children = (await FOLDS.fold(store, run_id)).state.live_children
-        for child in children:
-            await interrupt(store, child.run_id, reason=reason, by=by)
     return asked
 
 
