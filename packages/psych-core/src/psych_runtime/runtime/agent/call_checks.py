@@ -61,14 +61,8 @@ async def check_call(
     if parse_error is None:
         arguments, parse_error = await read_arguments(call.arguments)
     recorded, unissued = _recorded_arguments(ctx, name, arguments or {})
-    journal.stage(
-        ToolCallStarted,
-        call_id=call_id,
-        tool=name,
-        arguments=recorded,
-        turn=turn,
-        interruptible=ctx.tools.interruptible(name),
-        safe_to_retry=ctx.tools.safe_to_retry(name, arguments),
+    stage_started(
+        ctx, call_id, name, recorded, turn, safe_to_retry=ctx.tools.safe_to_retry(name, arguments)
     )
     if parse_error is not None or arguments is None:
         reject(ctx, call_id, "malformed_arguments", parse_error or "bad arguments")
@@ -112,6 +106,29 @@ def reject(ctx: AttemptContext, call_id: ToolCallId, kind: str, message: str) ->
     )
 
 
+def stage_started(
+    ctx: AttemptContext,
+    call_id: ToolCallId,
+    name: str,
+    arguments: JsonObject,
+    turn: int,
+    *,
+    safe_to_retry: bool = False,
+    parent: ToolCallId | None = None,
+) -> None:
+    """Stage a call's start record: the one place its interruptibility is decided."""
+    ctx.journal.stage(
+        ToolCallStarted,
+        call_id=call_id,
+        tool=name,
+        arguments=arguments,
+        turn=turn,
+        interruptible=ctx.tools.interruptible(name),
+        safe_to_retry=safe_to_retry,
+        parent_call_id=parent,
+    )
+
+
 async def close_unexecuted(
     ctx: AttemptContext,
     turn: int,
@@ -124,14 +141,7 @@ async def close_unexecuted(
         name = call.name or "unnamed"
         parsed = (await read_arguments(call.arguments))[0] if call.refusal is None else None
         arguments, _ = _recorded_arguments(ctx, name, parsed or {})
-        ctx.journal.stage(
-            ToolCallStarted,
-            call_id=call_id,
-            tool=name,
-            arguments=arguments,
-            turn=turn,
-            interruptible=ctx.tools.interruptible(call.name),
-        )
+        stage_started(ctx, call_id, name, arguments, turn)
         reject(ctx, call_id, "not_executed", why)
 
 

@@ -96,7 +96,8 @@ class ToolCatalog:
         )
         if spec.spawn is not None:
             subagent_definitions += spawn_definitions(spec.spawn, spec)
-        self._subagent_definitions = subagent_definitions
+        # Asked for by name several times a turn, so looked up, not searched.
+        self._subagent_definitions = {d.name: d for d in reversed(subagent_definitions)}
         self.remembers = remembers
         execution = spec.code_execution
         self.code_execution = execution if execution is not None and execution.enabled else None
@@ -238,7 +239,7 @@ class ToolCatalog:
 
     def subagent_definition(self, name: str) -> ToolDefinition | None:
         """How the Spec's roster or spawn envelope describes ``name``, if it gives it."""
-        return next((d for d in self._subagent_definitions if d.name == name), None)
+        return self._subagent_definitions.get(name)
 
     def _definitions(self, names: Iterable[str]) -> Iterable[ToolDefinition]:
         for name in names:

@@ -25,8 +25,9 @@ from pydantic import JsonValue
 
 from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolCallStarted, ToolFailure, ToolOutcome
+from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
 from psych_runtime.core.spec.code_execution import OutputPreservation
+from psych_runtime.runtime.agent.call_checks import stage_started
 from psych_runtime.runtime.agent.context import AttemptContext, failure
 from psych_runtime.runtime.agent.finish import Executed, finish
 from psych_runtime.runtime.ids import new_call_id
@@ -154,15 +155,14 @@ async def _bound_call(
     """One binding call through the normal tool path, recorded under its program."""
     journal = ctx.journal
     binding_id = ToolCallId(new_call_id())
-    journal.stage(
-        ToolCallStarted,
-        call_id=binding_id,
-        tool=name,
-        arguments=passed,
-        turn=turn,
-        interruptible=ctx.tools.interruptible(name),
+    stage_started(
+        ctx,
+        binding_id,
+        name,
+        passed,
+        turn,
         safe_to_retry=ctx.tools.safe_to_retry(name, passed),
-        parent_call_id=parent,
+        parent=parent,
     )
     judgement = await judge(
         ctx.deps.approvals,
