@@ -14,19 +14,19 @@ from psych_runtime.core.errors import InvalidArgument, RunNotFound, VersionNotFo
 from psych_runtime.core.ids import RunId, VersionHash
 from psych_runtime.core.records import (
     JsonObject,
-    RunAdmitted,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
 from psych_runtime.core.storable import check_storable
 from psych_runtime.core.version import HASH_PATTERN, Version
 from psych_runtime.plugins.installed import installed_telemetry
+from psych_runtime.runtime.admitted import admission_records
 from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
 from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
-from psych_runtime.store.port import RunHeader, RunState, Store
+from psych_runtime.store.port import RunState, Store
 from psych_runtime.telemetry.context import admission_trace
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
 
@@ -265,16 +265,6 @@ async def dispatch(
     )
     deadline = now + timedelta(seconds=seconds)
     run_id = new_run_id()
-    header = RunHeader(
-        run_id=run_id,
-        scope=scope,
-        version_hash=pinned.hash,
-        state=RunState.RUNNABLE,
-        created_at=now,
-        deadline_at=deadline,
-        idempotency_key=idempotency_key,
-        continues_run_id=continues,
-    )
     with admission_trace(
         installed_telemetry(),
         carried,
@@ -282,21 +272,21 @@ async def dispatch(
         tenant=scope.tenant,
         version_hash=pinned.hash,
     ) as trace:
-        admitted = RunAdmitted(
-            run_id=run_id,
-            seq=1,
-            at=now,
-            scope=scope,
-            version_hash=pinned.hash,
+        header, admitted = admission_records(
+            run_id,
+            scope,
+            pinned.hash,
+            RunState.RUNNABLE,
+            now,
+            deadline,
+            idempotency_key,
             input=admitted_input,
-            idempotency_key=idempotency_key,
-            deadline_at=deadline,
-            continues_run_id=continues,
-            replays_run_id=replay_of,
-            replay_from_step=replay_from,
+            trace_context=trace.carrier,
+            continues=continues,
+            replay_of=replay_of,
+            replay_from=replay_from,
             breakpoints=tuple(breakpoints),
             step_mode=step_mode,
-            trace_context=trace.carrier,
         )
         result = await store.create_run(header, admitted)
         trace.admitted(result.header.run_id)

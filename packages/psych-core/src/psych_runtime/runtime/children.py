@@ -24,12 +24,12 @@ from psych_runtime.core.records import (
     JsonObject,
     Record,
     Resumed,
-    RunAdmitted,
     SubagentFinished,
     SuspendReason,
 )
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
+from psych_runtime.runtime.admitted import admission_records
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_run_id
@@ -78,33 +78,19 @@ async def admit_child(
     deadline = now + timedelta(seconds=deadline_seconds)
     if parent.effective_deadline_at is not None:
         deadline = min(deadline, parent.effective_deadline_at)
-    depth = parent.delegation_depth + 1
-    run_id = new_run_id()
     assert parent.run_id is not None and parent.scope is not None
-    header = RunHeader(
-        run_id=run_id,
-        scope=parent.scope,
-        version_hash=version_hash,
-        state=state,
-        created_at=now,
-        deadline_at=deadline,
-        idempotency_key=key,
-        parent_run_id=parent.run_id,
-        delegation_depth=depth,
-        runnable_at=runnable_at,
-    )
-    admitted = RunAdmitted(
-        run_id=run_id,
-        seq=1,
-        at=now,
-        scope=parent.scope,
-        version_hash=version_hash,
+    header, admitted = admission_records(
+        new_run_id(),
+        parent.scope,
+        version_hash,
+        state,
+        now,
+        deadline,
+        key,
         input=input,
-        idempotency_key=key,
-        deadline_at=deadline,
-        parent_run_id=parent.run_id,
-        delegation_depth=depth,
         trace_context=child_trace_context(trace_context, parent.trace_context),
+        parent=parent,
+        runnable_at=runnable_at,
     )
     return (await store.create_run(header, admitted)).header
 
