@@ -10,7 +10,7 @@ from psych_runtime import InMemoryStore, TerminalState
 from psych_runtime.records import Cost, CostSource, QueueKind, Usage
 from psych_runtime.testing import CrashingStore, FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, types
+from .conftest import ACME, price, registry_of, running_worker, types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:
@@ -29,14 +29,7 @@ CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="
 
 async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> None:
     prices = psych_runtime.models.StaticPriceTable(
-        {
-            "gpt-4.1": psych_runtime.models.ModelPrice(
-                input=Decimal("2.50"),
-                output=Decimal("10.00"),
-                cache_read=Decimal("1.25"),
-                cache_write=Decimal("3.75"),
-            )
-        }
+        {"gpt-4.1": price("2.50", "10.00", "1.25", "3.75")}
     )
     model = (
         FakeModel()
