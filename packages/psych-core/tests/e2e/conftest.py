@@ -22,7 +22,13 @@ from psych_runtime import (
 )
 from psych_runtime.models import ModelClient, ModelPrice, PriceResolver
 from psych_runtime.records import Record
-from psych_runtime.testing import ToolCallScript, settled_log, worker_in_background
+from psych_runtime.testing import (
+    CrashRecovery,
+    ToolCallScript,
+    crash_and_recover,
+    settled_log,
+    worker_in_background,
+)
 
 ACME = Scope(tenant="acme")
 
@@ -132,6 +138,37 @@ async def run_once(
     return Settled(store, run_id, log)
 
 
+async def crash_once(
+    spec: AgentSpec,
+    model: ModelClient,
+    *tools: Callable[..., Any],
+    message: str = "go",
+    store: InMemoryStore | None = None,
+    scope: Scope = ACME,
+    context: Any = None,
+    runtime_options: Mapping[str, Any] | None = None,
+    **crash: Any,
+) -> CrashRecovery:
+    """Publish ``spec``, then kill its one Run at the crash point and recover it.
+
+    ``crash`` is handed to ``crash_and_recover`` (``crash_before``, ``occurrence``...);
+    both Workers' Runtimes get ``runtime_options``.
+    """
+    store = store if store is not None else InMemoryStore()
+    version = await publish(store, spec, scope=scope, context=context)
+    registry = registry_of(*tools)
+    return await crash_and_recover(
+        store,
+        model,
+        registry,
+        version,
+        message,
+        scope=scope,
+        runtime_for=lambda on: Runtime(on, model, registry, **(runtime_options or {})),
+        **crash,
+    )
+
+
 def types(log: list[Record]) -> list[str]:
     return [r.type for r in log]
 
@@ -141,10 +178,10 @@ def tool_call(name: str, call_id: str, /, **arguments: Any) -> ToolCallScript:
     return ToolCallScript(name=name, arguments=arguments, call_id=call_id)
 
 
-def finishes(log: list[Record]) -> list[Any]:
+def tool_finishes(log: list[Record]) -> list[Any]:
     return [r for r in log if r.type == "tool_call_finished"]
 
 
 def finish_of(log: list[Record], call_id: str) -> Any:
     """The finish of the call with ``call_id``."""
-    return next(r for r in finishes(log) if r.call_id == call_id)
+    return next(r for r in tool_finishes(log) if r.call_id == call_id)

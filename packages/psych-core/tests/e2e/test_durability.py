@@ -11,14 +11,13 @@ from psych_runtime import (
     TerminalState,
     ToolContext,
     ToolOutcome,
-    ToolRegistry,
     dispatch,
     publish,
 )
 from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
-from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, types
+from .conftest import ACME, crash_once, registry_of, running_worker, types
 
 
 def _spec(*tools: CodeTool) -> AgentSpec:
@@ -114,18 +113,12 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
         calls += 1
         return "shipped"
 
-    registry = ToolRegistry()
-    registry.register(lookup)
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Shipped.")
-    version = await publish(store, _spec(CodeTool(name="lookup")), scope=ACME)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec(CodeTool(name="lookup")),
         model,
-        registry,
-        version,
-        "where is A1?",
-        scope=ACME,
+        lookup,
+        message="where is A1?",
         crash_before="tool_call_finished",
     )
     # The tool ran, but its result was never written: recovery must close it as unknown.
@@ -151,22 +144,17 @@ async def test_a_crash_before_the_second_of_two_calls_leaves_a_well_formed_reque
         """Send an email."""
         return "sent"
 
-    store = InMemoryStore()
     model = (
         FakeModel()
         .turn(tool_calls=[("charge", {"amount": 5}), ("email", {"to": "bob"})])
         .turn(text="Charged; I will email Bob next time.")
     )
-    version = await publish(
-        store, _spec(CodeTool(name="charge"), CodeTool(name="email")), scope=ACME
-    )
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec(CodeTool(name="charge"), CodeTool(name="email")),
         model,
-        registry_of(charge, email),
-        version,
-        "charge 5 and email bob",
-        scope=ACME,
+        charge,
+        email,
+        message="charge 5 and email bob",
         crash_before="tool_call_finished",
     )
     [asked] = [r for r in recovery.crashed_log if r.type == "model_call_finished"]

@@ -14,22 +14,23 @@ import pytest
 from pydantic import JsonValue
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    InMemoryStore,
-    RunId,
-    Runtime,
-    TerminalState,
-    ToolOutcome,
-    publish,
-)
+from psych_runtime import AgentSpec, InMemoryStore, RunId, Runtime, TerminalState, ToolOutcome
 from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
 from psych_runtime.models import ModelRequest
 from psych_runtime.records import Record, ToolCallId
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, Settled, code_spec, finish_of, registry_of, run_once, tool_call
+from .conftest import (
+    ACME,
+    Settled,
+    code_spec,
+    crash_once,
+    finish_of,
+    registry_of,
+    run_once,
+    tool_call,
+)
 
 READ = "read_tool_output"
 TEXT_TYPE = "text/plain; charset=utf-8"
@@ -508,14 +509,11 @@ async def test_a_read_interrupted_by_a_crash_is_simply_read_again() -> None:
     model = FakeModel().turn(tool_calls=[tool_call("numbered_lines", "big", count=500)])
     model.turn(tool_calls=[tool_call(READ, "read", handle="res_big", offset=7, limit=2)])
     model.turn(text="done")
-    version = await publish(store, _spec("numbered_lines", large_result_bytes=1000), scope=ACME)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec("numbered_lines", large_result_bytes=1000),
         model,
-        registry_of(numbered_lines),
-        version,
-        "go",
-        scope=ACME,
+        numbered_lines,
+        store=store,
         crash_before="tool_call_finished",
         occurrence=2,
     )

@@ -23,7 +23,7 @@ from psych_runtime import (
 from psych_runtime.records import Record
 from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import code_spec, finishes, registry_of, run_once, running_worker
+from .conftest import code_spec, registry_of, run_once, running_worker, tool_finishes
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")
@@ -92,7 +92,7 @@ async def test_tools_raising_systemexit_or_keyboardinterrupt_fail_only_their_cal
         third = await dispatch(store, version, "again", scope=TENANT)
         later = await settled_log(store, third.run_id)
     assert [log[-1].state for log in logs] == [TerminalState.COMPLETED] * 2
-    finished = [record for log in logs for record in finishes(log)]
+    finished = [record for log in logs for record in tool_finishes(log)]
     assert all(record.outcome is ToolOutcome.ERROR for record in finished)
     failures = [record.failure for record in finished if record.failure is not None]
     assert sorted(failure.kind for failure in failures) == [
@@ -125,7 +125,7 @@ async def test_three_hundred_calls_in_one_turn_then_an_answer_completes() -> Non
     model = FakeModel().turn(tool_calls=calls).turn(text="Looked up the first sixteen.")
     log = await _run(_spec("lookup"), model, lookup)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.COMPLETED
-    finished = finishes(log)
+    finished = tool_finishes(log)
     assert len(finished) == 300
     assert [r.outcome for r in finished[:16]] == [ToolOutcome.OK] * 16
     assert {r.failure.kind for r in finished[16:] if r.failure} == {"not_executed"}
@@ -160,7 +160,7 @@ async def test_refused_calls_do_not_trip_the_streak_but_real_failures_do() -> No
     model.turn(tool_calls=[("broken", {"order_id": "B2"})])
     model.turn(text="The order system is down.")
     log = await _run(spec, model, broken, lookup)
-    kinds = [r.failure.kind if r.failure else None for r in finishes(log)]
+    kinds = [r.failure.kind if r.failure else None for r in tool_finishes(log)]
     assert kinds.count("RuntimeError") == 3
     assert {"repeated_call", "not_executed", "unknown_tool"} <= set(kinds)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.FAILED

@@ -19,9 +19,9 @@ from psych_runtime import (
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import Skill
-from psych_runtime.testing import FakeModel, ToolCallScript, crash_and_recover
+from psych_runtime.testing import FakeModel, ToolCallScript
 
-from .conftest import ACME, finish_of, registry_of, run_once, tool_call
+from .conftest import ACME, crash_once, finish_of, run_once, tool_call
 
 REFUNDS = Skill(
     name="refunds",
@@ -110,11 +110,7 @@ async def test_a_broken_skill_link_is_refused_at_publish() -> None:
 
 async def test_a_skill_load_left_in_doubt_by_a_crash_is_simply_run_again() -> None:
     model = FakeModel().turn(tool_calls=[_load("first", name="tone")]).turn(text="ok")
-    store = InMemoryStore()
-    version = await publish(store, _spec(), scope=ACME)
-    recovery = await crash_and_recover(
-        store, model, registry_of(), version, "hi", scope=ACME, crash_before="tool_call_finished"
-    )
+    recovery = await crash_once(_spec(), model, message="hi", crash_before="tool_call_finished")
     finished = finish_of(recovery.final_log, "first")
     assert finished.outcome is ToolOutcome.OK
     assert finished.result == {"skill": "tone", "instructions": TONE.body}

@@ -3,11 +3,11 @@
 from typing import Any
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, ModelRef, TerminalState, ToolOutcome, publish
+from psych_runtime import AgentSpec, InMemoryStore, ModelRef, TerminalState, ToolOutcome
 from psych_runtime.records import Component, Task
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, Settled, finish_of, registry_of, run_once, tool_call
+from .conftest import Settled, crash_once, finish_of, run_once, tool_call
 
 
 def _spec(**fields: Any) -> AgentSpec:
@@ -89,9 +89,8 @@ async def test_a_task_update_left_in_doubt_by_a_crash_is_run_again_once() -> Non
         FakeModel().turn(tool_calls=[tool_call("update_tasks", "plan", tasks=PLAN)]).turn(text="ok")
     )
     store = InMemoryStore()
-    version = await publish(store, _spec(), scope=ACME)
-    recovery = await crash_and_recover(
-        store, model, registry_of(), version, "hi", scope=ACME, crash_before="tool_call_finished"
+    recovery = await crash_once(
+        _spec(), model, message="hi", store=store, crash_before="tool_call_finished"
     )
     assert finish_of(recovery.final_log, "plan").outcome is ToolOutcome.OK
     assert [r.type for r in recovery.final_log].count("task_list_updated") == 1
