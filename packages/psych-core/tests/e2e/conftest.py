@@ -1,9 +1,11 @@
 """Shared helpers for end-to-end tests: a Runtime, fast Workers, one Run, and its log."""
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from decimal import Decimal
 from typing import Any, NamedTuple
+
+import pytest
 
 from psych_runtime import (
     AgentSpec,
@@ -13,12 +15,16 @@ from psych_runtime import (
     ModelRef,
     RunId,
     Runtime,
+    RuntimeSettings,
     Scope,
+    Session,
     Store,
     ToolRegistry,
     Worker,
+    WorkerSettings,
     dispatch,
     publish,
+    session,
 )
 from psych_runtime.models import ModelClient, ModelPrice, PriceResolver
 from psych_runtime.records import Record
@@ -166,6 +172,28 @@ async def crash_once(
         scope=scope,
         runtime_for=lambda on: Runtime(on, model, registry, **(runtime_options or {})),
         **crash,
+    )
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[InMemoryStore]:
+    """An in-memory store, closed when the test ends."""
+    store = InMemoryStore()
+    yield store
+    await store.close()
+
+
+def session_on(
+    store: Store, model: ModelClient, registry: ToolRegistry, **runtime: Any
+) -> AbstractAsyncContextManager[Session]:
+    """A session in ACME over ``store`` whose Worker polls fast; ``runtime`` are its settings."""
+    return session(
+        model,
+        registry=registry,
+        store=store,
+        scope=ACME,
+        runtime=RuntimeSettings(**runtime),
+        worker=WorkerSettings(poll_interval=0.05),
     )
 
 
