@@ -121,13 +121,16 @@ async def dispatched(
     store: InMemoryStore | None = None,
     scope: Scope = ACME,
     context: Any = None,
+    deadline_seconds: float | None = None,
     **options: Any,
 ) -> AsyncIterator[Dispatched]:
     """Publish ``spec``, dispatch one Run of it, and hold a fast Worker while it runs."""
     store = store if store is not None else InMemoryStore()
     version = await publish(store, spec, scope=scope, context=context)
     async with running_worker(store, model, registry_of(*tools), **options):
-        run = await dispatch(store, version, message, scope=scope)
+        run = await dispatch(
+            store, version, message, scope=scope, deadline_seconds=deadline_seconds
+        )
         yield Dispatched(store, run.run_id)
 
 
@@ -148,20 +151,19 @@ async def crash_once(
     spec: AgentSpec,
     model: ModelClient,
     *tools: Callable[..., Any],
+    runtime_options: Mapping[str, Any] | None = None,
     message: str = "go",
     store: InMemoryStore | None = None,
-    scope: Scope = ACME,
     context: Any = None,
-    runtime_options: Mapping[str, Any] | None = None,
     **crash: Any,
 ) -> CrashRecovery:
-    """Publish ``spec``, then kill its one Run at the crash point and recover it.
+    """Publish ``spec`` in ACME, then kill its one Run at the crash point and recover it.
 
     ``crash`` is handed to ``crash_and_recover`` (``crash_before``, ``occurrence``...);
     both Workers' Runtimes get ``runtime_options``.
     """
     store = store if store is not None else InMemoryStore()
-    version = await publish(store, spec, scope=scope, context=context)
+    version = await publish(store, spec, scope=ACME, context=context)
     registry = registry_of(*tools)
     return await crash_and_recover(
         store,
@@ -169,7 +171,7 @@ async def crash_once(
         registry,
         version,
         message,
-        scope=scope,
+        scope=ACME,
         runtime_for=lambda on: Runtime(on, model, registry, **(runtime_options or {})),
         **crash,
     )

@@ -10,7 +10,7 @@ from psych_runtime import InMemoryStore, TerminalState
 from psych_runtime.records import Cost, CostSource, QueueKind, Usage
 from psych_runtime.testing import CrashingStore, FakeModel, settled_log
 
-from .conftest import ACME, price, registry_of, running_worker, types
+from .conftest import ACME, dispatched, price, registry_of, running_worker, types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:
@@ -163,16 +163,14 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         model=psych_runtime.ModelRef(model="gpt-4.1"),
         tools=(psych_runtime.CodeTool(name="slow"),),
     )
-    version = await psych_runtime.publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry_of(slow)):
-        run = await psych_runtime.dispatch(store, version, "start", scope=ACME)
+    async with dispatched(spec, model, slow, message="start", store=store) as (_, run_id):
         await asyncio.sleep(0.05)
-        await psych_runtime.send(store, run.run_id, "also check B2", scope=ACME)
+        await psych_runtime.send(store, run_id, "also check B2", scope=ACME)
         await psych_runtime.send(
-            store, run.run_id, "one more thing", queue=QueueKind.FOLLOW_UP, scope=ACME
+            store, run_id, "one more thing", queue=QueueKind.FOLLOW_UP, scope=ACME
         )
         gate.set()
-        log = await settled_log(store, run.run_id)
+        log = await settled_log(store, run_id)
     assert log[-1].state is TerminalState.COMPLETED
     assert log[-1].output == {"text": "Answer to the follow-up."}
     second_request = [m.content for m in model.requests[1].messages if m.role == "user"]
@@ -181,7 +179,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
     assert third_request[-1] == "one more thing"
     assert types(log).count("queue_consumed") == 2
     with pytest.raises(psych_runtime.RunAlreadySettled):
-        await psych_runtime.send(store, run.run_id, "too late", scope=ACME)
+        await psych_runtime.send(store, run_id, "too late", scope=ACME)
 
 
 async def test_a_run_that_keeps_killing_workers_is_failed_after_max_attempts() -> None:
