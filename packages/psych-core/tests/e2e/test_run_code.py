@@ -112,17 +112,19 @@ async def _run(
     return settled.log
 
 
+def _program_calling(tool: str, *, then: str) -> FakeModel:
+    """A model whose program calls ``tool`` for order A1, and which then answers."""
+    program = _program(calls=[[tool, {"order_id": "A1"}]])
+    return FakeModel().turn(tool_calls=[("run_code", program)]).turn(text=then)
+
+
 def _finishes(log: list[Record]) -> dict[str, Any]:
     return {r.call_id: r for r in log if r.type == "tool_call_finished"}
 
 
 async def test_a_program_calls_bound_tools_through_the_log() -> None:
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["lookup", {"order_id": "A1"}]]))])
-        .turn(text="A1 shipped.")
-    )
+    model = _program_calling("lookup", then="A1 shipped.")
     log = await _run(_spec(bindings=("lookup",)), model, sandbox)
     assert log[-1].state is TerminalState.COMPLETED
     [program] = sandbox.programs
@@ -168,11 +170,7 @@ async def test_limits_are_cut_to_the_deployments_and_approvals_refuse_bindings()
     from psych_runtime.adapters import ResolvedLimits
 
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["refund", {"order_id": "A1"}]]))])
-        .turn(text="ok")
-    )
+    model = _program_calling("refund", then="ok")
     spec = _spec(limits=CodeExecutionLimits(cpu_seconds=999, memory_bytes=1024))
     log = await _run(
         spec,
@@ -208,11 +206,7 @@ async def test_a_binding_call_cut_off_by_a_crash_is_unknown_and_not_sent_again(
         return "charged"
 
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["charge", {"order_id": "A1"}]]))])
-        .turn(text="Let me check.")
-    )
+    model = _program_calling("charge", then="Let me check.")
     spec = AgentSpec(
         name="coder", model="fake-standard", tools=("charge",), code_execution=CodeExecution()
     )
