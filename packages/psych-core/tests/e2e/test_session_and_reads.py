@@ -151,7 +151,6 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         await gate.wait()
         return "ok"
 
-    store = InMemoryStore()
     model = (
         FakeModel()
         .turn(tool_calls=[("slow", {"order_id": "A1"})])
@@ -163,7 +162,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         model=psych_runtime.ModelRef(model="gpt-4.1"),
         tools=(psych_runtime.CodeTool(name="slow"),),
     )
-    async with dispatched(spec, model, slow, message="start", store=store) as (_, run_id):
+    async with dispatched(spec, model, slow, message="start") as (store, run_id):
         await asyncio.sleep(0.05)
         await psych_runtime.send(store, run_id, "also check B2", scope=ACME)
         await psych_runtime.send(
