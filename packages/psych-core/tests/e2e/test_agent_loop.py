@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -15,13 +17,12 @@ from psych_runtime import (
     TerminalState,
     ToolOutcome,
     answer,
-    dispatch,
     publish,
     status,
 )
 from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import ACME, registry_of, running_worker, types
+from .conftest import ACME, Settled, code_spec, dispatched, run_once, types
 
 
 async def lookup(order_id: str) -> dict[str, str]:
@@ -35,23 +36,11 @@ async def broken(order_id: str) -> str:
 
 
 def _spec(*tools: str, **limits: int) -> AgentSpec:
-    return AgentSpec(
-        name="support",
-        instructions="Help the customer.",
-        model=ModelRef(model="fake-standard"),
-        tools=tuple(CodeTool(name=t) for t in tools),
-        limits=Limits(**limits),
-    )
+    return code_spec(*tools, instructions="Help the customer.", **limits)
 
 
-async def _run(spec: AgentSpec, model: FakeModel, *tools, message: str = "hi"):  # type: ignore[no-untyped-def]
-    store = InMemoryStore()
-    registry = registry_of(*tools)
-    version = await publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry):
-        run = await dispatch(store, version, message, scope=ACME)
-        log = await settled_log(store, run.run_id)
-    return store, run.run_id, log
+async def _run(spec: AgentSpec, model: FakeModel, *tools: Callable[..., Any]) -> Settled:
+    return await run_once(spec, model, *tools, message="hi")
 
 
 async def test_multi_turn_run_with_tools_settles_with_the_final_answer() -> None:
@@ -104,10 +93,7 @@ async def test_a_turn_costs_two_appends_and_a_final_answer_one() -> None:
     for i in range(k):
         model.turn(tool_calls=[("lookup", {"order_id": f"O{i}"})])
     model.turn(text="done")
-    version = await publish(store, _spec("lookup"), scope=ACME)
-    async with running_worker(store, model, registry_of(lookup)):
-        run = await dispatch(store, version, "go", scope=ACME)
-        await settled_log(store, run.run_id)
+    await run_once(_spec("lookup"), model, lookup, store=store)
     assert CountingStore.appends == 2 * k + 2
 
 
@@ -267,13 +253,10 @@ async def test_an_interrupt_cancels_an_interruptible_call_at_once() -> None:
         return "finished"
 
     model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
-    store = InMemoryStore()
-    version = await publish(store, _spec("slow"), scope=ACME)
-    async with running_worker(store, model, registry_of(slow), grace_seconds=30):
-        run = await dispatch(store, version, "go", scope=ACME)
+    async with dispatched(_spec("slow"), model, slow, grace_seconds=30) as (store, run_id):
         await started.wait()
-        assert await psych_runtime.interrupt(store, run.run_id, reason="user stopped", scope=ACME)
-        log = await settled_log(store, run.run_id, timeout=5)
+        assert await psych_runtime.interrupt(store, run_id, reason="user stopped", scope=ACME)
+        log = await settled_log(store, run_id, timeout=5)
     assert outcome == ["cancelled"]
     assert log[-1].state is TerminalState.ABORTED
     finished = next(r for r in log if r.type == "tool_call_finished")
@@ -282,7 +265,7 @@ async def test_an_interrupt_cancels_an_interruptible_call_at_once() -> None:
     assert len(model.requests) == 1
     kinds = types(log)
     assert kinds.index("abort_requested") < kinds.index("tool_call_finished")
-    assert not await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+    assert not await psych_runtime.interrupt(store, run_id, scope=ACME)
 
 
 async def test_an_interrupt_lets_an_uninterruptible_call_finish_first() -> None:
@@ -301,16 +284,13 @@ async def test_an_interrupt_lets_an_uninterruptible_call_finish_first() -> None:
         tools=(CodeTool(name="refund", interruptible=False),),
     )
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A1"})]).turn(text="never")
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry_of(refund), grace_seconds=30):
-        run = await dispatch(store, version, "go", scope=ACME)
+    async with dispatched(spec, model, refund, grace_seconds=30) as (store, run_id):
         await started.wait()
-        assert await psych_runtime.interrupt(store, run.run_id, scope=ACME)
+        assert await psych_runtime.interrupt(store, run_id, scope=ACME)
         await asyncio.sleep(0.2)  # the Run must still be waiting for the refund
-        assert (await store.read(run.run_id))[-1].type == "abort_requested"
+        assert (await store.read(run_id))[-1].type == "abort_requested"
         release.set()
-        log = await settled_log(store, run.run_id, timeout=5)
+        log = await settled_log(store, run_id, timeout=5)
     finished = next(r for r in log if r.type == "tool_call_finished")
     assert finished.outcome is ToolOutcome.OK and finished.result == "refunded"
     assert log[-1].state is TerminalState.ABORTED
@@ -319,21 +299,18 @@ async def test_an_interrupt_lets_an_uninterruptible_call_finish_first() -> None:
 
 async def test_an_interrupt_cancels_a_streaming_model_call() -> None:
     model = FakeModel().turn(text=" ".join(["word"] * 40), chunk_delay_seconds=0.5)
-    store = InMemoryStore()
-    version = await publish(store, _spec(), scope=ACME)
-    async with running_worker(store, model, registry_of(), grace_seconds=30):
-        run = await dispatch(store, version, "go", scope=ACME)
+    async with dispatched(_spec(), model, grace_seconds=30) as (store, run_id):
         async with asyncio.timeout(5):
-            while not any(r.type == "model_call_started" for r in await store.read(run.run_id)):
+            while not any(r.type == "model_call_started" for r in await store.read(run_id)):
                 await asyncio.sleep(0.01)
-        assert await psych_runtime.interrupt(store, run.run_id, scope=ACME)
-        log = await settled_log(store, run.run_id, timeout=5)
+        assert await psych_runtime.interrupt(store, run_id, scope=ACME)
+        log = await settled_log(store, run_id, timeout=5)
     kinds = types(log)
     assert "model_call_finished" not in kinds
     failed = next(r for r in log if r.type == "model_call_failed")
     assert failed.failure.kind == "interrupted"
     assert log[-1].state is TerminalState.ABORTED
-    status = await psych_runtime.status(store, run.run_id, scope=ACME)
+    status = await psych_runtime.status(store, run_id, scope=ACME)
     assert status.terminal_state is TerminalState.ABORTED
 
 

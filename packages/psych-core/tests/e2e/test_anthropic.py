@@ -8,6 +8,7 @@ allowed by the egress policy, and the Run is priced from the bundled price table
 import json
 from collections.abc import AsyncIterator
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -55,23 +56,25 @@ def courier() -> AgentSpec:
     )
 
 
+def _start_usage(input: int, *, read: int, written_5m: int, written_1h: int) -> dict[str, Any]:
+    """The usage a ``message_start`` reports, its cache writes split by retention."""
+    return {
+        "input_tokens": input,
+        "output_tokens": 1,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written_5m + written_1h,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": written_5m,
+            "ephemeral_1h_input_tokens": written_1h,
+        },
+    }
+
+
 async def test_a_tool_using_run_is_recorded_and_priced_from_the_table(
     server: AnthropicServer, transport: HttpTransport
 ) -> None:
-    first_usage = {
-        "input_tokens": 20,
-        "output_tokens": 1,
-        "cache_read_input_tokens": 0,
-        "cache_creation_input_tokens": 3000,
-        "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000},
-    }
-    second_usage = {
-        "input_tokens": 15,
-        "output_tokens": 1,
-        "cache_read_input_tokens": 3000,
-        "cache_creation_input_tokens": 200,
-        "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 0},
-    }
+    first_usage = _start_usage(20, read=0, written_5m=1000, written_1h=2000)
+    second_usage = _start_usage(15, read=3000, written_5m=200, written_1h=0)
     server.script(
         message_stream(
             [

@@ -13,7 +13,8 @@ from psych_runtime.records import Resumed, Suspended, ToolCallFinished, ToolCall
 from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
-ACME = psych_runtime.Scope(tenant="acme")
+from .conftest import ACME, session_on
+
 OTHER = psych_runtime.Scope(tenant="other")
 DESTRUCTIVE = psych_runtime.ApprovalRules(selectors=("@destructive",))
 
@@ -64,11 +65,16 @@ def ledger() -> Ledger:
     return Ledger()
 
 
-@pytest.fixture
-async def store() -> AsyncIterator[psych_runtime.InMemoryStore]:
-    store = psych_runtime.InMemoryStore()
-    yield store
-    await store.close()
+@contextlib.asynccontextmanager
+async def _refund_waiting(
+    ledger: Ledger, store: psych_runtime.Store, spec: psych_runtime.AgentSpec
+) -> AsyncIterator[tuple[psych_runtime.Session, psych_runtime.RunId]]:
+    """A session whose one Run of ``spec`` asked to refund A-1 and waits for a person."""
+    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
+    async with _session(model, ledger, store) as s:
+        run = await s.dispatch(spec, "Refund A-1")
+        await _suspended(s, run.run_id)
+        yield s, run.run_id
 
 
 def _session(
@@ -79,14 +85,7 @@ def _session(
     rules: psych_runtime.ApprovalRules = DESTRUCTIVE,
     policy: psych_runtime.Policy | None = None,
 ) -> contextlib.AbstractAsyncContextManager[psych_runtime.Session]:
-    return psych_runtime.session(
-        model,
-        registry=ledger.registry(),
-        store=store,
-        scope=ACME,
-        runtime=psych_runtime.RuntimeSettings(approvals=rules, policy=policy),
-        worker=psych_runtime.WorkerSettings(poll_interval=0.05),
-    )
+    return session_on(store, model, ledger.registry(), approvals=rules, policy=policy)
 
 
 async def test_a_destructive_call_waits_for_approval_and_then_runs_once(
@@ -250,38 +249,33 @@ async def test_never_wins_over_always_and_selectors(
 
 
 async def test_resume_refusals(ledger: Ledger, store: psych_runtime.Store) -> None:
-    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
-    async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(), "Refund A-1")
-        await _suspended(s, run.run_id)
+    async with _refund_waiting(ledger, store, _spec()) as (s, run_id):
         with pytest.raises(psych_runtime.AccessDenied):
-            await psych_runtime.resume(store, run.run_id, approved=True, scope=OTHER)
+            await psych_runtime.resume(store, run_id, approved=True, scope=OTHER)
         with pytest.raises(psych_runtime.InvalidResume):
-            await s.resume(run.run_id)  # an approval needs a decision
+            await s.resume(run_id)  # an approval needs a decision
         with pytest.raises(psych_runtime.RunNotFound):
             await s.resume(psych_runtime.RunId("run_missing"), approved=True)
-        await s.resume(run.run_id, approved=True)
+        await s.resume(run_id, approved=True)
         with pytest.raises(psych_runtime.RunNotSuspended):
-            await s.resume(run.run_id, approved=True)  # already decided
-        await s.wait(run.run_id, timeout=10)
+            await s.resume(run_id, approved=True)  # already decided
+        await s.wait(run_id, timeout=10)
         with pytest.raises(psych_runtime.RunNotSuspended):
-            await s.resume(run.run_id, approved=True)
+            await s.resume(run_id, approved=True)
     assert ledger.refunds == ["A-1"]
 
 
 async def test_a_resume_after_expiry_abandons_the_run_and_runs_nothing(
     ledger: Ledger, store: psych_runtime.Store
 ) -> None:
-    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
     # Long enough that the Worker's own expiry claim does not race the late resume.
-    async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(approval_expires_seconds=1.5), "Refund A-1")
-        await _suspended(s, run.run_id)
+    spec = _spec(approval_expires_seconds=1.5)
+    async with _refund_waiting(ledger, store, spec) as (s, run_id):
         await s.worker.stop()  # nobody claims the Run at its expiry
         await asyncio.sleep(1.6)
         with pytest.raises(psych_runtime.SuspensionExpired):
-            await s.resume(run.run_id, approved=True, by="late")
-        status = await s.status(run.run_id)
+            await s.resume(run_id, approved=True, by="late")
+        status = await s.status(run_id)
     assert status.terminal_state is psych_runtime.TerminalState.ABANDONED
     assert status.failure_kind == "suspension_expired"
     assert ledger.refunds == []
@@ -290,24 +284,22 @@ async def test_a_resume_after_expiry_abandons_the_run_and_runs_nothing(
 async def test_an_expired_suspension_nobody_resumes_is_abandoned_by_a_worker(
     ledger: Ledger, store: psych_runtime.Store
 ) -> None:
-    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
-    async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(approval_expires_seconds=1.5), "Refund A-1")
-        await _suspended(s, run.run_id)
+    spec = _spec(approval_expires_seconds=1.5)
+    async with _refund_waiting(ledger, store, spec) as (s, run_id):
         # The suspension is in the log a moment before the Worker lets go of the Run.
         for _ in range(100):
-            header = await store.get_run(run.run_id)
+            header = await store.get_run(run_id)
             if header is None or header.lease_holder is None:
                 break
             await asyncio.sleep(0.01)
         assert header is not None and header.lease_holder is None  # nobody holds it
         assert header.runnable_at is not None  # parked until the expiry
         for _ in range(200):
-            if (await s.status(run.run_id)).terminal_state is not None:
+            if (await s.status(run_id)).terminal_state is not None:
                 break
             await asyncio.sleep(0.05)
-        status = await s.status(run.run_id)
-        log = await s.read_log(run.run_id)
+        status = await s.status(run_id)
+        log = await s.read_log(run_id)
     assert status.terminal_state is psych_runtime.TerminalState.ABANDONED
     assert ledger.refunds == []
     # The open call was closed, not left dangling in a settled Run.
@@ -492,17 +484,14 @@ async def test_ask_question_is_not_offered_unless_the_spec_allows_it(
 async def test_interrupting_a_waiting_run_settles_it_at_once_without_running_the_call(
     ledger: Ledger, store: psych_runtime.Store
 ) -> None:
-    model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A-1"})]).turn(text="Done.")
-    async with _session(model, ledger, store) as s:
-        run = await s.dispatch(_spec(), "Refund A-1")
-        await _suspended(s, run.run_id)
-        assert await s.interrupt(run.run_id, reason="customer left", by="agent-7")
+    async with _refund_waiting(ledger, store, _spec()) as (s, run_id):
+        assert await s.interrupt(run_id, reason="customer left", by="agent-7")
         async with asyncio.timeout(5):  # woken at once, not left parked for a day
-            while (status := await s.status(run.run_id)).terminal_state is None:
+            while (status := await s.status(run_id)).terminal_state is None:
                 await asyncio.sleep(0.02)
-        log = await s.read_log(run.run_id)
+        log = await s.read_log(run_id)
         with pytest.raises(psych_runtime.RunNotSuspended):
-            await s.resume(run.run_id, approved=True)
+            await s.resume(run_id, approved=True)
     assert status.terminal_state is psych_runtime.TerminalState.ABORTED
     finished = next(r for r in log if isinstance(r, ToolCallFinished))
     assert finished.failure is not None and finished.failure.kind == "not_executed"

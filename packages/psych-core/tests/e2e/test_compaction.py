@@ -3,36 +3,18 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    ModelRef,
-    TerminalState,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec, CodeTool, ModelRef, TerminalState
 from psych_runtime.records import CompactionReason, Usage
 from psych_runtime.runtime.compaction import SUMMARY_INSTRUCTION
 from psych_runtime.runtime.conversation import SUMMARY_PREFIX
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.spec import CompactionPolicy
-from psych_runtime.testing import FakeModel, settled_log
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, registry_of, running_worker
+from .conftest import ACME, price, run_once
 
 PRICES = psych_runtime.models.StaticPriceTable(
-    {
-        "agent-model": psych_runtime.models.ModelPrice(
-            input=Decimal("1"), output=Decimal("2"), cache_read=Decimal(0), cache_write=Decimal(0)
-        ),
-        "summary-model": psych_runtime.models.ModelPrice(
-            input=Decimal("0.1"),
-            output=Decimal("0.4"),
-            cache_read=Decimal(0),
-            cache_write=Decimal(0),
-        ),
-    }
+    {"agent-model": price("1", "2", "0", "0"), "summary-model": price("0.1", "0.4", "0", "0")}
 )
 
 
@@ -58,13 +40,11 @@ async def _run(spec: AgentSpec, model: FakeModel) -> list[psych_runtime.records.
 async def _run_with_report(
     spec: AgentSpec, model: FakeModel
 ) -> tuple[list[psych_runtime.records.Record], psych_runtime.RunReport]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry_of(lookup), prices=PRICES):
-        run = await dispatch(store, version, "track A1, B2 and C3", scope=ACME)
-        log = await settled_log(store, run.run_id)
-    assert await read_records(store, run.run_id) == log
-    return log, await psych_runtime.report(store, run.run_id, scope=ACME)
+    store, run_id, log = await run_once(
+        spec, model, lookup, message="track A1, B2 and C3", prices=PRICES
+    )
+    assert await read_records(store, run_id) == log
+    return log, await psych_runtime.report(store, run_id, scope=ACME)
 
 
 async def test_a_long_conversation_is_summarised_for_the_model_only() -> None:

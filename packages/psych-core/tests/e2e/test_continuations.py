@@ -7,7 +7,7 @@ from psych_runtime.models import AssistantMessage, ToolResultMessage, UserMessag
 from psych_runtime.records import QueueKind
 from psych_runtime.testing import FakeModel
 
-ACME = psych_runtime.Scope(tenant="acme")
+from .conftest import ACME
 
 
 def _chat(max_history_records: int = 300) -> psych_runtime.AgentSpec:
@@ -34,6 +34,11 @@ def _shown(message: object) -> tuple[str, str]:
     return ("system", "")
 
 
+def _seen(model: FakeModel, request: int) -> list[tuple[str, str]]:
+    """What the model was shown in its ``request``-th request, past its system prompt."""
+    return [_shown(m) for m in model.requests[request].messages if _shown(m)[0] != "system"]
+
+
 async def test_the_model_of_a_continuation_sees_the_earlier_conversation_first() -> None:
     model = (
         FakeModel()
@@ -44,8 +49,7 @@ async def test_the_model_of_a_continuation_sees_the_earlier_conversation_first()
     async with psych_runtime.session(model, tools=[lookup], scope=ACME) as s:
         first = await s.ask(_chat(), "where is A1?")
         await s.ask(_chat(), "what did I ask?", continues=first.run_id)
-    shown = [_shown(m) for m in model.requests[2].messages if _shown(m)[0] != "system"]
-    assert shown == [
+    assert _seen(model, 2) == [
         ("user", "where is A1?"),
         ("assistant", "lookup"),
         ("tool", "A1 shipped"),
@@ -78,8 +82,7 @@ async def test_next_run_messages_are_carried_into_the_continuation_in_order() ->
         await s.wait(first.run_id, timeout=10)
         second = await s.ask(spec, "go on", continues=first.run_id)
         thread = await s.thread(second.run_id)
-    shown = [_shown(m) for m in model.requests[2].messages if _shown(m)[0] != "system"]
-    assert shown == [
+    assert _seen(model, 2) == [
         ("user", "hello"),
         ("assistant", "hold"),
         ("tool", "held"),
@@ -111,7 +114,7 @@ async def test_history_is_bounded_and_older_runs_replay_whole_or_not_at_all() ->
         size = len(await s.read_log(two.run_id))
         await s.ask(_chat(max_history_records=size + 1), "q2", continues=two.run_id)
         await s.ask(_chat(max_history_records=0), "q3", continues=two.run_id)
-    third = [_shown(m) for m in model.requests[2].messages if _shown(m)[0] != "system"]
+    third = _seen(model, 2)
     assert third == [("user", "q1"), ("assistant", "answer 1"), ("user", "q2")]
-    fourth = [_shown(m) for m in model.requests[3].messages if _shown(m)[0] != "system"]
+    fourth = _seen(model, 3)
     assert fourth == [("user", "q3")]

@@ -7,12 +7,14 @@ internal record.
 """
 
 import asyncio
+from typing import NamedTuple
 
 import pydantic
 import pytest
 
 import psych_runtime
 from psych_runtime import AgentSpec, InMemoryStore, ModelRef
+from psych_runtime.records import Record
 from psych_runtime.testing import FakeModel
 
 from .conftest import ACME, running_worker
@@ -62,6 +64,26 @@ async def _suspended_run(store: InMemoryStore, refunds: list[str]) -> psych_runt
     return run.run_id
 
 
+class Waiting(NamedTuple):
+    """A Run waiting for approval of a ``refund`` call, and its log when it began to wait."""
+
+    store: InMemoryStore
+    run_id: psych_runtime.RunId
+    refunds: list[str]
+    log: list[Record]
+
+    async def unchanged(self) -> bool:
+        return await self.store.read(self.run_id) == self.log
+
+
+@pytest.fixture
+async def waiting() -> Waiting:
+    store = InMemoryStore()
+    refunds: list[str] = []
+    run_id = await _suspended_run(store, refunds)
+    return Waiting(store, run_id, refunds, await store.read(run_id))
+
+
 class _Opaque:
     pass
 
@@ -93,11 +115,9 @@ BAD_RESUMES: list[dict[str, object]] = [
 @pytest.mark.parametrize("arguments", BAD_RESUMES, ids=repr)
 async def test_a_wrong_resume_is_refused_and_the_run_keeps_waiting(
     arguments: dict[str, object],
+    waiting: Waiting,
 ) -> None:
-    store = InMemoryStore()
-    refunds: list[str] = []
-    run_id = await _suspended_run(store, refunds)
-    before = await store.read(run_id)
+    store, run_id, refunds = waiting.store, waiting.run_id, waiting.refunds
     unstorable = any(arguments.get("payload") is bad for bad in UNSTORABLE) or (
         arguments.get("by") == LONE
     )
@@ -107,7 +127,7 @@ async def test_a_wrong_resume_is_refused_and_the_run_keeps_waiting(
     assert not isinstance(refused.value, pydantic.ValidationError)
     if isinstance(refused.value, psych_runtime.InvalidResume):
         assert refused.value.argument in {"approved", "payload", "by"}
-    assert await store.read(run_id) == before
+    assert await waiting.unchanged()
     assert (await psych_runtime.status(store, run_id, scope=ACME)).suspend_reason is not None
     # The one right decision still works afterwards, and only it runs the call.
     assert refunds == []
@@ -115,10 +135,8 @@ async def test_a_wrong_resume_is_refused_and_the_run_keeps_waiting(
     assert refunds == []
 
 
-async def test_only_a_real_true_runs_an_approved_call() -> None:
-    store = InMemoryStore()
-    refunds: list[str] = []
-    run_id = await _suspended_run(store, refunds)
+async def test_only_a_real_true_runs_an_approved_call(waiting: Waiting) -> None:
+    store, run_id, refunds = waiting.store, waiting.run_id, waiting.refunds
     with pytest.raises(psych_runtime.InvalidResume):
         await psych_runtime.resume(store, run_id, approved="yes", scope=ACME)  # type: ignore[arg-type]
     model = FakeModel().turn(text="done")
@@ -191,18 +209,17 @@ async def test_a_nested_input_a_thousand_deep_is_refused_not_a_recursion_error()
     ],
     ids=repr,
 )
-async def test_a_wrong_send_is_refused_with_a_typed_error(arguments: dict[str, object]) -> None:
-    store = InMemoryStore()
-    refunds: list[str] = []
-    run_id = await _suspended_run(store, refunds)
-    before = await store.read(run_id)
+async def test_a_wrong_send_is_refused_with_a_typed_error(
+    arguments: dict[str, object], waiting: Waiting
+) -> None:
+    store, run_id = waiting.store, waiting.run_id
     with pytest.raises((psych_runtime.InvalidArgument, psych_runtime.UnstorableValue)) as refused:
         await psych_runtime.send(store, run_id, scope=ACME, **arguments)  # type: ignore[arg-type]
     if isinstance(refused.value, psych_runtime.InvalidArgument):
         assert refused.value.argument in {"message", "queue"}
     else:
         assert arguments["message"] == LONE
-    assert await store.read(run_id) == before
+    assert await waiting.unchanged()
 
 
 @pytest.mark.parametrize(
@@ -210,20 +227,16 @@ async def test_a_wrong_send_is_refused_with_a_typed_error(arguments: dict[str, o
 )
 async def test_a_wrong_interrupt_is_refused_with_a_typed_error(
     arguments: dict[str, object],
+    waiting: Waiting,
 ) -> None:
-    store = InMemoryStore()
-    refunds: list[str] = []
-    run_id = await _suspended_run(store, refunds)
-    before = await store.read(run_id)
+    store, run_id = waiting.store, waiting.run_id
     with pytest.raises((psych_runtime.InvalidArgument, psych_runtime.UnstorableValue)):
         await psych_runtime.interrupt(store, run_id, scope=ACME, **arguments)  # type: ignore[arg-type]
-    assert await store.read(run_id) == before
+    assert await waiting.unchanged()
 
 
-async def test_a_scope_that_is_not_a_scope_is_refused_by_every_read() -> None:
-    store = InMemoryStore()
-    refunds: list[str] = []
-    run_id = await _suspended_run(store, refunds)
+async def test_a_scope_that_is_not_a_scope_is_refused_by_every_read(waiting: Waiting) -> None:
+    store, run_id = waiting.store, waiting.run_id
     for read in (psych_runtime.status, psych_runtime.answer, psych_runtime.read_log):
         with pytest.raises(psych_runtime.InvalidArgument):
             await read(store, run_id, scope="acme")  # type: ignore[arg-type]

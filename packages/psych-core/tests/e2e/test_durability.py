@@ -11,14 +11,13 @@ from psych_runtime import (
     TerminalState,
     ToolContext,
     ToolOutcome,
-    ToolRegistry,
     dispatch,
     publish,
 )
 from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
-from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
+from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, types
+from .conftest import ACME, crash_once, dispatched, registry_of, run_once, running_worker, types
 
 
 def _spec(*tools: CodeTool) -> AgentSpec:
@@ -114,18 +113,12 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
         calls += 1
         return "shipped"
 
-    registry = ToolRegistry()
-    registry.register(lookup)
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Shipped.")
-    version = await publish(store, _spec(CodeTool(name="lookup")), scope=ACME)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec(CodeTool(name="lookup")),
         model,
-        registry,
-        version,
-        "where is A1?",
-        scope=ACME,
+        lookup,
+        message="where is A1?",
         crash_before="tool_call_finished",
     )
     # The tool ran, but its result was never written: recovery must close it as unknown.
@@ -151,22 +144,17 @@ async def test_a_crash_before_the_second_of_two_calls_leaves_a_well_formed_reque
         """Send an email."""
         return "sent"
 
-    store = InMemoryStore()
     model = (
         FakeModel()
         .turn(tool_calls=[("charge", {"amount": 5}), ("email", {"to": "bob"})])
         .turn(text="Charged; I will email Bob next time.")
     )
-    version = await publish(
-        store, _spec(CodeTool(name="charge"), CodeTool(name="email")), scope=ACME
-    )
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec(CodeTool(name="charge"), CodeTool(name="email")),
         model,
-        registry_of(charge, email),
-        version,
-        "charge 5 and email bob",
-        scope=ACME,
+        charge,
+        email,
+        message="charge 5 and email bob",
         crash_before="tool_call_finished",
     )
     [asked] = [r for r in recovery.crashed_log if r.type == "model_call_finished"]
@@ -191,22 +179,19 @@ async def test_a_reconnecting_stream_misses_no_record_across_an_interrupt() -> N
         await gate.wait()
         return "ok"
 
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("slow", {"order_id": "A1"})]).turn(text="never")
-    version = await publish(store, _spec(CodeTool(name="slow")), scope=ACME)
-    async with running_worker(store, model, registry_of(slow)):
-        run = await dispatch(store, version, "go", scope=ACME)
+    async with dispatched(_spec(CodeTool(name="slow")), model, slow) as (store, run_id):
         seen: list[int] = []
-        async for record in psych_runtime.stream(store, run.run_id, scope=ACME):
+        async for record in psych_runtime.stream(store, run_id, scope=ACME):
             seen.append(record.seq)
             if record.type == "tool_call_started":
                 break  # the client disconnects mid-run
         cursor = seen[-1]
-        await psych_runtime.interrupt(store, run.run_id, reason="stop", scope=ACME)
+        await psych_runtime.interrupt(store, run_id, reason="stop", scope=ACME)
         gate.set()
-        async for record in psych_runtime.stream(store, run.run_id, after=cursor, scope=ACME):
+        async for record in psych_runtime.stream(store, run_id, after=cursor, scope=ACME):
             seen.append(record.seq)
-        log = await settled_log(store, run.run_id)
+        log = await settled_log(store, run_id)
     assert seen == [r.seq for r in log]
     assert "abort_requested" in types(log)
     assert log[-1].state is TerminalState.ABORTED
@@ -218,17 +203,15 @@ async def test_a_deadline_aborts_a_hung_tool() -> None:
         await asyncio.Event().wait()
         return "unreachable"
 
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("hang", {"order_id": "A1"})])
-    version = await publish(store, _spec(CodeTool(name="hang")), scope=ACME)
-    async with running_worker(store, model, registry_of(hang)):
-        run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.3)
-        log = await settled_log(store, run.run_id)
+    store, run_id, log = await run_once(
+        _spec(CodeTool(name="hang")), model, hang, deadline_seconds=0.3
+    )
     finished = next(r for r in log if r.type == "tool_call_finished")
     assert finished.outcome is ToolOutcome.ABORTED
     assert log[-1].state is TerminalState.ABORTED
     assert log[-1].failure is not None and log[-1].failure.kind == "deadline"
-    status = await psych_runtime.status(store, run.run_id)
+    status = await psych_runtime.status(store, run_id)
     assert status.lifecycle == "stopped"
 
 
@@ -238,14 +221,9 @@ async def test_the_supervisor_force_settles_an_uninterruptible_hang_after_grace(
         await asyncio.Event().wait()
         return "unreachable"
 
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("transfer", {"order_id": "A1"})])
-    version = await publish(
-        store, _spec(CodeTool(name="transfer", interruptible=False)), scope=ACME
-    )
-    async with running_worker(store, model, registry_of(transfer), grace_seconds=0.3):
-        run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.3)
-        log = await settled_log(store, run.run_id)
+    spec = _spec(CodeTool(name="transfer", interruptible=False))
+    _, _, log = await run_once(spec, model, transfer, grace_seconds=0.3, deadline_seconds=0.3)
     started = next(r for r in log if r.type == "tool_call_started")
     assert started.interruptible is False
     finished = next(r for r in log if r.type == "tool_call_finished")
@@ -265,12 +243,9 @@ async def test_an_uninterruptible_call_finishes_before_the_deadline_abort() -> N
         gate.set()
         return "refunded"
 
-    store = InMemoryStore()
     model = FakeModel().turn(tool_calls=[("refund", {"order_id": "A1"})])
-    version = await publish(store, _spec(CodeTool(name="refund", interruptible=False)), scope=ACME)
-    async with running_worker(store, model, registry_of(refund), grace_seconds=5.0):
-        run = await dispatch(store, version, "go", scope=ACME, deadline_seconds=0.2)
-        log = await settled_log(store, run.run_id)
+    spec = _spec(CodeTool(name="refund", interruptible=False))
+    _, _, log = await run_once(spec, model, refund, grace_seconds=5.0, deadline_seconds=0.2)
     assert gate.is_set()
     finished = next(r for r in log if r.type == "tool_call_finished")
     assert finished.outcome is ToolOutcome.OK and finished.result == "refunded"

@@ -6,23 +6,15 @@ stores are covered in ``tests/e2e/test_hostile_values_every_store.py``.
 """
 
 import json
+from collections.abc import Callable
+from typing import Any
 
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    ModelRef,
-    Scope,
-    TerminalState,
-    ToolOutcome,
-    dispatch,
-    publish,
-)
+from psych_runtime import Scope, TerminalState, ToolOutcome
 from psych_runtime.records import Record
 from psych_runtime.runtime.model_call import MAX_ANSWER_ARGUMENT_CHARS, MAX_TOOL_ARGUMENT_CHARS
-from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
+from psych_runtime.testing import FakeModel, ToolCallScript
 
-from .conftest import registry_of, running_worker
+from .conftest import code_spec, run_once, tool_finishes
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")
@@ -54,28 +46,13 @@ async def complain(text: str) -> str:
     raise ValueError(f"cannot handle {text}")
 
 
-def _spec(*tools: str) -> AgentSpec:
-    return AgentSpec(
-        name="hostile",
-        model=ModelRef(model="fake-standard"),
-        tools=tuple(CodeTool(name=name) for name in tools),
-    )
-
-
-async def _run(model: FakeModel, *tools) -> list[Record]:  # type: ignore[no-untyped-def]
-    store = InMemoryStore()
-    version = await publish(store, _spec(*(tool.__name__ for tool in tools)))
-    async with running_worker(store, model, registry_of(*tools)):
-        run = await dispatch(store, version, "go", scope=TENANT)
-        return await settled_log(store, run.run_id, timeout=60)
-
-
-def _finished(log: list[Record]) -> list[Record]:
-    return [record for record in log if record.type == "tool_call_finished"]
+async def _run(model: FakeModel, *tools: Callable[..., Any]) -> list[Record]:
+    spec = code_spec(*(tool.__name__ for tool in tools), name="hostile")
+    return (await run_once(spec, model, *tools, scope=TENANT, timeout=60)).log
 
 
 def _kinds(log: list[Record]) -> list[str | None]:
-    return [r.failure.kind if r.failure else None for r in _finished(log)]
+    return [r.failure.kind if r.failure else None for r in tool_finishes(log)]
 
 
 async def test_an_oversize_argument_streamed_in_tiny_deltas_fails_only_its_call() -> None:
@@ -90,7 +67,7 @@ async def test_an_oversize_argument_streamed_in_tiny_deltas_fails_only_its_call(
     received.clear()
     log = await _run(model, measure)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.COMPLETED
-    (finished,) = _finished(log)
+    (finished,) = tool_finishes(log)
     assert finished.outcome is ToolOutcome.ERROR
     assert finished.failure is not None and finished.failure.kind == "malformed_arguments"
     assert str(MAX_TOOL_ARGUMENT_CHARS) in finished.failure.message
@@ -129,7 +106,7 @@ async def test_calls_beyond_the_answers_argument_budget_fail_and_the_others_run(
     log = await _run(model, measure)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.COMPLETED
     assert _kinds(log) == [None] * fit + ["malformed_arguments"]
-    last = _finished(log)[-1].failure
+    last = tool_finishes(log)[-1].failure
     assert last is not None and str(MAX_ANSWER_ARGUMENT_CHARS) in last.message
     assert received == [each] * fit
 
@@ -169,7 +146,7 @@ async def test_unstorable_arguments_are_malformed_and_the_run_goes_on() -> None:
     log = await _run(model, echo)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.COMPLETED
     assert _kinds(log) == ["malformed_arguments"] * 5 + [None]
-    assert _finished(log)[-1].result == "fine \U0001f600"
+    assert tool_finishes(log)[-1].result == "fine \U0001f600"
     started = [r for r in log if r.type == "tool_call_started"]
     assert [r.arguments for r in started[:5]] == [{}] * 5
     told = [m.content for m in model.requests[1].messages if m.role == "tool"]
@@ -207,7 +184,7 @@ async def test_an_unstorable_result_fails_its_call_as_data() -> None:
     assert _kinds(log) == [
         "unstorable_result", "invalid_result", "unstorable_result", None, "ValueError",
     ]  # fmt: skip
-    finished = _finished(log)
+    finished = tool_finishes(log)
     assert finished[0].failure is not None and "surrogate" in finished[0].failure.message
     assert finished[1].failure is not None and "depth" in finished[1].failure.message
     assert finished[2].failure is not None and "deeper" in finished[2].failure.message

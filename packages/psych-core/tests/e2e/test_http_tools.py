@@ -5,7 +5,6 @@ records what actually arrived on the socket, so each test checks the wire as wel
 the log.
 """
 
-import asyncio
 import json
 import logging
 import time
@@ -22,31 +21,26 @@ from psych_runtime import (
     EgressPolicy,
     HttpTool,
     HttpTransport,
-    InMemoryStore,
     ModelRef,
     RunId,
-    Runtime,
     SecretResolver,
     StaticSecretResolver,
     TerminalState,
     ToolOutcome,
-    ToolRegistry,
-    Worker,
-    dispatch,
-    publish,
     session,
 )
 from psych_runtime.records import (
     Record,
     ToolCallFinished,
     ToolCallStarted,
+    ToolFailure,
     record_to_json,
 )
 from psych_runtime.runtime.prompt import withheld_advisory
-from psych_runtime.testing import CrashingStore, FakeModel, settled_log, worker_in_background
+from psych_runtime.testing import FakeModel
 
 from ..support.http_tool_server import Answer, Handler, Seen, ToolServer, serve_tool_api
-from .conftest import ACME, FAST, types
+from .conftest import crash_once, run_once, types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 SECRET = "s3cr3t-bearer-7f1c9e2a"
@@ -54,6 +48,13 @@ ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"order_id": {"type": "string"}, "verbose": {"type": "boolean"}},
     "required": ["order_id"],
+}
+
+# The order lookup three tests offer, each at its own path.
+GET_ORDER: dict[str, Any] = {
+    "name": "get_order",
+    "description": "Look up an order by id.",
+    "method": "GET",
 }
 
 
@@ -75,21 +76,6 @@ async def _api(
         yield server, http
 
 
-@asynccontextmanager
-async def _worker(
-    store: InMemoryStore,
-    model: FakeModel,
-    *,
-    http: HttpTransport | None,
-    secrets: SecretResolver | None = None,
-) -> AsyncIterator[Worker]:
-    runtime = Runtime(
-        store, model, ToolRegistry(), retry_base_seconds=0.01, http=http, secrets=secrets
-    )
-    async with worker_in_background(Worker(store, runtime, **FAST)) as worker:
-        yield worker
-
-
 async def _run(
     spec: AgentSpec,
     model: FakeModel,
@@ -97,12 +83,25 @@ async def _run(
     http: HttpTransport | None,
     secrets: SecretResolver | None = None,
 ) -> tuple[RunId, list[Record]]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with _worker(store, model, http=http, secrets=secrets):
-        run = await dispatch(store, version, "hi", scope=ACME)
-        log = await settled_log(store, run.run_id)
-    return run.run_id, log
+    options = {"http": http, "secrets": secrets}
+    _, run_id, log = await run_once(spec, model, message="hi", runtime_options=options)
+    return run_id, log
+
+
+async def _served(
+    handler: Handler,
+    model: FakeModel,
+    path: str,
+    *,
+    policy: EgressPolicy = LOCAL,
+    secrets: SecretResolver | None = None,
+    **tool: Any,
+) -> tuple[ToolServer, list[Record]]:
+    """One Run of an agent with one HTTP tool, ``tool``, served by ``handler`` at ``path``."""
+    async with _api(handler, policy) as (server, http):
+        spec = _spec(HttpTool(url=server.base_url + path, **tool))
+        _, log = await _run(spec, model, http=http, secrets=secrets)
+    return server, log
 
 
 def _started(log: list[Record]) -> list[ToolCallStarted]:
@@ -111,6 +110,14 @@ def _started(log: list[Record]) -> list[ToolCallStarted]:
 
 def _finished(log: list[Record]) -> list[ToolCallFinished]:
     return [r for r in log if isinstance(r, ToolCallFinished)]
+
+
+def _failure_of_the_call(log: list[Record]) -> ToolFailure:
+    """The failure of the Run's one tool call, which must have failed."""
+    [finished] = _finished(log)
+    assert finished.outcome is ToolOutcome.ERROR
+    assert finished.failure is not None
+    return finished.failure
 
 
 def _completed(log: list[Record]) -> bool:
@@ -126,20 +133,18 @@ async def test_a_get_fills_the_path_and_sends_the_other_arguments_as_query() -> 
         order = unquote(seen.path.rsplit("/", 1)[-1])
         return Answer(body={"order": order, "status": "shipped", "query": seen.query})
 
-    async with _api(handler) as (server, http):
-        tool = HttpTool(
-            name="get_order",
-            description="Look up an order by id.",
-            url=server.base_url + "/orders/{order_id}?expand=lines",
-            method="GET",
-            input_schema=ORDER_SCHEMA,
-        )
-        model = (
-            FakeModel()
-            .turn(tool_calls=[("get_order", {"order_id": "A 1/2", "verbose": True})])
-            .turn(text="It has shipped.")
-        )
-        _, log = await _run(_spec(tool), model, http=http)
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("get_order", {"order_id": "A 1/2", "verbose": True})])
+        .turn(text="It has shipped.")
+    )
+    server, log = await _served(
+        handler,
+        model,
+        "/orders/{order_id}?expand=lines",
+        **GET_ORDER,
+        input_schema=ORDER_SCHEMA,
+    )
 
     [seen] = server.requests
     assert seen.method == "GET"
@@ -179,19 +184,19 @@ async def test_a_post_sends_a_json_body_and_the_resolved_bearer_credential(
         echo = {"authorization": seen.headers["authorization"]}
         return Answer(201, {"ticket": "T-1", "received": seen.json, "echo": echo})
 
-    async with _api(handler) as (server, http):
-        tool = HttpTool(
-            name="open_ticket",
-            description="Open a support ticket.",
-            url=server.base_url + "/customers/{customer}/tickets",
-            method="POST",
-            headers={"X-Client": "psych-tests"},
-            credential="helpdesk",
-        )
-        arguments = {"customer": "c-9", "subject": "Broken lid", "priority": 2}
-        model = FakeModel().turn(tool_calls=[("open_ticket", arguments)]).turn(text="Ticket T-1.")
-        secrets = StaticSecretResolver({"helpdesk": SECRET})
-        _, log = await _run(_spec(tool), model, http=http, secrets=secrets)
+    arguments = {"customer": "c-9", "subject": "Broken lid", "priority": 2}
+    model = FakeModel().turn(tool_calls=[("open_ticket", arguments)]).turn(text="Ticket T-1.")
+    server, log = await _served(
+        handler,
+        model,
+        "/customers/{customer}/tickets",
+        secrets=StaticSecretResolver({"helpdesk": SECRET}),
+        name="open_ticket",
+        description="Open a support ticket.",
+        method="POST",
+        headers={"X-Client": "psych-tests"},
+        credential="helpdesk",
+    )
 
     [seen] = server.requests
     assert seen.method == "POST"
@@ -250,68 +255,26 @@ async def test_an_error_status_is_handed_to_the_model_as_a_failure() -> None:
     def handler(seen: Seen) -> Answer:
         return Answer(404, {"error": "no such order: Z9"})
 
-    async with _api(handler) as (server, http):
-        tool = HttpTool(
-            name="get_order",
-            description="Look up an order by id.",
-            url=server.base_url + "/orders/{order_id}",
-            method="GET",
-        )
-        model = (
-            FakeModel()
-            .turn(tool_calls=[("get_order", {"order_id": "Z9"})])
-            .turn(text="That order does not exist.")
-        )
-        _, log = await _run(_spec(tool), model, http=http)
+    model = (
+        FakeModel()
+        .turn(tool_calls=[("get_order", {"order_id": "Z9"})])
+        .turn(text="That order does not exist.")
+    )
+    server, log = await _served(
+        handler,
+        model,
+        "/orders/{order_id}",
+        **GET_ORDER,
+    )
 
     assert len(server.requests) == 1
-    [finished] = _finished(log)
-    assert finished.outcome is ToolOutcome.ERROR
-    assert finished.failure is not None
-    assert finished.failure.kind == "http_404"
-    assert finished.failure.transient is False
-    assert "no such order: Z9" in finished.failure.message
+    failure = _failure_of_the_call(log)
+    assert failure.kind == "http_404"
+    assert failure.transient is False
+    assert "no such order: Z9" in failure.message
     [message] = [m for m in model.requests[1].messages if m.role == "tool"]
     assert message.is_error
     assert "404" in message.content and "no such order: Z9" in message.content
-    assert _completed(log)
-
-
-async def test_a_host_the_egress_policy_refuses_is_never_contacted() -> None:
-    # The default policy refuses loopback and private addresses.
-    async with _api(lambda seen: Answer(body="hello"), EgressPolicy()) as (server, http):
-        tool = HttpTool(
-            name="ping", description="Ping.", url=server.base_url + "/ping", method="GET"
-        )
-        model = FakeModel().turn(tool_calls=[("ping", {})]).turn(text="Blocked.")
-        _, log = await _run(_spec(tool), model, http=http)
-    assert server.requests == []
-    [finished] = _finished(log)
-    assert finished.outcome is ToolOutcome.ERROR
-    assert finished.failure is not None
-    assert finished.failure.kind == "egress_denied"
-    assert "127.0.0.1" in finished.failure.message
-    assert _completed(log)
-
-
-@pytest.mark.parametrize("secrets", [StaticSecretResolver({"other": "x" * 12}), None])
-async def test_a_missing_credential_fails_the_call_before_anything_is_sent(
-    secrets: SecretResolver | None,
-) -> None:
-    async with _api(lambda seen: Answer(body="ok")) as (server, http):
-        tool = HttpTool(
-            name="open_ticket",
-            description="Open a ticket.",
-            url=server.base_url + "/tickets",
-            credential="helpdesk",
-        )
-        model = FakeModel().turn(tool_calls=[("open_ticket", {})]).turn(text="Sorry.")
-        _, log = await _run(_spec(tool), model, http=http, secrets=secrets)
-    assert server.requests == []
-    [finished] = _finished(log)
-    assert finished.failure is not None
-    assert finished.failure.kind == "missing_credential"
-    assert "'helpdesk'" in finished.failure.message
     assert _completed(log)
 
 
@@ -319,27 +282,25 @@ async def test_without_a_transport_the_call_fails_and_the_run_carries_on() -> No
     tool = HttpTool(name="ping", description="Ping.", url="https://api.example.com/ping")
     model = FakeModel().turn(tool_calls=[("ping", {})]).turn(text="Could not reach it.")
     _, log = await _run(_spec(tool), model, http=None)
-    [finished] = _finished(log)
-    assert finished.outcome is ToolOutcome.ERROR
-    assert finished.failure is not None
-    assert finished.failure.kind == "http_transport_required"
-    assert "HttpTransport" in finished.failure.message
+    failure = _failure_of_the_call(log)
+    assert failure.kind == "http_transport_required"
+    assert "HttpTransport" in failure.message
     assert _completed(log)
 
 
 async def test_a_server_slower_than_the_tools_timeout_fails_the_call_as_transient() -> None:
-    async with _api(lambda seen: Answer(body="late", delay=5.0)) as (server, http):
-        tool = HttpTool(
-            name="slow",
-            description="Slow.",
-            url=server.base_url + "/slow",
-            method="GET",
-            timeout_seconds=0.3,
-        )
-        model = FakeModel().turn(tool_calls=[("slow", {})]).turn(text="It timed out.")
-        started = time.monotonic()
-        _, log = await _run(_spec(tool), model, http=http)
-        elapsed = time.monotonic() - started
+    model = FakeModel().turn(tool_calls=[("slow", {})]).turn(text="It timed out.")
+    started = time.monotonic()
+    server, log = await _served(
+        lambda seen: Answer(body="late", delay=5.0),
+        model,
+        "/slow",
+        name="slow",
+        description="Slow.",
+        method="GET",
+        timeout_seconds=0.3,
+    )
+    elapsed = time.monotonic() - started
     assert len(server.requests) == 1
     [finished] = _finished(log)
     assert finished.failure is not None
@@ -358,45 +319,86 @@ async def test_a_refused_connection_fails_the_call_as_transient() -> None:
         tool = HttpTool(name="ping", description="Ping.", url=gone + "/ping", method="GET")
         model = FakeModel().turn(tool_calls=[("ping", {})]).turn(text="Unreachable.")
         _, log = await _run(_spec(tool), model, http=http)
-    [finished] = _finished(log)
-    assert finished.failure is not None
-    assert finished.failure.kind == "connection_error"
-    assert finished.failure.transient is True
-    assert "/ping" in finished.failure.message
+    failure = _failure_of_the_call(log)
+    assert failure.kind == "connection_error"
+    assert failure.transient is True
+    assert "/ping" in failure.message
     assert _completed(log)
 
 
-async def test_arguments_that_break_the_schema_are_refused_without_a_request() -> None:
-    async with _api(lambda seen: Answer(body="ok")) as (server, http):
-        tool = HttpTool(
-            name="get_order",
-            description="Look up an order by id.",
-            url=server.base_url + "/orders/{order_id}",
-            method="GET",
-            input_schema=ORDER_SCHEMA,
-        )
-        model = FakeModel().turn(tool_calls=[("get_order", {"order_id": 42})]).turn(text="Bad id.")
-        _, log = await _run(_spec(tool), model, http=http)
+TICKET: dict[str, Any] = {
+    "path": "/tickets",
+    "name": "open_ticket",
+    "description": "Open a ticket.",
+    "credential": "helpdesk",
+}
+
+
+@pytest.mark.parametrize(
+    ("call", "served", "kind", "fragment"),
+    [
+        # The default policy refuses loopback and private addresses.
+        pytest.param(
+            ("ping", {}),
+            {
+                "path": "/ping",
+                "policy": EgressPolicy(),
+                "name": "ping",
+                "description": "Ping.",
+                "method": "GET",
+            },
+            "egress_denied",
+            "127.0.0.1",
+            id="a-host-the-egress-policy-refuses",
+        ),
+        pytest.param(
+            ("open_ticket", {}),
+            {**TICKET, "secrets": StaticSecretResolver({"other": "x" * 12})},
+            "missing_credential",
+            "'helpdesk'",
+            id="a-credential-the-resolver-does-not-hold",
+        ),
+        pytest.param(
+            ("open_ticket", {}),
+            {**TICKET, "secrets": None},
+            "missing_credential",
+            "'helpdesk'",
+            id="a-credential-with-no-resolver",
+        ),
+        pytest.param(
+            ("get_order", {"order_id": 42}),
+            {"path": "/orders/{order_id}", **GET_ORDER, "input_schema": ORDER_SCHEMA},
+            "invalid_arguments",
+            "order_id",
+            id="arguments-that-break-the-schema",
+        ),
+    ],
+)
+async def test_a_call_refused_before_sending_never_reaches_the_server(
+    call: tuple[str, dict[str, Any]], served: dict[str, Any], kind: str, fragment: str
+) -> None:
+    model = FakeModel().turn(tool_calls=[call]).turn(text="It could not be done.")
+    server, log = await _served(lambda seen: Answer(body="ok"), model, **served)
     assert server.requests == []
-    [finished] = _finished(log)
-    assert finished.failure is not None
-    assert finished.failure.kind == "invalid_arguments"
-    assert "order_id" in finished.failure.message
+    failure = _failure_of_the_call(log)
+    assert failure.kind == kind
+    assert fragment in failure.message
+    assert _completed(log)
 
 
 async def test_a_failing_http_tool_is_withheld_like_any_other_tool() -> None:
-    async with _api(lambda seen: Answer(503, "down for maintenance")) as (server, http):
-        tool = HttpTool(
-            name="status_page",
-            description="Read the status page.",
-            url=server.base_url + "/status/{region}",
-            method="GET",
-        )
-        model = FakeModel()
-        for region in ("eu", "us", "ap"):
-            model.turn(tool_calls=[("status_page", {"region": region})])
-        model.turn(text="The status page is down.")
-        _, log = await _run(_spec(tool), model, http=http)
+    model = FakeModel()
+    for region in ("eu", "us", "ap"):
+        model.turn(tool_calls=[("status_page", {"region": region})])
+    model.turn(text="The status page is down.")
+    server, log = await _served(
+        lambda seen: Answer(503, "down for maintenance"),
+        model,
+        "/status/{region}",
+        name="status_page",
+        description="Read the status page.",
+        method="GET",
+    )
     assert len(server.requests) == 3
     assert [f.failure.kind for f in _finished(log) if f.failure] == ["http_503"] * 3
     offered = [[d.name for d in request.tools] for request in model.requests]
@@ -414,41 +416,11 @@ async def test_a_failing_http_tool_is_withheld_like_any_other_tool() -> None:
 
 async def _crash_mid_call(tool: HttpTool, http: HttpTransport) -> tuple[list[Record], list[Record]]:
     """Kill the Attempt just before the call's result is written, then recover it."""
-    store = InMemoryStore()
-    version = await publish(store, _spec(tool), scope=ACME)
     model = FakeModel().turn(tool_calls=[(tool.name, {"order_id": "A1"})]).turn(text="Done.")
-    run = await dispatch(store, version, "go", scope=ACME)
-    crashing = CrashingStore(store, before="tool_call_finished")
-
-    def worker(on: Any) -> Worker:
-        runtime = Runtime(on, model, ToolRegistry(), http=http)
-        return Worker(
-            on,
-            runtime,
-            lease_seconds=0.3,
-            heartbeat_seconds=0.1,
-            poll_interval=0.05,
-            supervisor_interval=0.3,
-        )
-
-    first = worker(crashing)
-    first_task = asyncio.create_task(first.run())
-    try:
-        async with asyncio.timeout(10):
-            await crashing.crashed.wait()
-    finally:
-        await first.kill()
-        first_task.cancel()
-        await asyncio.gather(first_task, return_exceptions=True)
-    crashed = await store.read(run.run_id)
-    second = worker(store)
-    second_task = asyncio.create_task(second.run())
-    try:
-        final = await settled_log(store, run.run_id)
-    finally:
-        second.request_stop()
-        await second_task
-    return crashed, final
+    recovery = await crash_once(
+        _spec(tool), model, runtime_options={"http": http}, crash_before="tool_call_finished"
+    )
+    return recovery.crashed_log, recovery.final_log
 
 
 @pytest.mark.parametrize(

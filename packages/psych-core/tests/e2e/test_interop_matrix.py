@@ -19,6 +19,7 @@ of this project, not recordings.
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,8 +48,30 @@ PROMPT_TOKENS = 50
 CACHED_TOKENS = 32
 WRITTEN_TOKENS = 8
 COMPLETION_TOKENS = 20
+CREATED = 1764800000
 
 Chunk = dict[str, Any]
+
+
+def envelope(id: str, model: str, **extra: Any) -> Chunk:
+    """The fields around ``choices`` in a server's chunks: its own id, model and extras."""
+    return {
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+        **extra,
+    }
+
+
+def token_counts(**extra: Any) -> Chunk:
+    """The usage object's token counts, with the fields a server adds to them."""
+    return {
+        "prompt_tokens": PROMPT_TOKENS,
+        "completion_tokens": COMPLETION_TOKENS,
+        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+        **extra,
+    }
 
 
 @dataclass(frozen=True)
@@ -59,33 +82,33 @@ class Server:
         name: the server.
         model: the model id it serves here.
         limit_fields: the request fields it takes the output limit from.
-        refuses: request fields it answers 400 to.
-        honours_usage: whether it sends usage when ``stream_options`` asks.
-        done: whether it ends the stream with ``data: [DONE]``.
         envelope: the fields around ``choices`` in each chunk.
         calls: writes the chunks of a two-call answer.
         text_pieces: how it cuts "Checking." into deltas.
         usage_with_finish: usage rides on the finishing chunk instead of its own.
         usage: the usage object it reports.
+        refuses: request fields it answers 400 to.
+        honours_usage: whether it sends usage when ``stream_options`` asks.
+        done: whether it ends the stream with ``data: [DONE]``.
         finish_with_calls: the finish reason it gives an answer that calls tools.
     """
 
     name: str
     model: str
     limit_fields: tuple[str, ...]
-    refuses: tuple[str, ...]
-    honours_usage: bool
-    done: bool
-    envelope: Callable[["Server"], Chunk]
+    envelope: Chunk
     calls: Callable[[], list[Chunk]]
     text_pieces: tuple[str, ...]
     usage_with_finish: bool
     usage: Chunk
+    refuses: tuple[str, ...] = ()
+    honours_usage: bool = True
+    done: bool = True
     finish_with_calls: str = "tool_calls"
 
     def chunk(self, delta: Chunk, finish: str | None = None, **choice: Any) -> Chunk:
         return {
-            **self.envelope(self),
+            **self.envelope,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, **choice}],
         }
 
@@ -99,7 +122,7 @@ class Server:
             final["usage"] = self.usage
         events.append(final)
         if with_usage and not self.usage_with_finish:
-            events.append({**self.envelope(self), "choices": [], "usage": self.usage})
+            events.append({**self.envelope, "choices": [], "usage": self.usage})
         parts: list[bytes | float] = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
         if self.done:
             parts.append(b"data: [DONE]\n\n")
@@ -125,17 +148,6 @@ def arguments(order_id: str) -> str:
 # The id, type and name come once, on a call's first fragment, with empty arguments;
 # the arguments follow a few characters at a time. With include_usage every chunk
 # carries "usage": null and the usage comes last in a chunk with no choices.
-
-
-def openai_envelope(server: Server) -> Chunk:
-    return {
-        "id": "chatcmpl-Ab12",
-        "object": "chat.completion.chunk",
-        "created": 1764800000,
-        "model": "o4-mini-2025-04-16",
-        "system_fingerprint": "fp_7a1b",
-        "usage": None,
-    }
 
 
 def openai_calls() -> list[Chunk]:
@@ -165,35 +177,22 @@ OPENAI = Server(
     model="o4-mini",
     limit_fields=("max_completion_tokens",),
     refuses=("max_tokens",),
-    honours_usage=True,
-    done=True,
-    envelope=openai_envelope,
+    envelope=envelope(
+        "chatcmpl-Ab12", "o4-mini-2025-04-16", system_fingerprint="fp_7a1b", usage=None
+    ),
     calls=openai_calls,
     text_pieces=("Check", "ing", "."),
     usage_with_finish=False,
-    usage={
-        "prompt_tokens": PROMPT_TOKENS,
-        "completion_tokens": COMPLETION_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-        "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
-    },
+    usage=token_counts(
+        prompt_tokens_details={"cached_tokens": CACHED_TOKENS, "audio_tokens": 0},
+        completion_tokens_details={"reasoning_tokens": 0, "audio_tokens": 0},
+    ),
 )
 
 
 # --- llama.cpp's llama-server -----------------------------------------------------------
 # Tool calls as OpenAI cuts them, but the first fragment already carries some of the
 # arguments; the finishing chunk carries timings and, when asked, the usage.
-
-
-def llama_server_envelope(server: Server) -> Chunk:
-    return {
-        "created": 1764800000,
-        "id": "chatcmpl-ls9",
-        "model": "gemma-3-270m",
-        "system_fingerprint": "b6000-abc123",
-        "object": "chat.completion.chunk",
-    }
 
 
 def llama_server_calls() -> list[Chunk]:
@@ -220,33 +219,17 @@ LLAMA_SERVER = Server(
     name="llama-server",
     model="gemma-3-270m",
     limit_fields=("max_tokens", "n_predict"),
-    refuses=(),
-    honours_usage=True,
-    done=True,
-    envelope=llama_server_envelope,
+    envelope=envelope("chatcmpl-ls9", "gemma-3-270m", system_fingerprint="b6000-abc123"),
     calls=llama_server_calls,
     text_pieces=("Checking", "."),
     usage_with_finish=True,
-    usage={
-        "completion_tokens": COMPLETION_TOKENS,
-        "prompt_tokens": PROMPT_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-    },
+    usage=token_counts(),
 )
 
 
 # --- llama-cpp-python's server ------------------------------------------------------------
 # Each call arrives whole in one chunk, described twice: in "tool_calls" and again in
 # the legacy "function_call". It reads only max_tokens and sends no usage on a stream.
-
-
-def llama_cpp_python_envelope(server: Server) -> Chunk:
-    return {
-        "id": "chatcmpl-lcp",
-        "object": "chat.completion.chunk",
-        "created": 1764800000,
-        "model": "gemma-3-270m",
-    }
 
 
 def llama_cpp_python_calls() -> list[Chunk]:
@@ -275,10 +258,8 @@ LLAMA_CPP_PYTHON = Server(
     name="llama-cpp-python",
     model="gemma-3-270m",
     limit_fields=("max_tokens",),
-    refuses=(),
     honours_usage=False,
-    done=True,
-    envelope=llama_cpp_python_envelope,
+    envelope=envelope("chatcmpl-lcp", "gemma-3-270m"),
     calls=llama_cpp_python_calls,
     text_pieces=("Che", "cking", "."),
     usage_with_finish=True,
@@ -288,15 +269,6 @@ LLAMA_CPP_PYTHON = Server(
 
 # --- vLLM -----------------------------------------------------------------------------------
 # A call's first fragment names it without any "arguments" key; content may be null.
-
-
-def vllm_envelope(server: Server) -> Chunk:
-    return {
-        "id": "chatcmpl-vl1",
-        "object": "chat.completion.chunk",
-        "created": 1764800000,
-        "model": "Qwen/Qwen2.5-7B-Instruct",
-    }
 
 
 def vllm_calls() -> list[Chunk]:
@@ -328,35 +300,17 @@ VLLM = Server(
     name="vllm",
     model="Qwen/Qwen2.5-7B-Instruct",
     limit_fields=("max_tokens", "max_completion_tokens"),
-    refuses=(),
-    honours_usage=True,
-    done=True,
-    envelope=vllm_envelope,
+    envelope=envelope("chatcmpl-vl1", "Qwen/Qwen2.5-7B-Instruct"),
     calls=vllm_calls,
     text_pieces=("Checking", "."),
     usage_with_finish=False,
-    usage={
-        "prompt_tokens": PROMPT_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-        "completion_tokens": COMPLETION_TOKENS,
-        "prompt_tokens_details": None,
-    },
+    usage=token_counts(prompt_tokens_details=None),
 )
 
 
 # --- Ollama's /v1 ------------------------------------------------------------------------------
 # Every call of the answer in one chunk, each complete, each at index 0; the answer
 # that calls tools finishes with "stop".
-
-
-def ollama_envelope(server: Server) -> Chunk:
-    return {
-        "id": "chatcmpl-517",
-        "object": "chat.completion.chunk",
-        "created": 1764800000,
-        "model": "llama3.2",
-        "system_fingerprint": "fp_ollama",
-    }
 
 
 def ollama_calls() -> list[Chunk]:
@@ -381,18 +335,11 @@ OLLAMA = Server(
     name="ollama",
     model="llama3.2",
     limit_fields=("max_tokens",),
-    refuses=(),
-    honours_usage=True,
-    done=True,
-    envelope=ollama_envelope,
+    envelope=envelope("chatcmpl-517", "llama3.2", system_fingerprint="fp_ollama"),
     calls=ollama_calls,
     text_pieces=("Checking.",),
     usage_with_finish=False,
-    usage={
-        "prompt_tokens": PROMPT_TOKENS,
-        "completion_tokens": COMPLETION_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-    },
+    usage=token_counts(),
     finish_with_calls="stop",
 )
 
@@ -401,16 +348,6 @@ OLLAMA = Server(
 # Every fragment repeats the call's id, its type and its name, next to a null legacy
 # "function_call"; usage (with the cache fields it passes through) rides on the last
 # chunk.
-
-
-def litellm_envelope(server: Server) -> Chunk:
-    return {
-        "id": "chatcmpl-lt7",
-        "created": 1764800000,
-        "model": "claude-sonnet-4-5",
-        "object": "chat.completion.chunk",
-        "system_fingerprint": None,
-    }
 
 
 def litellm_calls() -> list[Chunk]:
@@ -440,21 +377,15 @@ LITELLM = Server(
     name="litellm",
     model="claude-sonnet-4-5",
     limit_fields=("max_tokens", "max_completion_tokens"),
-    refuses=(),
-    honours_usage=True,
-    done=True,
-    envelope=litellm_envelope,
+    envelope=envelope("chatcmpl-lt7", "claude-sonnet-4-5", system_fingerprint=None),
     calls=litellm_calls,
     text_pieces=("Chec", "king."),
     usage_with_finish=True,
-    usage={
-        "completion_tokens": COMPLETION_TOKENS,
-        "prompt_tokens": PROMPT_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
-        "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS},
-        "cache_read_input_tokens": CACHED_TOKENS,
-        "cache_creation_input_tokens": WRITTEN_TOKENS,
-    },
+    usage=token_counts(
+        prompt_tokens_details={"cached_tokens": CACHED_TOKENS},
+        cache_read_input_tokens=CACHED_TOKENS,
+        cache_creation_input_tokens=WRITTEN_TOKENS,
+    ),
 )
 
 SERVERS = (OPENAI, LLAMA_SERVER, LLAMA_CPP_PYTHON, VLLM, OLLAMA, LITELLM)
@@ -517,10 +448,20 @@ async def transport() -> AsyncIterator[HttpTransport]:
         yield seam
 
 
-async def replaying(server: Server, answer: Callable[[Server, Chunk], Reply]) -> ReplayServer:
+@asynccontextmanager
+async def replaying(
+    server: Server, answer: Callable[[Server, Chunk], Reply], transport: HttpTransport
+) -> AsyncIterator[tuple[ReplayServer, OpenAICompatibleClient]]:
+    """The replay of ``server`` answering with ``answer``, and a client of it."""
     replay = ReplayServer(server, answer)
     await replay.start()
-    return replay
+    try:
+        yield (
+            replay,
+            OpenAICompatibleClient(base_url=replay.base_url, transport=transport, scope=ACME),
+        )
+    finally:
+        await replay.close()
 
 
 def normalised(answer: ModelAnswer) -> tuple[Any, ...]:
@@ -533,17 +474,13 @@ def normalised(answer: ModelAnswer) -> tuple[Any, ...]:
 async def test_every_server_shape_gives_the_same_answer(
     server: Server, transport: HttpTransport
 ) -> None:
-    replay = await replaying(server, two_calls)
-    try:
-        client = OpenAICompatibleClient(base_url=replay.base_url, transport=transport, scope=ACME)
+    async with replaying(server, two_calls, transport) as (replay, client):
         request = ModelRequest(
             model=server.model,
             messages=(UserMessage(content="Where are A1 and B2?"),),
             tools=(LOOKUP,),
         )
         answer = await call_model(client, request)
-    finally:
-        await replay.close()
 
     assert normalised(answer) == ("Checking.", CALLS, "tool_calls")
     ids = [call.id for call in answer.calls]
@@ -557,20 +494,18 @@ async def test_every_server_shape_gives_the_same_answer(
 async def test_the_output_limit_holds_on_every_server(
     server: Server, transport: HttpTransport
 ) -> None:
-    replay = await replaying(server, long_text)
-    try:
-        client = OpenAICompatibleClient(base_url=replay.base_url, transport=transport, scope=ACME)
-        spec = AgentSpec(
-            name="writer",
-            instructions="Write at length.",
-            model=ModelRef(server.model, max_output_tokens=5),
-        )
-        async with psych_runtime.session(client, scope=ACME) as s:
-            answer = await s.ask(spec, "Count to forty.")
-            log = await s.read_log(answer.run_id)
-            report = await s.report(answer.run_id)
-    finally:
-        await replay.close()
+    spec = AgentSpec(
+        name="writer",
+        instructions="Write at length.",
+        model=ModelRef(server.model, max_output_tokens=5),
+    )
+    async with (
+        replaying(server, long_text, transport) as (replay, client),
+        psych_runtime.session(client, scope=ACME) as s,
+    ):
+        answer = await s.ask(spec, "Count to forty.")
+        log = await s.read_log(answer.run_id)
+        report = await s.report(answer.run_id)
 
     assert answer.text == "word1 word2 word3 word4 word5"
     [call] = [r for r in log if isinstance(r, ModelCallFinished)]
@@ -591,17 +526,12 @@ async def test_a_server_that_refuses_stream_options_is_asked_without_it(
     transport: HttpTransport,
 ) -> None:
     strict = replace(LLAMA_CPP_PYTHON, refuses=("stream_options",))
-    replay = ReplayServer(strict, long_text)
-    await replay.start()
-    try:
-        client = OpenAICompatibleClient(base_url=replay.base_url, transport=transport, scope=ACME)
+    async with replaying(strict, long_text, transport) as (replay, client):
         request = ModelRequest(
             model=strict.model, messages=(UserMessage(content="Count."),), max_output_tokens=3
         )
         first = await call_model(client, request)
         second = await call_model(client, request)
-    finally:
-        await replay.close()
 
     assert first.text == second.text == "word1 word2 word3"
     assert first.usage is None

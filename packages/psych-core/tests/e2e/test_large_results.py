@@ -6,8 +6,7 @@ BlobStore, never at the loop's internals.
 """
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,34 +14,23 @@ import pytest
 from pydantic import JsonValue
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    Limits,
-    ModelRef,
-    RunId,
-    Runtime,
-    Store,
-    TerminalState,
-    ToolOutcome,
-    Worker,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec, InMemoryStore, RunId, Runtime, TerminalState, ToolOutcome
 from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
 from psych_runtime.models import ModelRequest
 from psych_runtime.records import Record, ToolCallId
-from psych_runtime.testing import (
-    FakeModel,
-    ToolCallScript,
-    crash_and_recover,
-    settled_log,
-    worker_in_background,
-)
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, FAST, registry_of
+from .conftest import (
+    ACME,
+    Settled,
+    code_spec,
+    crash_once,
+    finish_of,
+    registry_of,
+    run_once,
+    tool_call,
+)
 
 READ = "read_tool_output"
 TEXT_TYPE = "text/plain; charset=utf-8"
@@ -82,22 +70,9 @@ def _line(index: int, width: int) -> str:
 
 
 def _spec(*tools: str, **limits: int) -> AgentSpec:
-    return AgentSpec(
-        name="big-results",
-        instructions="Work with large tool results.",
-        model=ModelRef(model="fake-standard"),
-        tools=tuple(CodeTool(name=t) for t in tools),
-        limits=Limits(**limits),
+    return code_spec(
+        *tools, name="big-results", instructions="Work with large tool results.", **limits
     )
-
-
-@asynccontextmanager
-async def _worker(
-    store: Store, model: FakeModel, *tools: Callable[..., Any], **runtime: Any
-) -> AsyncIterator[Worker]:
-    engine = Runtime(store, model, registry_of(*tools), retry_base_seconds=0.01, **runtime)
-    async with worker_in_background(Worker(store, engine, **FAST)) as worker:
-        yield worker
 
 
 async def _run(
@@ -107,17 +82,10 @@ async def _run(
     store: InMemoryStore | None = None,
     timeout: float = 30.0,
     **runtime: Any,
-) -> tuple[InMemoryStore, RunId, list[Record]]:
-    store = store if store is not None else InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with _worker(store, model, *tools, **runtime):
-        run = await dispatch(store, version, "go", scope=ACME)
-        log = await settled_log(store, run.run_id, timeout=timeout)
-    return store, run.run_id, log
-
-
-def _finished(log: list[Record], call_id: str) -> Any:
-    return next(r for r in log if r.type == "tool_call_finished" and r.call_id == call_id)
+) -> Settled:
+    return await run_once(
+        spec, model, *tools, store=store, timeout=timeout, runtime_options=runtime
+    )
 
 
 def _started(log: list[Record], call_id: str) -> Any:
@@ -130,14 +98,10 @@ def _tool_message(request: ModelRequest, call_id: str) -> str:
 
 
 def _page(log: list[Record], call_id: str) -> dict[str, Any]:
-    finished = _finished(log, call_id)
+    finished = finish_of(log, call_id)
     assert finished.outcome is ToolOutcome.OK, finished.failure
     assert isinstance(finished.result, dict)
     return finished.result
-
-
-def _call(name: str, call_id: str, **arguments: JsonValue) -> ToolCallScript:
-    return ToolCallScript(name=name, arguments=arguments, call_id=call_id)
 
 
 def _offered(request: ModelRequest) -> set[str]:
@@ -157,12 +121,12 @@ async def test_a_result_just_over_the_limit_is_elided_for_the_model_but_kept_who
     # 1500 two-byte characters: 3000 bytes, one over the limit, although only 1500 chars.
     model = (
         FakeModel()
-        .turn(tool_calls=[_call("make_text", "big", size=1500, char="é")])
+        .turn(tool_calls=[tool_call("make_text", "big", size=1500, char="é")])
         .turn(text="done")
     )
     _, _, log = await _run(_spec("make_text", large_result_bytes=2999), model, make_text)
     _completed(log)
-    finished = _finished(log, "big")
+    finished = finish_of(log, "big")
     assert finished.result == "é" * 1500
     assert finished.result_handle == "res_big"
     assert finished.result_bytes == 3000
@@ -174,12 +138,12 @@ async def test_a_result_just_over_the_limit_is_elided_for_the_model_but_kept_who
 
 
 async def test_the_model_sees_only_a_preview_of_an_elided_result() -> None:
-    model = FakeModel().turn(tool_calls=[_call("numbered_lines", "big", count=1000, width=49)])
+    model = FakeModel().turn(tool_calls=[tool_call("numbered_lines", "big", count=1000, width=49)])
     model.turn(text="done")
     _, _, log = await _run(_spec("numbered_lines"), model, numbered_lines)
     expected = await numbered_lines(1000, 49)
     assert len(expected.encode()) > 32_768
-    finished = _finished(log, "big")
+    finished = finish_of(log, "big")
     assert finished.result == expected
     assert finished.preview == expected[:2000]
     seen = _tool_message(model.requests[1], "big")
@@ -191,9 +155,9 @@ async def test_the_model_sees_only_a_preview_of_an_elided_result() -> None:
 async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
     rows = await inventory(30)
     size = len(json.dumps(rows, separators=(",", ":")).encode())
-    model = FakeModel().turn(tool_calls=[_call("inventory", "rows", count=30)]).turn(text="ok")
+    model = FakeModel().turn(tool_calls=[tool_call("inventory", "rows", count=30)]).turn(text="ok")
     _, _, log = await _run(_spec("inventory", large_result_bytes=size), model, inventory)
-    finished = _finished(log, "rows")
+    finished = finish_of(log, "rows")
     assert finished.result == rows
     assert finished.result_handle is None and finished.preview is None
     assert json.loads(_tool_message(model.requests[1], "rows")) == rows
@@ -203,9 +167,9 @@ async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
 async def test_the_reader_is_offered_only_once_a_handle_exists() -> None:
     model = (
         FakeModel()
-        .turn(tool_calls=[_call("small", "first")])
-        .turn(tool_calls=[_call("make_text", "big", size=5000)])
-        .turn(tool_calls=[_call(READ, "read", handle="res_big", limit=1)])
+        .turn(tool_calls=[tool_call("small", "first")])
+        .turn(tool_calls=[tool_call("make_text", "big", size=5000)])
+        .turn(tool_calls=[tool_call(READ, "read", handle="res_big", limit=1)])
         .turn(text="done")
     )
     _, _, log = await _run(
@@ -226,11 +190,13 @@ async def test_the_reader_is_offered_only_once_a_handle_exists() -> None:
 
 async def test_calling_the_reader_before_any_handle_is_an_unknown_tool_not_a_corrupt_log() -> None:
     model = (
-        FakeModel().turn(tool_calls=[_call(READ, "early", handle="res_nothing")]).turn(text="done")
+        FakeModel()
+        .turn(tool_calls=[tool_call(READ, "early", handle="res_nothing")])
+        .turn(text="done")
     )
     _, _, log = await _run(_spec("small"), model, small)
     _completed(log)
-    finished = _finished(log, "early")
+    finished = finish_of(log, "early")
     assert finished.outcome is ToolOutcome.ERROR
     assert finished.failure.kind == "unknown_tool"
     assert "handle" not in _started(log, "early").arguments
@@ -242,14 +208,14 @@ async def test_calling_the_reader_before_any_handle_is_an_unknown_tool_not_a_cor
 async def test_paging_by_windows_returns_the_exact_lines() -> None:
     count = 1000  # lines of 30 characters, so 300 of them fit in one 10 000-character page
     windows = [(0, 300), (300, 300), (600, 300), (900, 300)]
-    model = FakeModel().turn(tool_calls=[_call("numbered_lines", "big", count=count)])
+    model = FakeModel().turn(tool_calls=[tool_call("numbered_lines", "big", count=count)])
     model.turn(
         tool_calls=[
-            _call(READ, f"page{i}", handle="res_big", offset=offset, limit=limit)
+            tool_call(READ, f"page{i}", handle="res_big", offset=offset, limit=limit)
             for i, (offset, limit) in enumerate(windows)
         ]
     )
-    model.turn(tool_calls=[_call(READ, "past", handle="res_big", offset=5000)])
+    model.turn(tool_calls=[tool_call(READ, "past", handle="res_big", offset=5000)])
     model.turn(text="done")
     # A page is far above this limit; it must still come back whole, not as a new handle.
     _, _, log = await _run(_spec("numbered_lines", large_result_bytes=1000), model, numbered_lines)
@@ -263,7 +229,7 @@ async def test_paging_by_windows_returns_the_exact_lines() -> None:
         assert page["lines"] == expected[offset : offset + limit]
         assert page["next_offset"] == (offset + limit if offset + limit < count else None)
         assert page["truncated"] is False
-        assert _finished(log, f"page{i}").result_handle is None
+        assert finish_of(log, f"page{i}").result_handle is None
         pieces.extend(page["lines"])
     assert "\n".join(pieces) == await numbered_lines(count)
     past = _page(log, "past")
@@ -273,11 +239,11 @@ async def test_paging_by_windows_returns_the_exact_lines() -> None:
 
 
 async def test_a_pattern_returns_only_matching_lines_with_their_numbers() -> None:
-    model = FakeModel().turn(tool_calls=[_call("numbered_lines", "big", count=200)])
+    model = FakeModel().turn(tool_calls=[tool_call("numbered_lines", "big", count=200)])
     model.turn(
         tool_calls=[
-            _call(READ, "errors", handle="res_big", pattern=r"\bERROR\b", limit=5),
-            _call(READ, "rest", handle="res_big", pattern=r"\bERROR\b", offset=54),
+            tool_call(READ, "errors", handle="res_big", pattern=r"\bERROR\b", limit=5),
+            tool_call(READ, "rest", handle="res_big", pattern=r"\bERROR\b", offset=54),
         ]
     )
     model.turn(text="done")
@@ -294,8 +260,8 @@ async def test_a_pattern_returns_only_matching_lines_with_their_numbers() -> Non
 
 
 async def test_structured_results_are_read_as_indented_sorted_json() -> None:
-    model = FakeModel().turn(tool_calls=[_call("inventory", "rows", count=300)])
-    model.turn(tool_calls=[_call(READ, "all", handle="res_rows", limit=1000)])
+    model = FakeModel().turn(tool_calls=[tool_call("inventory", "rows", count=300)])
+    model.turn(tool_calls=[tool_call(READ, "all", handle="res_rows", limit=1000)])
     model.turn(text="done")
     _, _, log = await _run(_spec("inventory", large_result_bytes=1000), model, inventory)
     page = _page(log, "all")
@@ -305,40 +271,40 @@ async def test_structured_results_are_read_as_indented_sorted_json() -> None:
 
 
 async def test_bad_reader_arguments_are_reported_to_the_model() -> None:
-    model = FakeModel().turn(tool_calls=[_call("make_text", "big", size=3000)])
+    model = FakeModel().turn(tool_calls=[tool_call("make_text", "big", size=3000)])
     model.turn(
         tool_calls=[
-            _call(READ, "regex", handle="res_big", pattern="(unclosed"),
-            _call(READ, "offset", handle="res_big", offset=-1),
-            _call(READ, "huge", handle="res_big", limit=50_000),
+            tool_call(READ, "regex", handle="res_big", pattern="(unclosed"),
+            tool_call(READ, "offset", handle="res_big", offset=-1),
+            tool_call(READ, "huge", handle="res_big", limit=50_000),
         ]
     )
     model.turn(text="done")
     _, _, log = await _run(_spec("make_text", large_result_bytes=1000), model, make_text)
     _completed(log)
-    assert _finished(log, "regex").failure.kind == "invalid_arguments"
-    assert "pattern" in _finished(log, "regex").failure.message
-    assert _finished(log, "offset").failure.kind == "invalid_arguments"
+    assert finish_of(log, "regex").failure.kind == "invalid_arguments"
+    assert "pattern" in finish_of(log, "regex").failure.message
+    assert finish_of(log, "offset").failure.kind == "invalid_arguments"
     # Too large a limit is lowered, not refused.
     assert _page(log, "huge")["lines"] == ["a" * 2000]
 
 
 async def test_a_handle_from_another_run_is_refused_without_corrupting_the_log() -> None:
     store = InMemoryStore()
-    first = FakeModel().turn(tool_calls=[_call("make_text", "secret", size=5000, char="s")])
+    first = FakeModel().turn(tool_calls=[tool_call("make_text", "secret", size=5000, char="s")])
     first.turn(text="done")
     _, first_run, _ = await _run(
         _spec("make_text", large_result_bytes=1000), first, make_text, store=store
     )
-    second = FakeModel().turn(tool_calls=[_call("make_text", "mine", size=5000, char="m")])
-    second.turn(tool_calls=[_call(READ, "steal", handle="res_secret", limit=5)])
+    second = FakeModel().turn(tool_calls=[tool_call("make_text", "mine", size=5000, char="m")])
+    second.turn(tool_calls=[tool_call(READ, "steal", handle="res_secret", limit=5)])
     second.turn(text="done")
     _, second_run, log = await _run(
         _spec("make_text", large_result_bytes=1000), second, make_text, store=store
     )
     assert first_run != second_run
     _completed(log)
-    finished = _finished(log, "steal")
+    finished = finish_of(log, "steal")
     assert finished.outcome is ToolOutcome.ERROR
     assert finished.failure.kind == "unknown_handle"
     assert finished.result is None
@@ -365,7 +331,7 @@ def _reassembly_script(
         chunk = offsets[start : start + per_turn]
         model.turn(
             tool_calls=[
-                _call(READ, f"p{offset}", handle=handle, offset=offset, limit=per_page)
+                tool_call(READ, f"p{offset}", handle=handle, offset=offset, limit=per_page)
                 for offset in chunk
             ]
         )
@@ -377,7 +343,9 @@ async def _offload_and_reassemble(blob: BlobStore) -> tuple[InMemoryStore, RunId
     # a page's 10 000 characters, so every page is whole and the next starts exactly
     # ten lines on.
     count, width, per_page = 5_600, 999, 10
-    model = FakeModel().turn(tool_calls=[_call("numbered_lines", "huge", count=count, width=width)])
+    model = FakeModel().turn(
+        tool_calls=[tool_call("numbered_lines", "huge", count=count, width=width)]
+    )
     offsets = _pages_for(count, per_page)
     _reassembly_script(model, "res_huge", offsets, per_page, per_turn=200)
     store, run_id, log = await _run(
@@ -390,7 +358,7 @@ async def _offload_and_reassemble(blob: BlobStore) -> tuple[InMemoryStore, RunId
     _completed(log)
     expected = await numbered_lines(count, width)
     assert len(expected.encode()) > 5_000_000
-    finished = _finished(log, "huge")
+    finished = finish_of(log, "huge")
     key = BlobKey("acme", run_id, ToolCallId("huge"))
     assert finished.outcome is ToolOutcome.OK
     assert finished.result is None
@@ -437,7 +405,7 @@ async def test_a_huge_result_is_offloaded_to_a_file_blob_store_and_read_back_exa
 
 async def test_an_offloaded_structured_result_reads_back_as_the_same_data() -> None:
     blob = InMemoryBlobStore()
-    model = FakeModel().turn(tool_calls=[_call("inventory", "rows", count=400)])
+    model = FakeModel().turn(tool_calls=[tool_call("inventory", "rows", count=400)])
     # 2002 lines of at most 28 characters: 300 of them always fit in one page.
     offsets = _pages_for(400 * 5 + 2, 300)
     _reassembly_script(model, "res_rows", offsets, 300, per_turn=10)
@@ -445,7 +413,7 @@ async def test_an_offloaded_structured_result_reads_back_as_the_same_data() -> N
         _spec("inventory"), model, inventory, blob=blob, blob_offload_bytes=5_000
     )
     _completed(log)
-    finished = _finished(log, "rows")
+    finished = finish_of(log, "rows")
     assert finished.result is None
     assert finished.result_content_type == JSON_TYPE
     key = BlobKey("acme", run_id, ToolCallId("rows"))
@@ -472,23 +440,23 @@ async def test_the_blob_is_written_before_the_record_that_points_at_it() -> None
             seen_at_put.append([r.type for r in log if getattr(r, "call_id", None) == key.call_id])
             await super().put(key, data, content_type=content_type)
 
-    model = FakeModel().turn(tool_calls=[_call("make_text", "big", size=2_000)]).turn(text="ok")
+    model = FakeModel().turn(tool_calls=[tool_call("make_text", "big", size=2_000)]).turn(text="ok")
     _, _, log = await _run(
         _spec("make_text"), model, make_text, store=store, blob=Watching(), blob_offload_bytes=1_000
     )
     _completed(log)
     assert seen_at_put == [["tool_call_started"]]
-    assert _finished(log, "big").result_blob_key is not None
+    assert finish_of(log, "big").result_blob_key is not None
 
 
 async def test_without_a_blob_store_an_oversized_result_fails_the_call_blob_store_required() -> (
     None
 ):
-    model = FakeModel().turn(tool_calls=[_call("make_text", "big", size=400_000)])
+    model = FakeModel().turn(tool_calls=[tool_call("make_text", "big", size=400_000)])
     model.turn(text="it was too big")
     _, _, log = await _run(_spec("make_text"), model, make_text)
     _completed(log)
-    finished = _finished(log, "big")
+    finished = finish_of(log, "big")
     assert finished.outcome is ToolOutcome.ERROR
     assert finished.failure.kind == "blob_store_required"
     assert "400000 bytes" in finished.failure.message
@@ -500,11 +468,13 @@ async def test_without_a_blob_store_an_oversized_result_fails_the_call_blob_stor
 
 async def test_a_result_at_the_offload_limit_stays_in_the_record() -> None:
     blob = InMemoryBlobStore()
-    model = FakeModel().turn(tool_calls=[_call("make_text", "edge", size=5_000)]).turn(text="ok")
+    model = (
+        FakeModel().turn(tool_calls=[tool_call("make_text", "edge", size=5_000)]).turn(text="ok")
+    )
     _, _, log = await _run(
         _spec("make_text"), model, make_text, blob=blob, blob_offload_bytes=5_000
     )
-    finished = _finished(log, "edge")
+    finished = finish_of(log, "edge")
     assert finished.result == "a" * 5_000 and finished.result_blob_key is None
     assert len(blob) == 0
 
@@ -512,7 +482,7 @@ async def test_a_result_at_the_offload_limit_stays_in_the_record() -> None:
 async def test_session_wires_the_blob_store_through() -> None:
     blob = InMemoryBlobStore()
     spec = _spec("make_text")
-    model = FakeModel().turn(tool_calls=[_call("make_text", "big", size=3_000)]).turn(text="ok")
+    model = FakeModel().turn(tool_calls=[tool_call("make_text", "big", size=3_000)]).turn(text="ok")
     async with psych_runtime.session(
         model,
         tools=[make_text],
@@ -536,17 +506,14 @@ async def test_a_read_interrupted_by_a_crash_is_simply_read_again() -> None:
     # Reading changes nothing, so a reclaiming Worker re-runs it instead of closing it
     # as "unknown" and leaving the model unsure what it saw.
     store = InMemoryStore()
-    model = FakeModel().turn(tool_calls=[_call("numbered_lines", "big", count=500)])
-    model.turn(tool_calls=[_call(READ, "read", handle="res_big", offset=7, limit=2)])
+    model = FakeModel().turn(tool_calls=[tool_call("numbered_lines", "big", count=500)])
+    model.turn(tool_calls=[tool_call(READ, "read", handle="res_big", offset=7, limit=2)])
     model.turn(text="done")
-    version = await publish(store, _spec("numbered_lines", large_result_bytes=1000), scope=ACME)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec("numbered_lines", large_result_bytes=1000),
         model,
-        registry_of(numbered_lines),
-        version,
-        "go",
-        scope=ACME,
+        numbered_lines,
+        store=store,
         crash_before="tool_call_finished",
         occurrence=2,
     )

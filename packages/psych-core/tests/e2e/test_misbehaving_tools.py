@@ -8,13 +8,12 @@ failures and never trip its failure streak; real failures and malformed argument
 
 import asyncio
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from psych_runtime import (
     AgentSpec,
-    CodeTool,
     InMemoryStore,
-    Limits,
-    ModelRef,
     Scope,
     TerminalState,
     ToolOutcome,
@@ -24,23 +23,14 @@ from psych_runtime import (
 from psych_runtime.records import Record
 from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import registry_of, running_worker
+from .conftest import code_spec, registry_of, run_once, running_worker, tool_finishes
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")
 
 
 def _spec(*tools: str, **limits: int) -> AgentSpec:
-    return AgentSpec(
-        name="misbehaving",
-        model=ModelRef(model="fake-standard"),
-        tools=tuple(CodeTool(name=name) for name in tools),
-        limits=Limits(**limits),
-    )
-
-
-def _finished(log: list[Record]) -> list[Record]:
-    return [record for record in log if record.type == "tool_call_finished"]
+    return code_spec(*tools, name="misbehaving", **limits)
 
 
 class _Both:
@@ -102,7 +92,7 @@ async def test_tools_raising_systemexit_or_keyboardinterrupt_fail_only_their_cal
         third = await dispatch(store, version, "again", scope=TENANT)
         later = await settled_log(store, third.run_id)
     assert [log[-1].state for log in logs] == [TerminalState.COMPLETED] * 2
-    finished = [record for log in logs for record in _finished(log)]
+    finished = [record for log in logs for record in tool_finishes(log)]
     assert all(record.outcome is ToolOutcome.ERROR for record in finished)
     failures = [record.failure for record in finished if record.failure is not None]
     assert sorted(failure.kind for failure in failures) == [
@@ -126,12 +116,8 @@ async def broken(order_id: str) -> str:
     raise RuntimeError(f"backend down for {order_id}")
 
 
-async def _run(spec: AgentSpec, model: FakeModel, *tools) -> list[Record]:  # type: ignore[no-untyped-def]
-    store = InMemoryStore()
-    version = await publish(store, spec)
-    async with running_worker(store, model, registry_of(*tools)):
-        run = await dispatch(store, version, "go", scope=TENANT)
-        return await settled_log(store, run.run_id, timeout=30)
+async def _run(spec: AgentSpec, model: FakeModel, *tools: Callable[..., Any]) -> list[Record]:
+    return (await run_once(spec, model, *tools, scope=TENANT, timeout=30)).log
 
 
 async def test_three_hundred_calls_in_one_turn_then_an_answer_completes() -> None:
@@ -139,7 +125,7 @@ async def test_three_hundred_calls_in_one_turn_then_an_answer_completes() -> Non
     model = FakeModel().turn(tool_calls=calls).turn(text="Looked up the first sixteen.")
     log = await _run(_spec("lookup"), model, lookup)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.COMPLETED
-    finished = _finished(log)
+    finished = tool_finishes(log)
     assert len(finished) == 300
     assert [r.outcome for r in finished[:16]] == [ToolOutcome.OK] * 16
     assert {r.failure.kind for r in finished[16:] if r.failure} == {"not_executed"}
@@ -174,7 +160,7 @@ async def test_refused_calls_do_not_trip_the_streak_but_real_failures_do() -> No
     model.turn(tool_calls=[("broken", {"order_id": "B2"})])
     model.turn(text="The order system is down.")
     log = await _run(spec, model, broken, lookup)
-    kinds = [r.failure.kind if r.failure else None for r in _finished(log)]
+    kinds = [r.failure.kind if r.failure else None for r in tool_finishes(log)]
     assert kinds.count("RuntimeError") == 3
     assert {"repeated_call", "not_executed", "unknown_tool"} <= set(kinds)
     assert log[-1].type == "run_settled" and log[-1].state is TerminalState.FAILED

@@ -8,7 +8,6 @@ Worker and reads the log (and, where it says something extra, the report).
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -17,20 +16,14 @@ import pytest
 import psych_runtime
 from psych_runtime import (
     AgentSpec,
-    CodeTool,
     CostPolicy,
     EgressPolicy,
     HttpTransport,
     InMemoryStore,
-    Limits,
     ModelRef,
     OpenAICompatibleClient,
-    Runtime,
     TerminalState,
     ToolOutcome,
-    Worker,
-    dispatch,
-    publish,
 )
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.model.port import (
@@ -40,9 +33,8 @@ from psych_runtime.model.port import (
     StreamIncomplete,
     TextDelta,
 )
-from psych_runtime.models import ModelPrice, PriceResolver, StaticPriceTable
+from psych_runtime.models import PriceResolver, StaticPriceTable
 from psych_runtime.records import CostSource, Record, Usage
-from psych_runtime.testing import settled_log, worker_in_background
 
 from ..support.openai_server import (
     OpenAIServer,
@@ -53,19 +45,10 @@ from ..support.openai_server import (
     sse,
     text_reply,
 )
-from .conftest import ACME, FAST, registry_of, types
+from .conftest import ACME, code_spec, price, run_once, types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
-PRICES = StaticPriceTable(
-    {
-        "gpt-test": ModelPrice(
-            input=Decimal("2"),
-            output=Decimal("8"),
-            cache_read=Decimal("0.5"),
-            cache_write=Decimal("2"),
-        )
-    }
-)
+PRICES = StaticPriceTable({"gpt-test": price("2", "8", "0.5", "2")})
 
 
 async def lookup(order_id: str) -> dict[str, str]:
@@ -92,33 +75,7 @@ def client_for(server: OpenAIServer, transport: HttpTransport) -> OpenAICompatib
 
 
 def spec(*tools: str, **limits: Any) -> AgentSpec:
-    return AgentSpec(
-        name="support",
-        instructions="Help the customer.",
-        model=ModelRef(model="gpt-test"),
-        tools=tuple(CodeTool(name=t) for t in tools),
-        limits=Limits(**limits),
-    )
-
-
-@asynccontextmanager
-async def worker_for(
-    store: InMemoryStore,
-    client: OpenAICompatibleClient,
-    *,
-    prices: PriceResolver | None,
-    cost_policy: CostPolicy,
-) -> AsyncIterator[Worker]:
-    runtime = Runtime(
-        store,
-        client,
-        registry_of(lookup),
-        prices=prices,
-        cost_policy=cost_policy,
-        retry_base_seconds=0.01,
-    )
-    async with worker_in_background(Worker(store, runtime, **FAST)) as worker:
-        yield worker
+    return code_spec(*tools, instructions="Help the customer.", model="gpt-test", **limits)
 
 
 async def run(
@@ -129,11 +86,14 @@ async def run(
     cost_policy: CostPolicy = "prefer_provider",
     message: str = "Where is A1?",
 ) -> tuple[InMemoryStore, list[Record]]:
-    store = InMemoryStore()
-    version = await publish(store, agent, scope=ACME)
-    async with worker_for(store, client, prices=prices, cost_policy=cost_policy):
-        admitted = await dispatch(store, version, message, scope=ACME)
-        log = await settled_log(store, admitted.run_id)
+    store, _, log = await run_once(
+        agent,
+        client,
+        lookup,
+        message=message,
+        prices=prices,
+        runtime_options={"cost_policy": cost_policy},
+    )
     return store, log
 
 

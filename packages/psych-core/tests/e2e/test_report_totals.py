@@ -3,30 +3,14 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    ModelRef,
-    TerminalState,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec, CodeTool, ModelRef, TerminalState
 from psych_runtime.records import Cost, CostSource, Usage
-from psych_runtime.testing import FakeModel, settled_log
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, registry_of, running_worker
+from .conftest import ACME, price, run_once
 
 PRICES = psych_runtime.models.StaticPriceTable(
-    {
-        "priced-model": psych_runtime.models.ModelPrice(
-            input=Decimal("3"),
-            output=Decimal("15"),
-            cache_read=Decimal("0.30"),
-            cache_write=Decimal("3.75"),
-            cache_write_1h=Decimal("6"),
-        )
-    }
+    {"priced-model": price("3", "15", "0.30", "3.75", cache_write_1h="6")}
 )
 
 
@@ -64,13 +48,9 @@ async def test_report_totals_are_exact_and_honest_about_what_is_unpriced() -> No
             cost=Cost(amount=Decimal("0.0042"), currency="USD"),
         )
     )
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry_of(lookup), prices=PRICES):
-        run = await dispatch(store, version, "A1 and B2?", scope=ACME)
-        log = await settled_log(store, run.run_id)
+    store, run_id, log = await run_once(spec, model, lookup, message="A1 and B2?", prices=PRICES)
     assert log[-1].state is TerminalState.COMPLETED
-    report = await psych_runtime.report(store, run.run_id, scope=ACME)
+    report = await psych_runtime.report(store, run_id, scope=ACME)
 
     models = [(c.model, c.failure is None) for c in report.model_calls]
     assert models == [

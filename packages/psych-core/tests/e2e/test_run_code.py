@@ -5,9 +5,7 @@ call and what to end with, which is all the loop's side of ``run_code`` depends 
 (the real backends and what they contain are tested in ``psych-sandbox``).
 """
 
-import asyncio
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,12 +15,8 @@ from psych_runtime import (
     ApprovalRules,
     InMemoryStore,
     Limits,
-    Runtime,
     TerminalState,
     ValidationContext,
-    Version,
-    Worker,
-    dispatch,
     publish,
 )
 from psych_runtime.adapters import (
@@ -36,9 +30,9 @@ from psych_runtime.adapters import (
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import CodeExecution, CodeExecutionLimits, Isolation
-from psych_runtime.testing import FakeModel, crash_and_recover, settled_log
+from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, FAST, registry_of
+from .conftest import ACME, crash_once, run_once
 
 CODE = ValidationContext(capabilities=("code_execution",))
 
@@ -111,22 +105,17 @@ def _program(**script: Any) -> dict[str, str]:
 async def _run(
     spec: AgentSpec, model: FakeModel, sandbox: ScriptedSandbox, **runtime: Any
 ) -> list[Record]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME, context=CODE)
-    worker = Worker(
-        store,
-        Runtime(
-            store, model, registry_of(lookup, refund), sandboxes={"default": sandbox}, **runtime
-        ),
-        **FAST,
+    options = {"sandboxes": {"default": sandbox}, **runtime}
+    settled = await run_once(
+        spec, model, lookup, refund, message="Go.", context=CODE, runtime_options=options
     )
-    task = asyncio.create_task(worker.run())
-    try:
-        run = await dispatch(store, version, "Go.", scope=ACME)
-        return await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
+    return settled.log
+
+
+def _program_calling(tool: str, *, then: str) -> FakeModel:
+    """A model whose program calls ``tool`` for order A1, and which then answers."""
+    program = _program(calls=[[tool, {"order_id": "A1"}]])
+    return FakeModel().turn(tool_calls=[("run_code", program)]).turn(text=then)
 
 
 def _finishes(log: list[Record]) -> dict[str, Any]:
@@ -135,11 +124,7 @@ def _finishes(log: list[Record]) -> dict[str, Any]:
 
 async def test_a_program_calls_bound_tools_through_the_log() -> None:
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["lookup", {"order_id": "A1"}]]))])
-        .turn(text="A1 shipped.")
-    )
+    model = _program_calling("lookup", then="A1 shipped.")
     log = await _run(_spec(bindings=("lookup",)), model, sandbox)
     assert log[-1].state is TerminalState.COMPLETED
     [program] = sandbox.programs
@@ -185,11 +170,7 @@ async def test_limits_are_cut_to_the_deployments_and_approvals_refuse_bindings()
     from psych_runtime.adapters import ResolvedLimits
 
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["refund", {"order_id": "A1"}]]))])
-        .turn(text="ok")
-    )
+    model = _program_calling("refund", then="ok")
     spec = _spec(limits=CodeExecutionLimits(cpu_seconds=999, memory_bytes=1024))
     log = await _run(
         spec,
@@ -225,27 +206,18 @@ async def test_a_binding_call_cut_off_by_a_crash_is_unknown_and_not_sent_again(
         return "charged"
 
     sandbox = ScriptedSandbox()
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("run_code", _program(calls=[["charge", {"order_id": "A1"}]]))])
-        .turn(text="Let me check.")
-    )
+    model = _program_calling("charge", then="Let me check.")
     spec = AgentSpec(
         name="coder", model="fake-standard", tools=("charge",), code_execution=CodeExecution()
     )
-    store = InMemoryStore()
-    await publish(store, spec, scope=ACME, context=CODE)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        spec,
         model,
-        registry_of(charge),
-        Version.of(spec, datetime.now(UTC)),
-        "Go.",
-        scope=ACME,
+        charge,
+        message="Go.",
+        context=CODE,
+        runtime_options={"sandboxes": {"default": sandbox}},
         crash_before=crash_before,
-        runtime_for=lambda on: Runtime(
-            on, model, registry_of(charge), sandboxes={"default": sandbox}
-        ),
     )
     assert calls == ["A1"]  # run once, never again
     outcomes = [r.outcome.value for r in recovery.final_log if r.type == "tool_call_finished"]

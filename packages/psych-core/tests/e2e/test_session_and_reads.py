@@ -10,7 +10,7 @@ from psych_runtime import InMemoryStore, TerminalState
 from psych_runtime.records import Cost, CostSource, QueueKind, Usage
 from psych_runtime.testing import CrashingStore, FakeModel, settled_log
 
-from .conftest import ACME, registry_of, running_worker, types
+from .conftest import ACME, dispatched, price, registry_of, running_worker, types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:
@@ -29,14 +29,7 @@ CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="
 
 async def test_session_ask_returns_the_answer_and_reports_usage_and_cost() -> None:
     prices = psych_runtime.models.StaticPriceTable(
-        {
-            "gpt-4.1": psych_runtime.models.ModelPrice(
-                input=Decimal("2.50"),
-                output=Decimal("10.00"),
-                cache_read=Decimal("1.25"),
-                cache_write=Decimal("3.75"),
-            )
-        }
+        {"gpt-4.1": price("2.50", "10.00", "1.25", "3.75")}
     )
     model = (
         FakeModel()
@@ -158,7 +151,6 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         await gate.wait()
         return "ok"
 
-    store = InMemoryStore()
     model = (
         FakeModel()
         .turn(tool_calls=[("slow", {"order_id": "A1"})])
@@ -170,16 +162,14 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
         model=psych_runtime.ModelRef(model="gpt-4.1"),
         tools=(psych_runtime.CodeTool(name="slow"),),
     )
-    version = await psych_runtime.publish(store, spec, scope=ACME)
-    async with running_worker(store, model, registry_of(slow)):
-        run = await psych_runtime.dispatch(store, version, "start", scope=ACME)
+    async with dispatched(spec, model, slow, message="start") as (store, run_id):
         await asyncio.sleep(0.05)
-        await psych_runtime.send(store, run.run_id, "also check B2", scope=ACME)
+        await psych_runtime.send(store, run_id, "also check B2", scope=ACME)
         await psych_runtime.send(
-            store, run.run_id, "one more thing", queue=QueueKind.FOLLOW_UP, scope=ACME
+            store, run_id, "one more thing", queue=QueueKind.FOLLOW_UP, scope=ACME
         )
         gate.set()
-        log = await settled_log(store, run.run_id)
+        log = await settled_log(store, run_id)
     assert log[-1].state is TerminalState.COMPLETED
     assert log[-1].output == {"text": "Answer to the follow-up."}
     second_request = [m.content for m in model.requests[1].messages if m.role == "user"]
@@ -188,7 +178,7 @@ async def test_a_steer_reaches_the_next_turn_and_a_follow_up_keeps_the_run_going
     assert third_request[-1] == "one more thing"
     assert types(log).count("queue_consumed") == 2
     with pytest.raises(psych_runtime.RunAlreadySettled):
-        await psych_runtime.send(store, run.run_id, "too late", scope=ACME)
+        await psych_runtime.send(store, run_id, "too late", scope=ACME)
 
 
 async def test_a_run_that_keeps_killing_workers_is_failed_after_max_attempts() -> None:

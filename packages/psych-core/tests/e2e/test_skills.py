@@ -12,25 +12,16 @@ from psych_runtime import (
     AgentSpec,
     InMemoryStore,
     ModelRef,
-    Runtime,
     SpecValidationError,
     TerminalState,
     ToolOutcome,
-    Worker,
-    dispatch,
     publish,
 )
 from psych_runtime.records import Record
 from psych_runtime.spec import Skill
-from psych_runtime.testing import (
-    FakeModel,
-    ToolCallScript,
-    crash_and_recover,
-    settled_log,
-    worker_in_background,
-)
+from psych_runtime.testing import FakeModel, ToolCallScript
 
-from .conftest import ACME, FAST, registry_of
+from .conftest import ACME, crash_once, finish_of, run_once, tool_call
 
 REFUNDS = Skill(
     name="refunds",
@@ -46,19 +37,11 @@ def _spec(**fields: Any) -> AgentSpec:
 
 
 def _load(call_id: str, **arguments: Any) -> ToolCallScript:
-    return ToolCallScript(name="load_skill", arguments=arguments, call_id=call_id)
+    return tool_call("load_skill", call_id, **arguments)
 
 
 async def _run(spec: AgentSpec, model: FakeModel) -> list[Record]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with worker_in_background(Worker(store, Runtime(store, model, registry_of()), **FAST)):
-        run = await dispatch(store, version, "Can I get my money back?", scope=ACME)
-        return await settled_log(store, run.run_id)
-
-
-def _finished(log: list[Record], call_id: str) -> Any:
-    return next(r for r in log if r.type == "tool_call_finished" and r.call_id == call_id)
+    return (await run_once(spec, model, message="Can I get my money back?")).log
 
 
 async def test_skills_are_listed_and_their_bodies_load_only_on_demand() -> None:
@@ -77,18 +60,18 @@ async def test_skills_are_listed_and_their_bodies_load_only_on_demand() -> None:
     assert "Refund only within 30 days" not in first_prompt
     [offered] = [t for t in model.requests[0].tools if t.name == "load_skill"]
     assert offered.input_schema["properties"]["name"]["enum"] == ["refunds", "tone"]
-    loaded = _finished(log, "first")
+    loaded = finish_of(log, "first")
     assert loaded.outcome is ToolOutcome.OK
     assert loaded.result == {
         "skill": "refunds",
         "instructions": REFUNDS.body,
         "linked_skills": ["tone"],  # the [[skill:tone]] link in the body
     }
-    again = _finished(log, "again").result
+    again = finish_of(log, "again").result
     assert again["already_loaded"] is True and again["first_loaded_on_turn"] == 1
     assert again["instructions"] == REFUNDS.body
-    assert "already_loaded" not in _finished(log, "other").result
-    assert "linked_skills" not in _finished(log, "other").result  # tone links nowhere
+    assert "already_loaded" not in finish_of(log, "other").result
+    assert "linked_skills" not in finish_of(log, "other").result  # tone links nowhere
     tool_messages = (m.content for m in model.requests[1].messages if m.role == "tool")
     assert REFUNDS.body in next(tool_messages)
 
@@ -102,11 +85,11 @@ async def test_an_unknown_skill_is_a_failed_call_the_model_can_correct() -> None
     )
     log = await _run(_spec(), model)
 
-    wrong = _finished(log, "wrong")
+    wrong = finish_of(log, "wrong")
     assert wrong.outcome is ToolOutcome.ERROR
     assert wrong.failure.kind == "invalid_arguments"
     assert "refunds, tone" in wrong.failure.message
-    assert _finished(log, "right").outcome is ToolOutcome.OK
+    assert finish_of(log, "right").outcome is ToolOutcome.OK
 
 
 async def test_a_spec_without_skills_offers_no_loader_and_lists_none() -> None:
@@ -127,11 +110,7 @@ async def test_a_broken_skill_link_is_refused_at_publish() -> None:
 
 async def test_a_skill_load_left_in_doubt_by_a_crash_is_simply_run_again() -> None:
     model = FakeModel().turn(tool_calls=[_load("first", name="tone")]).turn(text="ok")
-    store = InMemoryStore()
-    version = await publish(store, _spec(), scope=ACME)
-    recovery = await crash_and_recover(
-        store, model, registry_of(), version, "hi", scope=ACME, crash_before="tool_call_finished"
-    )
-    finished = _finished(recovery.final_log, "first")
+    recovery = await crash_once(_spec(), model, message="hi", crash_before="tool_call_finished")
+    finished = finish_of(recovery.final_log, "first")
     assert finished.outcome is ToolOutcome.OK
     assert finished.result == {"skill": "tone", "instructions": TONE.body}

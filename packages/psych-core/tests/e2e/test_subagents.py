@@ -5,38 +5,19 @@ cover the rules one by one, each through a real Worker and the public API.
 """
 
 import asyncio
-from datetime import UTC, datetime
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from psych_runtime import (
-    AgentSpec,
-    InMemoryStore,
-    Limits,
-    Runtime,
-    TerminalState,
-    ToolContext,
-    ToolRegistry,
-    Version,
-    Worker,
-    dispatch,
-    publish,
-    report,
-)
-from psych_runtime.models import ModelPrice, StaticPriceTable
+from psych_runtime import AgentSpec, InMemoryStore, Limits, TerminalState, ToolContext, report
+from psych_runtime.models import StaticPriceTable
 from psych_runtime.records import Record
 from psych_runtime.spec import SpawnEnvelope, SubagentRef, SuspensionPolicy
-from psych_runtime.testing import (
-    FakeModel,
-    ModelsByName,
-    crash_and_recover,
-    settled_log,
-    worker_in_background,
-)
+from psych_runtime.testing import FakeModel, ModelsByName
 
-from .conftest import ACME, FAST, registry_of
+from .conftest import ACME, crash_once, price, run_once, tool_finishes
 
 DESCRIPTION = "Does one careful piece of the work."
 FINDER = {
@@ -57,20 +38,10 @@ def lookup(order_id: str) -> str:
 async def _run(
     spec: AgentSpec,
     model: ModelsByName,
-    message: str = "Go.",
+    *tools: Callable[..., Any],
     store: InMemoryStore | None = None,
-    registry: ToolRegistry | None = None,
 ) -> list[Record]:
-    store = store if store is not None else InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    tools = registry if registry is not None else registry_of(lookup)
-    async with worker_in_background(Worker(store, Runtime(store, model, tools), **FAST)):
-        run = await dispatch(store, version, message, scope=ACME)
-        return await settled_log(store, run.run_id)
-
-
-def _finishes(log: list[Record]) -> list[Any]:
-    return [r for r in log if r.type == "tool_call_finished"]
+    return (await run_once(spec, model, *(tools or (lookup,)), message="Go.", store=store)).log
 
 
 def _lead(**fields: Any) -> AgentSpec:
@@ -102,11 +73,11 @@ async def test_depth_is_counted_from_the_root_and_capped_by_the_delegating_spec(
     store = InMemoryStore()
     log = await _run(spec, model, store=store)
     [spawned] = [r for r in log if r.type == "subagent_spawned"]
-    assert _finishes(log)[0].result["text"] == "the leaf is out of reach"
+    assert tool_finishes(log)[0].result["text"] == "the leaf is out of reach"
     assert spawned.delegation_depth == 1
     # The middle agent sits at depth 1; its own limit allows 1, so it may not delegate.
     middle_log = await store.read(spawned.child_run_id)
-    [refused] = _finishes(middle_log)
+    [refused] = tool_finishes(middle_log)
     assert refused.failure.kind == "delegation_depth"
 
 
@@ -126,7 +97,7 @@ async def test_a_delegated_child_that_stops_to_ask_is_ended_and_the_parent_goes_
     )
     log = await _run(spec, model)
     assert log[-1].state is TerminalState.COMPLETED
-    result = _finishes(log)[0].result
+    result = tool_finishes(log)[0].result
     assert result["state"] == "failed" and "cannot do" in result["error"]
     [finished] = [r for r in log if r.type == "subagent_finished"]
     assert finished.failure is not None and finished.failure.kind == "child_suspended"
@@ -143,7 +114,7 @@ async def test_unknown_roster_names_are_refused_as_data() -> None:
         }
     )
     log = await _run(spec, model)
-    [refused] = _finishes(log)
+    [refused] = tool_finishes(log)
     assert refused.failure.kind == "invalid_arguments" and "clerk" in refused.failure.message
     assert not [r for r in log if r.type == "subagent_spawned"]
 
@@ -171,7 +142,7 @@ async def test_a_bad_spawn_request_is_refused_before_anything_runs(
         }
     )
     log = await _run(_lead(spawn=SpawnEnvelope(models=("finder-m",))), model)
-    [refused] = _finishes(log)
+    [refused] = tool_finishes(log)
     assert refused.failure.kind == kind and words in refused.failure.message
     assert not [r for r in log if r.type == "subagent_spawned"]
 
@@ -193,7 +164,7 @@ async def test_check_message_and_the_live_children_cap() -> None:
         }
     )
     log = await _run(_lead(spawn=SpawnEnvelope(models=("finder-m",), max_alive=1)), model)
-    finishes = _finishes(log)
+    finishes = tool_finishes(log)
     assert finishes[0].result["state"] == "running"
     assert finishes[1].failure.kind == "too_many_subagents"
     snapshot = finishes[2].result
@@ -249,7 +220,7 @@ async def test_a_child_ending_is_shown_after_the_turn_it_landed_in() -> None:
         tools=("lookup", "hold"),
         spawn=SpawnEnvelope(models=("finder-m",)),
     )
-    log = await _run(spec, model, store=store, registry=registry_of(lookup, hold))
+    log = await _run(spec, model, lookup, hold, store=store)
     assert log[-1].state is TerminalState.COMPLETED
     last = lead_model.requests[-1].messages
     roles = [m.role for m in last]
@@ -273,14 +244,8 @@ async def test_a_crash_around_a_spawn_starts_one_child(crash_before: str) -> Non
     )
     store = InMemoryStore()
     spec = _lead(spawn=SpawnEnvelope(models=("finder-m",)))
-    recovery = await crash_and_recover(
-        store,
-        model,
-        registry_of(lookup),
-        Version.of(spec, datetime.now(UTC)),
-        "Where is A1?",
-        scope=ACME,
-        crash_before=crash_before,
+    recovery = await crash_once(
+        spec, model, lookup, message="Where is A1?", store=store, crash_before=crash_before
     )
     log = recovery.final_log
     assert log[-1].state is TerminalState.COMPLETED
@@ -305,14 +270,8 @@ async def test_a_crash_around_a_delegation_runs_the_child_once(crash_before: str
         }
     )
     store = InMemoryStore()
-    recovery = await crash_and_recover(
-        store,
-        model,
-        registry_of(lookup),
-        Version.of(spec, datetime.now(UTC)),
-        "Where is A1?",
-        scope=ACME,
-        crash_before=crash_before,
+    recovery = await crash_once(
+        spec, model, lookup, message="Where is A1?", store=store, crash_before=crash_before
     )
     log = recovery.final_log
     assert log[-1].state is TerminalState.COMPLETED
@@ -367,23 +326,10 @@ async def test_the_subtree_adds_priced_costs_and_owns_up_to_unpriced_ones() -> N
         }
     )
     prices = StaticPriceTable(
-        {
-            "lead-m": ModelPrice(
-                input=Decimal(2), output=0, cache_read=Decimal(0), cache_write=Decimal(0)
-            ),
-            "clerk-m": ModelPrice(
-                input=Decimal(3), output=0, cache_read=Decimal(0), cache_write=Decimal(0)
-            ),
-        }
+        {"lead-m": price("2", "0", "0", "0"), "clerk-m": price("3", "0", "0", "0")}
     )
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME)
-    async with worker_in_background(
-        Worker(store, Runtime(store, model, registry_of(lookup), prices=prices), **FAST)
-    ):
-        run = await dispatch(store, version, "Go.", scope=ACME)
-        await settled_log(store, run.run_id)
-    full = await report(store, run.run_id, scope=ACME)
+    store, run_id, _ = await run_once(spec, model, lookup, message="Go.", prices=prices)
+    full = await report(store, run_id, scope=ACME)
     assert full.totals.cost is not None and full.totals.cost.amount == Decimal(6)
     assert full.subtree.cost is not None and full.subtree.cost.amount == Decimal(9)
     # The unpriced child's calls are counted, never added in as zero.

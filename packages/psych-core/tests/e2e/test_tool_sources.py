@@ -7,7 +7,7 @@ crash around its calls, and check what the Run and the model see.
 
 import asyncio
 from collections.abc import Collection
-from datetime import UTC, datetime
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -16,15 +16,10 @@ from psych_runtime import (
     AgentSpec,
     ApprovalRules,
     InMemoryStore,
-    Runtime,
     SpecValidationError,
     TerminalState,
     ToolContext,
-    ToolRegistry,
     ValidationContext,
-    Version,
-    Worker,
-    dispatch,
     publish,
     resume,
     status,
@@ -34,7 +29,7 @@ from psych_runtime.core.narrowing import matches
 from psych_runtime.models import ToolDefinition
 from psych_runtime.records import Record
 from psych_runtime.spec import McpServer
-from psych_runtime.testing import FakeModel, crash_and_recover, settled_log, worker_in_background
+from psych_runtime.testing import FakeModel, settled_log
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,
@@ -42,7 +37,7 @@ from psych_runtime.tools.sources import (
     ToolSourceUnavailable,
 )
 
-from .conftest import ACME, FAST
+from .conftest import ACME, Dispatched, crash_once, dispatched, tool_finishes
 
 MCP = ValidationContext(capabilities=("mcp_servers",))
 
@@ -112,25 +107,18 @@ def _spec(*servers: McpServer) -> AgentSpec:
     return AgentSpec(name="ops", model="fake-standard", mcp_servers=servers)
 
 
+def _sourced(
+    spec: AgentSpec, model: FakeModel, room: ServerRoom, **runtime: Any
+) -> AbstractAsyncContextManager[Dispatched]:
+    options = {"tool_sources": [room], **runtime}
+    return dispatched(spec, model, message="Go.", context=MCP, runtime_options=options)
+
+
 async def _run(
     spec: AgentSpec, model: FakeModel, room: ServerRoom, **runtime: Any
 ) -> tuple[InMemoryStore, list[Record]]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME, context=MCP)
-    worker = Worker(
-        store, Runtime(store, model, ToolRegistry(), tool_sources=[room], **runtime), **FAST
-    )
-    task = asyncio.create_task(worker.run())
-    try:
-        run = await dispatch(store, version, "Go.", scope=ACME)
-        return store, await settled_log(store, run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
-
-
-def _finishes(log: list[Record]) -> list[Any]:
-    return [r for r in log if r.type == "tool_call_finished"]
+    async with _sourced(spec, model, room, **runtime) as (store, run_id):
+        return store, await settled_log(store, run_id)
 
 
 CRM = McpServer(name="crm", url="https://crm.example.com/mcp")
@@ -207,7 +195,7 @@ async def test_exclusions_and_the_tenant_plane_narrow_what_is_offered_and_callab
             return frozenset({"crm__find"})
 
     _, log = await _run(spec, model, room, access=NoExports())
-    kinds = [f.failure.kind if f.failure else "ok" for f in _finishes(log)]
+    kinds = [f.failure.kind if f.failure else "ok" for f in tool_finishes(log)]
     assert kinds == ["unknown_tool", "unknown_tool", "ok"]
     assert [c[2] for c in room.calls] == ["find"]
     assert [t.name for t in model.requests[0].tools] == ["crm__find"]
@@ -221,19 +209,15 @@ async def test_a_call_failure_is_data_and_annotations_drive_approvals() -> None:
         .turn(tool_calls=[("crm__wipe", {"all": True})])
         .turn(text="Wiped.")
     )
-    store = InMemoryStore()
-    version = await publish(store, _spec(CRM), scope=ACME, context=MCP)
     rules = ApprovalRules(selectors=("@destructive",))
-    runtime = Runtime(store, model, ToolRegistry(), tool_sources=[room], approvals=rules)
-    async with worker_in_background(Worker(store, runtime, **FAST)):
-        run = await dispatch(store, version, "Go.", scope=ACME)
+    async with _sourced(_spec(CRM), model, room, approvals=rules) as (store, run_id):
         async with asyncio.timeout(10):
-            while (await status(store, run.run_id, scope=ACME)).pending_approval is None:
+            while (await status(store, run_id, scope=ACME)).pending_approval is None:
                 await asyncio.sleep(0.02)
         assert [c[2] for c in room.calls] == ["broken"]  # the wipe waits for a person
-        await resume(store, run.run_id, approved=True, by="ops", scope=ACME)
-        log = await settled_log(store, run.run_id)
-    failed = _finishes(log)[0].failure
+        await resume(store, run_id, approved=True, by="ops", scope=ACME)
+        log = await settled_log(store, run_id)
+    failed = tool_finishes(log)[0].failure
     assert failed.kind == "tool_error" and failed.transient
     assert [c[2] for c in room.calls] == ["broken", "wipe"]
     assert log[-1].state is TerminalState.COMPLETED
@@ -245,20 +229,15 @@ async def test_a_remote_call_in_doubt_is_resent_only_when_it_is_idempotent(
 ) -> None:
     room = ServerRoom({"crm": {"sync": annotations}})
     model = FakeModel().turn(tool_calls=[("crm__sync", {})]).turn(text="Synced.")
-    store = InMemoryStore()
-    spec = _spec(CRM)
-    await publish(store, spec, scope=ACME, context=MCP)
-    recovery = await crash_and_recover(
-        store,
+    recovery = await crash_once(
+        _spec(CRM),
         model,
-        ToolRegistry(),
-        Version.of(spec, datetime.now(UTC)),
-        "Go.",
-        scope=ACME,
+        message="Go.",
+        context=MCP,
+        runtime_options={"tool_sources": [room]},
         crash_before="tool_call_finished",
-        runtime_for=lambda on: Runtime(on, model, ToolRegistry(), tool_sources=[room]),
     )
-    [finished] = _finishes(recovery.final_log)
+    [finished] = tool_finishes(recovery.final_log)
     assert len(room.calls) == (2 if sent_again else 1)
     assert finished.outcome.value == ("ok" if sent_again else "unknown")
 
@@ -283,7 +262,7 @@ async def test_a_large_catalogue_is_deferred_behind_three_built_ins() -> None:
     offered = {t.name for t in model.requests[0].tools}
     assert {"list_tools", "get_tool_info", "call_tool", "wiki__page"} <= offered
     assert not any(name.startswith("crm__") for name in offered)
-    finishes = _finishes(log)
+    finishes = tool_finishes(log)
     listed = [t["name"] for t in finishes[0].result["tools"]]
     assert "crm__report_12" in listed and "crm__report_2" not in listed
     assert finishes[1].result["annotations"] == ["read-only"]
@@ -300,18 +279,8 @@ async def test_a_large_catalogue_is_deferred_behind_three_built_ins() -> None:
 async def _run_until_suspended(
     spec: AgentSpec, model: FakeModel, room: ServerRoom, **runtime: Any
 ) -> tuple[InMemoryStore, list[Record]]:
-    store = InMemoryStore()
-    version = await publish(store, spec, scope=ACME, context=MCP)
-    worker = Worker(
-        store, Runtime(store, model, ToolRegistry(), tool_sources=[room], **runtime), **FAST
-    )
-    task = asyncio.create_task(worker.run())
-    try:
-        run = await dispatch(store, version, "Go.", scope=ACME)
+    async with _sourced(spec, model, room, **runtime) as (store, run_id):
         async with asyncio.timeout(10):
-            while (await status(store, run.run_id, scope=ACME)).suspend_reason is None:
+            while (await status(store, run_id, scope=ACME)).suspend_reason is None:
                 await asyncio.sleep(0.02)
-        return store, await store.read(run.run_id)
-    finally:
-        worker.request_stop()
-        await asyncio.gather(task, return_exceptions=True)
+        return store, await store.read(run_id)

@@ -3,7 +3,6 @@
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -32,7 +31,7 @@ from psych_runtime.spec import (
 )
 from psych_runtime.testing import FakeModel
 
-ACME = psych_runtime.Scope(tenant="acme")
+from .conftest import ACME, session_on
 
 
 def p(path: str) -> ValuePath:
@@ -112,24 +111,10 @@ def tools() -> Tools:
     return Tools()
 
 
-@pytest.fixture
-async def store() -> AsyncIterator[psych_runtime.InMemoryStore]:
-    store = psych_runtime.InMemoryStore()
-    yield store
-    await store.close()
-
-
 def _session(
     tools: Tools, store: psych_runtime.Store, model: FakeModel | None = None, **runtime: Any
 ) -> Any:
-    return psych_runtime.session(
-        model or FakeModel(),
-        registry=tools.registry(),
-        store=store,
-        scope=ACME,
-        runtime=psych_runtime.RuntimeSettings(**runtime),
-        worker=psych_runtime.WorkerSettings(poll_interval=0.05),
-    )
+    return session_on(store, model or FakeModel(), tools.registry(), **runtime)
 
 
 async def _finish(s: psych_runtime.Session, spec: WorkflowSpec, **data: Any) -> Any:
@@ -425,19 +410,20 @@ async def test_sleep_parks_a_timer_and_wakes(tools: Tools, store: Any) -> None:
     assert [r.reason for r in log if isinstance(r, Suspended)] == [SuspendReason.TIMER]
 
 
-async def test_wait_for_an_event_checks_its_payload(tools: Tools, store: Any) -> None:
-    spec = flow(
+def _paid_then_after(properties: dict[str, Any]) -> WorkflowSpec:
+    """Wait for a payment whose payload has these properties, amount required; map it."""
+    return flow(
         WaitStep(
             name="paid",
             event="payment.settled",
-            payload_schema={
-                "type": "object",
-                "required": ["amount"],
-                "properties": {"amount": {"type": "integer"}},
-            },
+            payload_schema={"type": "object", "required": ["amount"], "properties": properties},
         ),
         MapStep(name="after", output={"amount": p("steps.paid.output.amount")}),
     )
+
+
+async def test_wait_for_an_event_checks_its_payload(tools: Tools, store: Any) -> None:
+    spec = _paid_then_after({"amount": {"type": "integer"}})
     async with _session(tools, store) as s:
         run = await s.dispatch(spec, input={})
         await _waiting(s, run.run_id)
@@ -454,20 +440,11 @@ async def test_wait_for_an_event_checks_its_payload(tools: Tools, store: Any) ->
 async def test_a_wait_steps_bounds_are_enforced_not_only_its_types(
     tools: Tools, store: Any
 ) -> None:
-    spec = flow(
-        WaitStep(
-            name="paid",
-            event="payment.settled",
-            payload_schema={
-                "type": "object",
-                "required": ["amount"],
-                "properties": {
-                    "amount": {"type": "integer", "minimum": 0},
-                    "lines": {"type": "array", "maxItems": 20},
-                },
-            },
-        ),
-        MapStep(name="after", output={"amount": p("steps.paid.output.amount")}),
+    spec = _paid_then_after(
+        {
+            "amount": {"type": "integer", "minimum": 0},
+            "lines": {"type": "array", "maxItems": 20},
+        }
     )
     async with _session(tools, store) as s:
         run = await s.dispatch(spec, input={})

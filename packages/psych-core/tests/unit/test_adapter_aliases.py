@@ -8,6 +8,7 @@ import names the package to install when it is not.
 
 import subprocess
 import sys
+from typing import NamedTuple
 
 import pytest
 
@@ -27,10 +28,22 @@ ALIASES = [
 ]
 
 
-@pytest.mark.parametrize(("alias", "name", "package", "distribution"), ALIASES)
-def test_the_documented_path_gives_the_adapters_own_class(
-    alias: str, name: str, package: str, distribution: str
-) -> None:
+class Alias(NamedTuple):
+    alias: str
+    name: str
+    package: str
+    distribution: str
+
+
+@pytest.fixture(params=[Alias(*row) for row in ALIASES], ids=lambda row: f"{row.alias}.{row.name}")
+def adapter(request: pytest.FixtureRequest) -> Alias:
+    """One documented adapter path, the package it comes from and how it is installed."""
+    row: Alias = request.param
+    return row
+
+
+def test_the_documented_path_gives_the_adapters_own_class(adapter: Alias) -> None:
+    alias, name, package, _ = adapter
     code = (
         f"from {alias} import {name}\n"
         f"import {package}\n"
@@ -41,10 +54,8 @@ def test_the_documented_path_gives_the_adapters_own_class(
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize(("alias", "name", "package", "distribution"), ALIASES)
-def test_without_the_package_the_import_says_what_to_install(
-    alias: str, name: str, package: str, distribution: str
-) -> None:
+def test_without_the_package_the_import_says_what_to_install(adapter: Alias) -> None:
+    alias, name, package, distribution = adapter
     code = (
         f"import sys; sys.modules[{package!r}] = None\n"
         "try:\n"

@@ -234,29 +234,39 @@ class SettlesOnSuspension(ForwardingStore):
         assert await report_to_parent(self.inner, state)
 
 
-async def test_a_run_woken_by_its_last_child_while_suspending_goes_on() -> None:
-    store = SettlesOnSuspension(InMemoryStore(), before=False)
+@pytest.mark.parametrize(
+    ("before", "expected", "woken_by_the_child"),
+    [
+        # The child's report found the parent suspended and woke it itself.
+        pytest.param(
+            False,
+            ["suspended", "subagent_finished", "resumed"],
+            True,
+            id="the-child-reports-while-the-parent-suspends",
+        ),
+        # The report landed first; the suspension then went in after it, so this
+        # Attempt stages the wake-up itself.
+        pytest.param(
+            True,
+            ["subagent_finished", "suspended", "resumed"],
+            False,
+            id="the-child-reported-just-before-the-parent-suspended",
+        ),
+    ],
+)
+async def test_a_run_whose_last_child_reports_around_its_suspension_goes_on(
+    before: bool, expected: list[str], woken_by_the_child: bool
+) -> None:
+    store = SettlesOnSuspension(InMemoryStore(), before=before)
     attempt = await _parent(store=store)
     store.child = await _spawn(attempt)
     attempt.mark()
     assert await wait_for_children(attempt.ctx) is Next.CONTINUE
-    # The child's report found the parent suspended and woke it itself.
-    assert attempt.types() == ["suspended", "subagent_finished", "resumed"]
-    assert all(r.attempt_id is None for r in attempt.new()[1:])
+    assert attempt.types() == expected
     (resumed,) = attempt.new(Resumed)
     assert resumed.payload == WOKEN_BY_CHILDREN
-    assert not attempt.state.suspended and not attempt.state.live_children
-
-
-async def test_a_run_whose_last_child_reported_just_before_it_suspended_wakes_itself() -> None:
-    store = SettlesOnSuspension(InMemoryStore(), before=True)
-    attempt = await _parent(store=store)
-    store.child = await _spawn(attempt)
-    attempt.mark()
-    assert await wait_for_children(attempt.ctx) is Next.CONTINUE
-    # The report landed first; the suspension then went in after it, so this Attempt
-    # stages the wake-up itself.
-    assert attempt.types() == ["subagent_finished", "suspended", "resumed"]
-    (resumed,) = attempt.new(Resumed)
-    assert resumed.payload == WOKEN_BY_CHILDREN and resumed.attempt_id is not None
+    if woken_by_the_child:
+        assert all(r.attempt_id is None for r in attempt.new()[1:])
+    else:
+        assert resumed.attempt_id is not None
     assert not attempt.state.suspended and not attempt.state.live_children

@@ -3,6 +3,8 @@
 import asyncio
 from typing import Any
 
+import pytest
+
 import psych_runtime
 from psych_runtime.core.records import (
     CompactionApplied,
@@ -37,48 +39,49 @@ def _failed(
 # --- model_for_turn ------------------------------------------------------------------
 
 
+async def _next_model(log: LogBuilder | None = None) -> str:
+    """The model the next turn of a Run of ``CHAIN`` with ``log`` calls."""
+    attempt = await open_attempt(log, spec=CHAIN)
+    return model_for_turn(attempt.ctx)
+
+
 async def test_a_turn_calls_the_primary_model_when_nothing_failed() -> None:
-    attempt = await open_attempt(spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "primary"
+    assert await _next_model() == "primary"
 
 
 async def test_after_a_failure_to_be_retried_the_next_model_in_the_chain_is_called() -> None:
     log = started()
     _failed(log, "primary")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "second"
+    assert await _next_model(log) == "second"
     _failed(log, "second")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "third"
+    assert await _next_model(log) == "third"
     _failed(log, "third")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "third"  # the last one is retried as it is
+    assert await _next_model(log) == "third"  # the last one is retried as it is
 
 
 async def test_a_success_or_a_final_failure_starts_the_chain_over() -> None:
     log = started()
     _failed(log, "primary")
     log.turn().model_started(model="second").model_finished(model="second")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "primary"
+    assert await _next_model(log) == "primary"
     log = started()
     _failed(log, "primary", will_retry=False)
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "primary"
+    assert await _next_model(log) == "primary"
 
 
-async def test_an_overflow_is_retried_on_the_same_chain_start_after_compaction() -> None:
+@pytest.mark.parametrize(
+    ("model", "kind"),
+    [
+        # An overflow is retried on the same chain start, after compaction.
+        pytest.param("primary", "context_overflow", id="overflow-retried-on-the-primary"),
+        # A failed model no longer in the chain falls to the chain's start.
+        pytest.param("retired", "http_503", id="model-no-longer-in-the-chain"),
+    ],
+)
+async def test_the_chain_starts_over_after_these_failures(model: str, kind: str) -> None:
     log = started()
-    _failed(log, "primary", kind="context_overflow")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "primary"
-
-
-async def test_a_failed_model_no_longer_in_the_chain_falls_to_the_first_fallback() -> None:
-    log = started()
-    _failed(log, "retired")
-    attempt = await open_attempt(log, spec=CHAIN)
-    assert model_for_turn(attempt.ctx) == "primary"
+    _failed(log, model, kind=kind)
+    assert await _next_model(log) == "primary"
 
 
 # --- model_failed --------------------------------------------------------------------

@@ -101,12 +101,18 @@ async def test_a_repeat_past_the_hard_stop_ends_the_turn() -> None:
     assert orders.calls == []
 
 
-async def test_a_question_suspends_the_run_and_the_calls_after_it_wait() -> None:
-    orders = Orders()
+async def _question_then_lookup(orders: Orders, question: JsonObject) -> tuple[Attempt, Next]:
+    """A turn that asks ``question``, then looks A1 up, on an agent that may ask."""
     spec = agent(tools=("lookup",), suspension=SuspensionPolicy(may_ask_questions=True))
     attempt = await _turn(orders, spec=spec)
-    reply = answer(attempt, (ASK_QUESTION, asked()), ("lookup", A1))
-    assert await run_calls(attempt.ctx, reply) is Next.STOP
+    reply = answer(attempt, (ASK_QUESTION, question), ("lookup", A1))
+    return attempt, await run_calls(attempt.ctx, reply)
+
+
+async def test_a_question_suspends_the_run_and_the_calls_after_it_wait() -> None:
+    orders = Orders()
+    attempt, after = await _question_then_lookup(orders, asked())
+    assert after is Next.STOP
     assert attempt.state.suspended and attempt.state.suspend_reason is SuspendReason.QUESTION
     assert attempt.failure("c2").kind == "not_executed"
     assert orders.calls == []
@@ -114,10 +120,8 @@ async def test_a_question_suspends_the_run_and_the_calls_after_it_wait() -> None
 
 async def test_a_malformed_question_is_refused_and_the_next_call_runs() -> None:
     orders = Orders()
-    spec = agent(tools=("lookup",), suspension=SuspensionPolicy(may_ask_questions=True))
-    attempt = await _turn(orders, spec=spec)
-    reply = answer(attempt, (ASK_QUESTION, {"questions": "which?"}), ("lookup", A1))
-    assert await run_calls(attempt.ctx, reply) is Next.CONTINUE
+    attempt, after = await _question_then_lookup(orders, {"questions": "which?"})
+    assert after is Next.CONTINUE
     assert attempt.failure("c1").kind == "invalid_arguments"
     assert orders.calls == [("lookup", "A1")]
 
