@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from psych_runtime._version import __version__
 from psych_runtime.cli._common import missing_database_file
+from psych_runtime.cli.command import Command
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
 from psych_runtime.plugins import (
@@ -134,16 +135,8 @@ class DoctorReport(BaseModel):
     store: StoreReport | None = None
 
 
-def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Register ``psych doctor`` on the top-level parser."""
-    parser = commands.add_parser(
-        "doctor",
-        help="report installed Psych packages, plugins and their health",
-        description=(
-            "Report installed Psych distributions, loaded plugins, their health checks, "
-            "the Python version and PSYCH_* settings. Exits 1 when any check fails."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``psych doctor``."""
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--store",
@@ -488,3 +481,15 @@ def _run_check(check: Callable[[], object]) -> DoctorResult:
             False, f"the check returned {type(result).__name__}, not a DoctorResult"
         )
     return result
+
+
+COMMAND = Command(
+    "doctor",
+    help="report installed Psych packages, plugins and their health",
+    description=(
+        "Report installed Psych distributions, loaded plugins, their health checks, "
+        "the Python version and PSYCH_* settings. Exits 1 when any check fails."
+    ),
+    arguments=_arguments,
+    run=run,
+)

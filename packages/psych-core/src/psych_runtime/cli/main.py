@@ -2,10 +2,20 @@
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from psych_runtime._version import __version__
 from psych_runtime.cli import doctor, new, runs, show, skills
+from psych_runtime.cli.command import Command
+
+COMMANDS: tuple[Command, ...] = (
+    new.COMMAND,
+    doctor.COMMAND,
+    runs.COMMAND,
+    show.COMMAND,
+    skills.COMMAND,
+)
+"""Every subcommand, in the order ``psych --help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,21 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="store_true", help="print the installed psych-runtime version"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    new.add_parser(commands)
-    doctor.add_parser(commands)
-    runs.add_parser(commands)
-    show.add_parser(commands)
-    skills.add_parser(commands)
+    for command in COMMANDS:
+        command.register(commands)
     return parser
-
-
-_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "new": new.run,
-    "doctor": doctor.run,
-    "runs": runs.run,
-    "show": show.run,
-    "skills": skills.run,
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,9 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.version:
         print(f"psych-runtime {__version__}")
         return 0
-    handler = _HANDLERS.get(args.command or "")
-    if handler is not None:
-        return handler(args)
+    for command in COMMANDS:
+        if command.name == args.command:
+            return command.run(args)
     parser.print_help(sys.stderr)
     return 2
 

@@ -6,6 +6,8 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from psych_runtime.cli.command import Command
+
 DEFAULT_TEMPLATE = "minimal"
 PLACEHOLDER = "{{project_name}}"
 ALIASES = {"default": "minimal"}
@@ -39,19 +41,8 @@ def available_templates() -> list[str]:
     )
 
 
-def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Register ``psych new`` on the top-level parser."""
-    parser = commands.add_parser(
-        "new",
-        help="create a new project directory from a template",
-        description=(
-            "Write a small, runnable project into NAME: `minimal` (one agent, one tool; "
-            "`default` is another name for it), `tour` (streaming, approvals, threads, "
-            "cost) or `fastapi` (a web app that dispatches and streams Runs, and a "
-            "separate Worker process). The result is ordinary code you own, with its own "
-            "tests."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the name and template options of ``psych new``."""
     parser.add_argument("name", metavar="NAME", help="directory to create")
     parser.add_argument(
         "--template",
@@ -123,3 +114,18 @@ def run(args: argparse.Namespace) -> int:
     for step in NEXT_STEPS.get(template, ("python main.py",)):
         print(f"  {step}")
     return 0
+
+
+COMMAND = Command(
+    "new",
+    help="create a new project directory from a template",
+    description=(
+        "Write a small, runnable project into NAME: `minimal` (one agent, one tool; "
+        "`default` is another name for it), `tour` (streaming, approvals, threads, "
+        "cost) or `fastapi` (a web app that dispatches and streams Runs, and a "
+        "separate Worker process). The result is ordinary code you own, with its own "
+        "tests."
+    ),
+    arguments=_arguments,
+    run=run,
+)

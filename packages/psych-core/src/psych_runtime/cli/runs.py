@@ -15,6 +15,7 @@ from psych_runtime.cli._common import (
     opened_store,
     short_hash,
 )
+from psych_runtime.cli.command import Command
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import VersionHash
 from psych_runtime.core.records import TerminalState
@@ -26,16 +27,8 @@ class ListingUnsupported(PsychError):
     """The store's adapter does not implement ``RunListing``."""
 
 
-def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Register ``psych runs`` on the top-level parser."""
-    parser = commands.add_parser(
-        "runs",
-        help="list the most recent Runs in a store (state, age, cost, agent)",
-        description=(
-            "List the most recently admitted Runs, newest first: id, state, age, cost "
-            "and the agent and Version they pinned. Read-only."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the store, limit and state options of ``psych runs``."""
     add_store_arguments(parser)
     parser.add_argument(
         "--limit",
@@ -137,4 +130,16 @@ async def _agent(store: Store, version_hash: VersionHash, names: dict[VersionHas
     return names[version_hash]
 
 
-__all__ = ["ListingUnsupported", "list_runs"]
+COMMAND = Command(
+    "runs",
+    help="list the most recent Runs in a store (state, age, cost, agent)",
+    description=(
+        "List the most recently admitted Runs, newest first: id, state, age, cost "
+        "and the agent and Version they pinned. Read-only."
+    ),
+    arguments=_arguments,
+    run=run,
+)
+
+
+__all__ = ["COMMAND", "ListingUnsupported", "list_runs"]

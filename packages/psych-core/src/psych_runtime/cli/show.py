@@ -24,6 +24,7 @@ from psych_runtime.cli._common import (
     scope_for,
     short_hash,
 )
+from psych_runtime.cli.command import Command
 from psych_runtime.cli.runs import ListingUnsupported
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId, ToolCallId
@@ -44,17 +45,8 @@ _ARGUMENT_WIDTH = 60
 _TEXT_WIDTH = 100
 
 
-def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Register ``psych show`` on the top-level parser."""
-    parser = commands.add_parser(
-        "show",
-        help="print a Run's timeline: turns, model and tool calls, suspensions, steps",
-        description=(
-            "Render one Run's log as a timeline: turns, model calls with tokens, cost and "
-            "latency, tool calls with their outcomes, suspensions, workflow steps, "
-            "subagents and the settlement. Read-only."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the Run id and follow options of ``psych show``."""
     parser.add_argument(
         "run_id",
         metavar="RUN_ID",
@@ -412,4 +404,17 @@ def _short_json(value: object, width: int) -> str:
     return _one_line(json.dumps(value, ensure_ascii=False, default=str), width)
 
 
-__all__ = ["LATEST", "NoRunsYet", "Timeline", "newest_run", "show_run"]
+COMMAND = Command(
+    "show",
+    help="print a Run's timeline: turns, model and tool calls, suspensions, steps",
+    description=(
+        "Render one Run's log as a timeline: turns, model calls with tokens, cost and "
+        "latency, tool calls with their outcomes, suspensions, workflow steps, "
+        "subagents and the settlement. Read-only."
+    ),
+    arguments=_arguments,
+    run=run,
+)
+
+
+__all__ = ["COMMAND", "LATEST", "NoRunsYet", "Timeline", "newest_run", "show_run"]

@@ -12,6 +12,8 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from psych_runtime.cli.command import Command
+
 DEFAULT_DEST = Path(".agents") / "skills"
 SKILL_FILE = "SKILL.md"
 
@@ -115,16 +117,8 @@ def install_skills(dest: Path, names: list[str], *, force: bool = False) -> list
     return targets
 
 
-def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Register ``psych skills`` and its ``list`` and ``install`` actions."""
-    parser = commands.add_parser(
-        "skills",
-        help="list or install skills that teach coding agents to build with Psych",
-        description=(
-            "Skills are short guides for coding agents (how to build, test and run agents "
-            "with this library), shipped inside the package."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``list`` and ``install`` actions of ``psych skills`` and their options."""
     actions = parser.add_subparsers(dest="skills_action", metavar="ACTION", required=True)
     actions.add_parser("list", help="print each skill's name and description")
     install = actions.add_parser("install", help="copy skills into a project's agent-skills folder")
@@ -160,4 +154,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["Skill", "SkillError", "install_skills", "parse_skill", "shipped_skills"]
+COMMAND = Command(
+    "skills",
+    help="list or install skills that teach coding agents to build with Psych",
+    description=(
+        "Skills are short guides for coding agents (how to build, test and run agents "
+        "with this library), shipped inside the package."
+    ),
+    arguments=_arguments,
+    run=run,
+)
+
+
+__all__ = ["COMMAND", "Skill", "SkillError", "install_skills", "parse_skill", "shipped_skills"]
