@@ -14,7 +14,7 @@ import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
 
@@ -28,11 +28,10 @@ from psych_runtime.model.anthropic_wire import (
     request_body,
 )
 from psych_runtime.model.http_common import (
-    ModelList,
+    HttpModelClient,
     Refusal,
+    cut_off,
     decode_event,
-    list_model_ids,
-    model_stream,
     server_events,
 )
 from psych_runtime.model.port import (
@@ -40,7 +39,6 @@ from psych_runtime.model.port import (
     ModelRequest,
     StreamDone,
     StreamEvent,
-    StreamIncomplete,
 )
 from psych_runtime.model.sse import SseParser
 from psych_runtime.telemetry.providers import check_provider_name
@@ -59,7 +57,7 @@ class InvalidClientSetting(PsychError, ValueError):
     """A client setting that can never produce a valid request."""
 
 
-class AnthropicClient:
+class AnthropicClient(HttpModelClient):
     """Streams answers from Anthropic's Messages API (``POST /v1/messages``).
 
     Args:
@@ -100,6 +98,8 @@ class AnthropicClient:
             characters without a space at either end.
     """
 
+    models_path: ClassVar[str] = "/v1/models?limit=1000"
+
     def __init__(
         self,
         *,
@@ -121,13 +121,10 @@ class AnthropicClient:
             raise InvalidClientSetting("default_max_tokens must be at least 1")
         if max_retries < 0 or retry_base_seconds < 0 or max_retry_wait_seconds < 0:
             raise InvalidClientSetting("retry counts and waits may not be negative")
-        self._base_url = base_url.rstrip("/")
         self.provider_name = (
             "anthropic" if provider_name is None else check_provider_name(provider_name)
         )
         """``gen_ai.provider.name`` of this client's calls."""
-        self._transport = transport
-        self._scope = scope
         self._default_max_tokens = default_max_tokens
         self._caching = prompt_caching if prompt_caching is not None else PromptCaching()
         self._max_retries = max_retries
@@ -142,12 +139,13 @@ class AnthropicClient:
             defaults["x-api-key"] = api_key
         if betas:
             defaults["anthropic-beta"] = ",".join(betas)
-        self._headers = {**defaults, **(headers or {})}
-        self._models = ModelList(self._fetch_models)
-
-    def __repr__(self) -> str:
-        # Spelled out so the API key in the headers never lands in a log line.
-        return f"AnthropicClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
+        super().__init__(
+            base_url=base_url,
+            transport=transport,
+            scope=scope,
+            defaults=defaults,
+            headers=headers,
+        )
 
     def _wait_before(self, attempt: int, error: ModelError) -> float | None:
         """Seconds to wait before sending again, or None when the error stands.
@@ -211,30 +209,16 @@ class AnthropicClient:
         self, request: ModelRequest, body: dict[str, JsonValue]
     ) -> AsyncGenerator[StreamEvent]:
         """One request and its stream, with every failure turned into a ModelError."""
-        async with model_stream(
-            self._transport,
-            f"{self._base_url}/v1/messages",
-            scope=self._scope,
-            headers={**self._headers, "content-type": "application/json"},
-            body=body,
+        async with self._post(
+            "/v1/messages",
+            body,
             idle_seconds=request.idle_timeout_seconds,
+            headers={**self._headers, "content-type": "application/json"},
         ) as response:
             if isinstance(response, Refusal):
                 raise response.error()
             async for event in _events(response):
                 yield event
-
-    async def known_models(self) -> frozenset[str]:
-        """The model ids ``{base_url}/v1/models`` lists, fetched once and then cached.
-
-        An empty set means "unknown, do not check"; failures are logged and not
-        cached, so a later call tries again.
-        """
-        return await self._models.get()
-
-    async def _fetch_models(self) -> frozenset[str]:
-        url = f"{self._base_url}/v1/models?limit=1000"
-        return await list_model_ids(self._transport, url, scope=self._scope, headers=self._headers)
 
 
 async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
@@ -253,8 +237,7 @@ async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
             if tally.stopped:
                 break
     if not tally.stopped and tally.stop_reason is None:
-        cut = " in the middle of an event" if parser.truncated else ""
-        raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")
+        raise cut_off(parser)
     finish = tally.finish_reason or ("tool_calls" if tally.saw_tool_call else "stop")
     yield StreamDone(finish_reason=finish, usage=tally.reported_usage(), model=tally.model)
 

@@ -13,16 +13,16 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.port import MalformedChunk, ModelError
+from psych_runtime.model.port import MalformedChunk, ModelError, StreamIncomplete
 from psych_runtime.model.sse import SseEvent, SseParser
 from psych_runtime.model.transient import error_from_exception, error_from_status
 
@@ -219,14 +219,99 @@ class ModelList:
             return models
 
 
+class HttpModelClient:
+    """What an HTTP model client keeps besides its wire format.
+
+    Where requests go, for which tenant and with which headers, the streamed POST
+    through the egress seam, and the model list fetched once. A client for a new wire
+    format subclasses it, names its model list in ``models_path`` and writes ``stream``.
+
+    Args:
+        base_url: the API root; a trailing ``/`` is dropped.
+        transport: the egress seam every request goes through.
+        scope: the tenant this client acts for; every egress check receives it.
+        defaults: the headers the client always sends (``Accept``, credentials).
+        headers: extra headers from the caller, applied last (they may replace the
+            defaults).
+    """
+
+    models_path: ClassVar[str] = "/models"
+    """Where, under the API root, the server lists its model ids."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        transport: HttpTransport,
+        scope: Scope,
+        defaults: Mapping[str, str],
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._transport = transport
+        self._scope = scope
+        self._headers = {**defaults, **(headers or {})}
+        self._models = ModelList(self._fetch_models)
+
+    def __repr__(self) -> str:
+        # Spelled out so the API key in the headers never lands in a log line.
+        return f"{type(self).__name__}(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
+
+    async def known_models(self) -> frozenset[str]:
+        """The model ids the server lists under ``models_path``, fetched once and kept.
+
+        An empty set means "unknown, do not check": publishing should not fail because
+        a proxy hides its model list or was briefly unreachable. Failures are logged
+        and not kept, so a later call tries again.
+        """
+        return await self._models.get()
+
+    async def _fetch_models(self) -> frozenset[str]:
+        url = f"{self._base_url}{self.models_path}"
+        return await list_model_ids(self._transport, url, scope=self._scope, headers=self._headers)
+
+    def _post(
+        self,
+        path: str,
+        body: Mapping[str, JsonValue],
+        *,
+        idle_seconds: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> AbstractAsyncContextManager[httpx.Response | Refusal]:
+        """``model_stream`` for ``path`` under the API root, with the client's headers.
+
+        Args:
+            path: the endpoint under the API root (``/chat/completions``).
+            body: the JSON body.
+            idle_seconds: the request's idle timeout.
+            headers: sent instead of the client's headers, when given.
+        """
+        return model_stream(
+            self._transport,
+            f"{self._base_url}{path}",
+            scope=self._scope,
+            headers=self._headers if headers is None else headers,
+            body=body,
+            idle_seconds=idle_seconds,
+        )
+
+
+def cut_off(parser: SseParser) -> StreamIncomplete:
+    """The error for a body that ended before the model finished its answer."""
+    cut = " in the middle of an event" if parser.truncated else ""
+    return StreamIncomplete(f"the model's stream ended{cut} before the model finished")
+
+
 def _a(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
 __all__ = [
     "ERROR_BODY_BYTES",
+    "HttpModelClient",
     "ModelList",
     "Refusal",
+    "cut_off",
     "decode_event",
     "error_body",
     "list_model_ids",

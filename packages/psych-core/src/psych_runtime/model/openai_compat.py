@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.http_common import (
-    ModelList,
+    HttpModelClient,
     Refusal,
+    cut_off,
     decode_event,
-    list_model_ids,
-    model_stream,
     server_events,
 )
 from psych_runtime.model.openai_wire import (
@@ -39,7 +38,6 @@ from psych_runtime.model.port import (
     ModelRequest,
     StreamDone,
     StreamEvent,
-    StreamIncomplete,
 )
 from psych_runtime.model.sse import SseEvent, SseParser
 from psych_runtime.model.transient import error_in_stream
@@ -57,7 +55,7 @@ _INLINE_CHUNK_CHARS = 256 * 1024
 huge event cannot hold up the Worker's heartbeat or the other Runs."""
 
 
-class OpenAICompatibleClient:
+class OpenAICompatibleClient(HttpModelClient):
     """Streams chat completions from an OpenAI-compatible endpoint.
 
     Args:
@@ -122,31 +120,29 @@ class OpenAICompatibleClient:
         max_tokens_field: MaxTokensField = "auto",
         provider_name: str | None = None,
     ) -> None:
-        self._base_url = base_url.rstrip("/")
+        defaults = {"Accept": "text/event-stream"}
+        if api_key:
+            defaults["Authorization"] = f"Bearer {api_key}"
+        if organization:
+            defaults["OpenAI-Organization"] = organization
+        super().__init__(
+            base_url=base_url,
+            transport=transport,
+            scope=scope,
+            defaults=defaults,
+            headers=headers,
+        )
         self.provider_name = (
             provider_for_url(self._base_url)
             if provider_name is None
             else check_provider_name(provider_name)
         )
         """``gen_ai.provider.name`` of this client's calls."""
-        self._transport = transport
-        self._scope = scope
         self._max_tokens_field = check_limit_field(max_tokens_field)
         # Under "auto": the field each model's server turned out to take instead.
         self._limit_fields: dict[str, MaxTokensField] = {}
         # Models whose server refused ``stream_options``.
         self._no_stream_options: set[str] = set()
-        defaults = {"Accept": "text/event-stream"}
-        if api_key:
-            defaults["Authorization"] = f"Bearer {api_key}"
-        if organization:
-            defaults["OpenAI-Organization"] = organization
-        self._headers = {**defaults, **(headers or {})}
-        self._models = ModelList(self._fetch_models)
-
-    def __repr__(self) -> str:
-        # Spelled out so the API key in the headers never lands in a log line.
-        return f"OpenAICompatibleClient(base_url={self._base_url!r}, scope={self._scope.tenant!r})"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Send ``request`` and yield its deltas, then one ``StreamDone``.
@@ -172,13 +168,8 @@ class OpenAICompatibleClient:
             )
             switch_to: MaxTokensField | None = None
             drop_usage = False
-            async with model_stream(
-                self._transport,
-                f"{self._base_url}/chat/completions",
-                scope=self._scope,
-                headers=self._headers,
-                body=body,
-                idle_seconds=request.idle_timeout_seconds,
+            async with self._post(
+                "/chat/completions", body, idle_seconds=request.idle_timeout_seconds
             ) as response:
                 if isinstance(response, Refusal):
                     if response.status == 400:
@@ -223,19 +214,6 @@ class OpenAICompatibleClient:
         sent = output_limit_fields(setting, model=request.model, base_url=self._base_url)
         return refused_limit_field(sent, error_body)
 
-    async def known_models(self) -> frozenset[str]:
-        """The model ids ``{base_url}/models`` lists, fetched once and then cached.
-
-        An empty set means "unknown, do not check": publishing should not fail because
-        a proxy hides its model list or was briefly unreachable. Failures are logged
-        and not cached, so a later call tries again.
-        """
-        return await self._models.get()
-
-    async def _fetch_models(self) -> frozenset[str]:
-        url = f"{self._base_url}/models"
-        return await list_model_ids(self._transport, url, scope=self._scope, headers=self._headers)
-
 
 def _interpret(sse: SseEvent, tally: StreamTally, model: str) -> list[StreamEvent] | None:
     """The events one SSE event carries, or None for the end-of-stream marker."""
@@ -269,8 +247,7 @@ async def _events(response: httpx.Response, model: str) -> AsyncIterator[StreamE
             for event in events:
                 yield event
     if not marker and tally.finish_reason is None:
-        cut = " in the middle of an event" if parser.truncated else ""
-        raise StreamIncomplete(f"the model's stream ended{cut} before the model finished")
+        raise cut_off(parser)
     finish = tally.finish_reason or "stop"
     if tally.saw_tool_call and finish in _CALLING_FINISHES:
         # Some servers end an answer that calls tools with "stop", or with the legacy

@@ -2,10 +2,11 @@
 
 The client below speaks a made-up format (a JSON body, one server-sent event per word,
 a final ``{"done": ...}``). Everything else a model client must get right comes from
-``model/http_common``: the POST goes through the egress seam with the request's idle
-timeout, a refusal is classified by status, a failure says whether the answer had
-started, the model list is fetched once. The tests hold the small client to the same
-promises the real ones keep, so the shared pieces are shown to be enough.
+``model/http_common`` and its ``HttpModelClient``: the POST goes through the egress
+seam with the request's idle timeout, a refusal is classified by status, a failure
+says whether the answer had started, the model list is fetched once. The tests hold
+the small client to the same promises the real ones keep, so the shared pieces are
+shown to be enough.
 """
 
 import asyncio
@@ -20,11 +21,9 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressPolicy
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.http_common import (
-    ModelList,
+    HttpModelClient,
     Refusal,
     decode_event,
-    list_model_ids,
-    model_stream,
     server_events,
 )
 from psych_runtime.model.port import (
@@ -42,33 +41,21 @@ from ...support.loopback import LoopbackServer
 ACME = Scope(tenant="acme")
 
 
-class WordsClient:
+class WordsClient(HttpModelClient):
     """A ModelClient for the made-up format; the whole of a new wire format."""
 
     def __init__(self, *, transport: HttpTransport, base_url: str) -> None:
-        self._transport = transport
-        self._base_url = base_url
-        self._models = ModelList(self._fetch)
-
-    async def known_models(self) -> frozenset[str]:
-        return await self._models.get()
-
-    async def _fetch(self) -> frozenset[str]:
-        url = f"{self._base_url}/models"
-        return await list_model_ids(self._transport, url, scope=ACME, headers={})
+        super().__init__(
+            base_url=base_url, transport=transport, scope=ACME, defaults={}, headers=None
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body: dict[str, JsonValue] = {
             "model": request.model,
             "prompt": " ".join(str(m.content) for m in request.messages),
         }
-        async with model_stream(
-            self._transport,
-            f"{self._base_url}/words",
-            scope=ACME,
-            headers={},
-            body=body,
-            idle_seconds=request.idle_timeout_seconds,
+        async with self._post(
+            "/words", body, idle_seconds=request.idle_timeout_seconds
         ) as response:
             if isinstance(response, Refusal):
                 raise response.error()
