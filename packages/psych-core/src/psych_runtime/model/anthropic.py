@@ -139,13 +139,7 @@ class AnthropicClient(HttpModelClient):
             defaults["x-api-key"] = api_key
         if betas:
             defaults["anthropic-beta"] = ",".join(betas)
-        super().__init__(
-            base_url=base_url,
-            transport=transport,
-            scope=scope,
-            defaults=defaults,
-            headers=headers,
-        )
+        super().__init__(base_url, transport, scope, defaults, headers)
 
     def _wait_before(self, attempt: int, error: ModelError) -> float | None:
         """Seconds to wait before sending again, or None when the error stands.

@@ -240,7 +240,6 @@ class HttpModelClient:
 
     def __init__(
         self,
-        *,
         base_url: str,
         transport: HttpTransport,
         scope: Scope,

@@ -125,13 +125,7 @@ class OpenAICompatibleClient(HttpModelClient):
             defaults["Authorization"] = f"Bearer {api_key}"
         if organization:
             defaults["OpenAI-Organization"] = organization
-        super().__init__(
-            base_url=base_url,
-            transport=transport,
-            scope=scope,
-            defaults=defaults,
-            headers=headers,
-        )
+        super().__init__(base_url, transport, scope, defaults, headers)
         self.provider_name = (
             provider_for_url(self._base_url)
             if provider_name is None

@@ -45,9 +45,7 @@ class WordsClient(HttpModelClient):
     """A ModelClient for the made-up format; the whole of a new wire format."""
 
     def __init__(self, *, transport: HttpTransport, base_url: str) -> None:
-        super().__init__(
-            base_url=base_url, transport=transport, scope=ACME, defaults={}, headers=None
-        )
+        super().__init__(base_url, transport, ACME, {}, None)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body: dict[str, JsonValue] = {
