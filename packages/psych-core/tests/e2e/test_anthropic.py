@@ -8,7 +8,6 @@ allowed by the egress policy, and the Run is priced from the bundled price table
 import json
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
@@ -22,6 +21,7 @@ from ..support.anthropic_server import (
     error,
     message_stream,
     serve_anthropic,
+    start_usage,
     text_block,
     tool_block,
 )
@@ -56,25 +56,11 @@ def courier() -> AgentSpec:
     )
 
 
-def _start_usage(input: int, *, read: int, written_5m: int, written_1h: int) -> dict[str, Any]:
-    """The usage a ``message_start`` reports, its cache writes split by retention."""
-    return {
-        "input_tokens": input,
-        "output_tokens": 1,
-        "cache_read_input_tokens": read,
-        "cache_creation_input_tokens": written_5m + written_1h,
-        "cache_creation": {
-            "ephemeral_5m_input_tokens": written_5m,
-            "ephemeral_1h_input_tokens": written_1h,
-        },
-    }
-
-
 async def test_a_tool_using_run_is_recorded_and_priced_from_the_table(
     server: AnthropicServer, transport: HttpTransport
 ) -> None:
-    first_usage = _start_usage(20, read=0, written_5m=1000, written_1h=2000)
-    second_usage = _start_usage(15, read=3000, written_5m=200, written_1h=0)
+    first_usage = start_usage(20, five_minutes=1000, one_hour=2000)
+    second_usage = start_usage(15, cache_read=3000, five_minutes=200)
     server.script(
         message_stream(
             [

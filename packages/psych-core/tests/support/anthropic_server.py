@@ -24,6 +24,7 @@ __all__ = [
     "event",
     "message_stream",
     "serve_anthropic",
+    "start_usage",
     "text_block",
     "tool_block",
 ]
@@ -32,6 +33,26 @@ __all__ = [
 def event(name: str, data: dict[str, Any]) -> bytes:
     """One server-sent event, named and with a JSON payload carrying the same type."""
     return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode()
+
+
+def start_usage(
+    input_tokens: int, *, cache_read: int = 0, five_minutes: int = 0, one_hour: int = 0
+) -> dict[str, Any]:
+    """The usage of a ``message_start``, with cache writes split by their lifetime.
+
+    The API states the writes twice: their sum, and apart by lifetime; both are written
+    here from the parts, so a test gives each number once.
+    """
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": five_minutes + one_hour,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": five_minutes,
+            "ephemeral_1h_input_tokens": one_hour,
+        },
+    }
 
 
 def text_block(index: int, *pieces: str) -> list[bytes]:

@@ -13,7 +13,7 @@ them in one pass instead of one per publish attempt.
 
 import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
@@ -139,14 +139,7 @@ class ValidationContext:
 
     def with_capabilities(self, capabilities: Iterable[str]) -> "ValidationContext":
         """The same context, also accepting ``capabilities``."""
-        return ValidationContext(
-            registered_tools=self.registered_tools,
-            known_models=self.known_models,
-            reachable_mcp_servers=self.reachable_mcp_servers,
-            sandbox_profiles=self.sandbox_profiles,
-            registry_is_complete=self.registry_is_complete,
-            capabilities=self.capabilities | frozenset(capabilities),
-        )
+        return replace(self, capabilities=self.capabilities | frozenset(capabilities))
 
 
 def _at(path: str, *parts: object) -> str:

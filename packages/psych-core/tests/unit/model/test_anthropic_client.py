@@ -36,6 +36,7 @@ from ...support.anthropic_server import (
     event,
     message_stream,
     serve_anthropic,
+    start_usage,
     text_block,
     tool_block,
 )
@@ -96,13 +97,7 @@ async def drain(model: ModelClient, request: ModelRequest = REQUEST) -> list[Str
 async def test_a_text_answer_with_cache_usage(
     server: AnthropicServer, transport: HttpTransport, waits: Waits
 ) -> None:
-    usage = {
-        "input_tokens": 21,
-        "output_tokens": 1,
-        "cache_read_input_tokens": 4000,
-        "cache_creation_input_tokens": 1500,
-        "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000},
-    }
+    usage = start_usage(21, cache_read=4000, five_minutes=500, one_hour=1000)
     server.script(message_stream([text_block(0, "A1 ", "has shipped.")], usage=usage))
     model = client(server, transport, waits, betas=("a-beta", "b-beta"))
     answer = await call_model(model, REQUEST)
