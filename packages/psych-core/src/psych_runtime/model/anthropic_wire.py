@@ -32,7 +32,7 @@ from psych_runtime.model.port import (
     ToolCallDelta,
 )
 from psych_runtime.model.transient import error_from_status, says_context_overflow
-from psych_runtime.model.wire_values import count_of, mapping_of
+from psych_runtime.model.wire_values import count_of, mapping_of, text_of, tool_fields
 
 CacheTtl = Literal["5m", "1h"]
 """How long a prompt-cache entry lives: five minutes (the default) or one hour."""
@@ -122,13 +122,7 @@ def _cache_control(ttl: CacheTtl) -> dict[str, JsonValue]:
 
 def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
     """One tool definition; a tool without a schema takes an empty object."""
-    out: dict[str, JsonValue] = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out["input_schema"] = (
-        dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
-    )
-    return out
+    return tool_fields(tool, "input_schema")
 
 
 def tool_choice_json(choice: ToolChoice) -> dict[str, JsonValue]:
@@ -394,9 +388,7 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
     kind = kind if isinstance(kind, str) else name
     if kind == "message_start":
         message = mapping_of(data.get("message"))
-        answered_by = message.get("model")
-        if isinstance(answered_by, str) and answered_by:
-            tally.model = answered_by
+        tally.model = text_of(message.get("model")) or tally.model
         tally._merge_usage(message.get("usage"))
         return []
     if kind == "content_block_start":
@@ -405,9 +397,7 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
         return _block_delta(data, tally)
     if kind == "message_delta":
         delta = mapping_of(data.get("delta"))
-        reason = delta.get("stop_reason")
-        if isinstance(reason, str) and reason:
-            tally.stop_reason = reason
+        tally.stop_reason = text_of(delta.get("stop_reason")) or tally.stop_reason
         tally._merge_usage(data.get("usage"))
         return []
     if kind == "message_stop":
@@ -426,21 +416,12 @@ def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[Stream
     if kind == "tool_use":
         tally.tool_blocks.add(index)
         tally.saw_tool_call = True
-        call_id = block.get("id")
-        name = block.get("name")
-        return [
-            ToolCallDelta(
-                index=index,
-                id=call_id if isinstance(call_id, str) and call_id else None,
-                name=name if isinstance(name, str) and name else None,
-            )
-        ]
+        call_id = text_of(block.get("id")) or None
+        return [ToolCallDelta(index=index, id=call_id, name=text_of(block.get("name")) or None)]
     if kind == "text":
-        text = block.get("text")
-        return [TextDelta(text=text)] if isinstance(text, str) and text else []
+        return _piece(TextDelta, block.get("text"))
     if kind == "thinking":
-        thinking = block.get("thinking")
-        return [ReasoningDelta(text=thinking)] if isinstance(thinking, str) and thinking else []
+        return _piece(ReasoningDelta, block.get("thinking"))
     return []
 
 
@@ -449,18 +430,22 @@ def _block_delta(data: Mapping[str, object], tally: MessageTally) -> list[Stream
     delta = mapping_of(data.get("delta"))
     kind = delta.get("type")
     if kind == "text_delta":
-        text = delta.get("text")
-        return [TextDelta(text=text)] if isinstance(text, str) and text else []
+        return _piece(TextDelta, delta.get("text"))
     if kind == "input_json_delta" and index in tally.tool_blocks:
-        partial = delta.get("partial_json")
-        if not isinstance(partial, str) or not partial:
+        partial = text_of(delta.get("partial_json"))
+        if not partial:
             return []
         tally.streamed_input.add(index)
         return [ToolCallDelta(index=index, arguments=partial)]
     if kind == "thinking_delta":
-        thinking = delta.get("thinking")
-        return [ReasoningDelta(text=thinking)] if isinstance(thinking, str) and thinking else []
+        return _piece(ReasoningDelta, delta.get("thinking"))
     return []
+
+
+def _piece(event: type[TextDelta | ReasoningDelta], value: object) -> list[StreamEvent]:
+    """The one delta a block's text carries, or none for an empty or missing text."""
+    text = text_of(value)
+    return [event(text=text)] if text else []
 
 
 __all__ = [

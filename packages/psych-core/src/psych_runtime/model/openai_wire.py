@@ -33,7 +33,7 @@ from psych_runtime.model.port import (
     TextDelta,
     ToolCallDelta,
 )
-from psych_runtime.model.wire_values import count_of, mapping_of
+from psych_runtime.model.wire_values import count_of, mapping_of, text_of, tool_fields
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 """Which body field carries a request's output limit; see ``output_limit_fields``."""
@@ -80,15 +80,7 @@ def message_json(message: Message) -> dict[str, JsonValue]:
 
 def tool_json(tool: ToolDefinition) -> dict[str, JsonValue]:
     """One tool as a function definition with its JSON Schema."""
-    function: dict[str, JsonValue] = {"name": tool.name}
-    if tool.description:
-        function["description"] = tool.description
-    # A function without a schema still needs one; "an object with no properties" is
-    # what providers expect for a tool that takes no arguments.
-    function["parameters"] = (
-        dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
-    )
-    return {"type": "function", "function": function}
+    return {"type": "function", "function": tool_fields(tool, "parameters")}
 
 
 def tool_choice_json(choice: ToolChoice) -> JsonValue:
@@ -389,9 +381,7 @@ def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> l
     Only the first choice is read: the client never asks for more than one.
     """
     events: list[StreamEvent] = []
-    answered_by = chunk.get("model")
-    if isinstance(answered_by, str) and answered_by:
-        tally.model = answered_by
+    tally.model = text_of(chunk.get("model")) or tally.model
     usage = chunk.get("usage")
     if isinstance(usage, Mapping):
         tally.usage = usage_from(usage)
@@ -404,12 +394,10 @@ def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> l
             continue
         delta = mapping_of(choice.get("delta"))
         for name in _REASONING_FIELDS:
-            reasoning = delta.get(name)
-            if isinstance(reasoning, str) and reasoning:
+            if reasoning := text_of(delta.get(name)):
                 events.append(ReasoningDelta(text=reasoning))
                 break
-        content = delta.get("content")
-        if isinstance(content, str) and content:
+        if content := text_of(delta.get("content")):
             events.append(TextDelta(text=content))
         calls = delta.get("tool_calls")
         legacy = delta.get("function_call")
@@ -419,9 +407,7 @@ def read_chunk(chunk: Mapping[str, object], tally: StreamTally, model: str) -> l
             # The older single-function form; servers that send it beside
             # ``tool_calls`` say the same thing twice, so it is read only alone.
             events.extend(_tool_call_deltas([{"index": 0, "function": legacy}], tally))
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
-            tally.finish_reason = finish
+        tally.finish_reason = text_of(choice.get("finish_reason")) or tally.finish_reason
     return events
 
 

@@ -1,6 +1,10 @@
-"""Reading the loosely typed values of a provider's JSON, the same way for every wire format."""
+"""The loosely typed values of a provider's JSON, read and written alike by every wire format."""
 
 from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from psych_runtime.core.messages import ToolDefinition
 
 
 def count_of(value: object) -> int:
@@ -19,4 +23,24 @@ def mapping_of(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
-__all__ = ["count_of", "mapping_of"]
+def text_of(value: object) -> str:
+    """``value`` when it is a string, else an empty one: a missing name or piece of text."""
+    return value if isinstance(value, str) else ""
+
+
+def tool_fields(tool: ToolDefinition, schema_key: str) -> dict[str, JsonValue]:
+    """A tool's name, its description when it has one, and its JSON Schema at ``schema_key``.
+
+    A tool without a schema still needs one; "an object with no properties" is what
+    providers expect for a tool that takes no arguments.
+    """
+    out: dict[str, JsonValue] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out[schema_key] = (
+        dict(tool.input_schema) if tool.input_schema else {"type": "object", "properties": {}}
+    )
+    return out
+
+
+__all__ = ["count_of", "mapping_of", "text_of", "tool_fields"]
