@@ -24,58 +24,51 @@ from psych_runtime.plugins.backends import (
 )
 from psych_runtime.plugins.hookspecs import hookimpl
 
+type Offer[T] = Callable[[Callable[[T], None]], None]
+"""A registration hook's implementation: it calls ``register`` once per ``T`` it offers."""
 
-def _offer[T](items: tuple[T, ...], what: str) -> Callable[[Callable[[T], None]], None]:
+
+def _offer[T](items: tuple[T, ...], what: str) -> Offer[T]:
     def offer(register: Callable[[T], None]) -> None:
         for item in items:
             register(item)
 
     offer.__doc__ = f"Offer {len(items)} {what}."
-    marked: Callable[[Callable[[T], None]], None] = hookimpl(offer)
+    marked: Offer[T] = hookimpl(offer)
     return marked
 
 
-def offer_stores(*backends: StoreBackend) -> Callable[[Callable[[StoreBackend], None]], None]:
+def offer_stores(*backends: StoreBackend) -> Offer[StoreBackend]:
     """A ``psych_register_stores`` implementation registering ``backends``."""
     return _offer(backends, "store backend(s)")
 
 
-def offer_blob_stores(
-    *backends: BlobStoreBackend,
-) -> Callable[[Callable[[BlobStoreBackend], None]], None]:
+def offer_blob_stores(*backends: BlobStoreBackend) -> Offer[BlobStoreBackend]:
     """A ``psych_register_blob_stores`` implementation registering ``backends``."""
     return _offer(backends, "blob store backend(s)")
 
 
-def offer_memory_stores(
-    *backends: MemoryStoreBackend,
-) -> Callable[[Callable[[MemoryStoreBackend], None]], None]:
+def offer_memory_stores(*backends: MemoryStoreBackend) -> Offer[MemoryStoreBackend]:
     """A ``psych_register_memory_stores`` implementation registering ``backends``."""
     return _offer(backends, "memory store backend(s)")
 
 
-def offer_tool_sources(
-    *factories: ToolSourceFactory,
-) -> Callable[[Callable[[ToolSourceFactory], None]], None]:
+def offer_tool_sources(*factories: ToolSourceFactory) -> Offer[ToolSourceFactory]:
     """A ``psych_register_tool_sources`` implementation registering ``factories``."""
     return _offer(factories, "tool source(s)")
 
 
-def offer_sandboxes(
-    *backends: SandboxBackend,
-) -> Callable[[Callable[[SandboxBackend], None]], None]:
+def offer_sandboxes(*backends: SandboxBackend) -> Offer[SandboxBackend]:
     """A ``psych_register_sandboxes`` implementation registering ``backends``."""
     return _offer(backends, "sandbox backend(s)")
 
 
-def offer_telemetry(
-    *backends: TelemetryBackend,
-) -> Callable[[Callable[[TelemetryBackend], None]], None]:
+def offer_telemetry(*backends: TelemetryBackend) -> Offer[TelemetryBackend]:
     """A ``psych_register_telemetry`` implementation registering ``backends``."""
     return _offer(backends, "telemetry backend(s)")
 
 
-def offer_doctor_checks(*checks: DoctorCheck) -> Callable[[Callable[[DoctorCheck], None]], None]:
+def offer_doctor_checks(*checks: DoctorCheck) -> Offer[DoctorCheck]:
     """A ``psych_doctor_checks`` implementation registering ``checks``."""
     return _offer(checks, "doctor check(s)")
 
