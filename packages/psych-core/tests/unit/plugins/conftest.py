@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from psych_contract.plugin import plugins_as_installed
+from psych_runtime.plugins import AUTOLOAD_ENV
 
 FakeDist = Callable[..., Path]
 
@@ -17,6 +18,12 @@ def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test starts with autoload on and no cached manager, and leaves none behind."""
     with plugins_as_installed(monkeypatch):
         yield
+
+
+@pytest.fixture
+def autoload_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn off discovery of installed plugins; the built-in one and hand-registered count."""
+    monkeypatch.setenv(AUTOLOAD_ENV, "1")
 
 
 @pytest.fixture

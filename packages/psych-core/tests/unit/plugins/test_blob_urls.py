@@ -10,7 +10,6 @@ from psych_runtime.blob.port import BlobKey, BlobStore
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId, ToolCallId
 from psych_runtime.plugins import (
-    AUTOLOAD_ENV,
     BlobStoreBackend,
     UnknownBlobStoreScheme,
     blob_store_backends,
@@ -21,11 +20,8 @@ from psych_runtime.plugins import (
 )
 from psych_runtime.store.errors import InvalidStoreUrl
 
-
-@pytest.fixture(autouse=True)
-def autoload_off(monkeypatch):
-    """Installed plugins must not change these answers, so only hand-registered ones count."""
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+# Installed plugins must not change these answers, so only hand-registered ones count.
+pytestmark = pytest.mark.usefixtures("autoload_off")
 
 
 async def test_the_core_offers_memory_and_file_blob_stores():

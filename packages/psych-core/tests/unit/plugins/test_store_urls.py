@@ -7,7 +7,6 @@ import pytest
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.plugins import (
-    AUTOLOAD_ENV,
     DoctorCheck,
     DoctorResult,
     DuplicateBackend,
@@ -26,11 +25,8 @@ from psych_runtime.plugins import (
 from psych_runtime.plugins.urls import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
 
-
-@pytest.fixture(autouse=True)
-def autoload_off(monkeypatch):
-    """Installed plugins must not change these answers, so only hand-registered ones count."""
-    monkeypatch.setenv(AUTOLOAD_ENV, "1")
+# Installed plugins must not change these answers, so only hand-registered ones count.
+pytestmark = pytest.mark.usefixtures("autoload_off")
 
 
 class Opened:
