@@ -1,9 +1,18 @@
 """A Telemetry adapter that keeps everything in lists, to test the runtime alone."""
 
+import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from psych_runtime.adapters import FinishedSpan
+import pytest
+
+from psych_runtime.adapters import (
+    FinishedSpan,
+    TelemetryBackend,
+    offer_telemetry,
+    reset_plugin_manager,
+)
 
 
 @dataclass
@@ -80,3 +89,21 @@ class RecordingTelemetry:
             )
             for s in self.spans
         ]
+
+
+def telemetry_plugin(build: Callable[[], Any], name: str = "recording") -> types.ModuleType:
+    """A plugin module offering one telemetry backend, ``name``, that ``build`` makes."""
+    module = types.ModuleType(f"plugin_{name}")
+    module.PSYCH_PLUGIN_API = 1  # type: ignore[attr-defined]
+    backend = TelemetryBackend(name=name, build=build, package="tests")
+    module.psych_register_telemetry = offer_telemetry(backend)  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture
+def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Only hand-registered plugins count, in a manager built for this test alone."""
+    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()

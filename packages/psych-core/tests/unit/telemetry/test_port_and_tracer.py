@@ -3,8 +3,6 @@ record field that carries trace context, and how an adapter is found."""
 
 import asyncio
 import logging
-import types
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,19 +21,16 @@ from psych_runtime import (
 from psych_runtime.adapters import (
     NO_TELEMETRY,
     PSYCH_SCHEMA,
-    TelemetryBackend,
     check_spans,
     installed_telemetry,
-    offer_telemetry,
     register_plugin,
-    reset_plugin_manager,
 )
 from psych_runtime.core.reducer import reduce
 from psych_runtime.records import RunAdmitted, record_from_json, record_to_json
 from psych_runtime.runtime.admission import InvalidDispatch
 from psych_runtime.testing import FakeModel, worker_in_background
 
-from .conftest import RecordingTelemetry
+from .conftest import RecordingTelemetry, telemetry_plugin
 
 ACME = Scope(tenant="acme")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -157,21 +152,6 @@ def _raises() -> Any:
     raise _Boom("cannot build")
 
 
-def _plugin(backend: TelemetryBackend) -> types.ModuleType:
-    module = types.ModuleType(f"plugin_{backend.name}")
-    module.PSYCH_PLUGIN_API = 1  # type: ignore[attr-defined]
-    module.psych_register_telemetry = offer_telemetry(backend)  # type: ignore[attr-defined]
-    return module
-
-
-@pytest.fixture
-def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
-    reset_plugin_manager()
-    yield
-    reset_plugin_manager()
-
-
 def test_with_no_adapter_installed_the_default_is_the_no_op(fresh_plugins: None) -> None:
     assert installed_telemetry() is NO_TELEMETRY
 
@@ -179,19 +159,14 @@ def test_with_no_adapter_installed_the_default_is_the_no_op(fresh_plugins: None)
 def test_an_adapter_is_found_through_the_plugin_hook(fresh_plugins: None) -> None:
     telemetry = RecordingTelemetry()
 
-    register_plugin(
-        _plugin(TelemetryBackend(name="recording", build=lambda: telemetry, package="tests")),
-        "recording",
-    )
+    register_plugin(telemetry_plugin(lambda: telemetry), "recording")
     assert installed_telemetry() is telemetry
 
 
 def test_an_adapter_that_fails_to_build_leaves_the_no_op(
     fresh_plugins: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    register_plugin(
-        _plugin(TelemetryBackend(name="broken", build=_raises, package="tests")), "broken"
-    )
+    register_plugin(telemetry_plugin(_raises, "broken"), "broken")
     with caplog.at_level(logging.ERROR):
         assert installed_telemetry() is NO_TELEMETRY
     assert "failed to build" in caplog.text

@@ -2,8 +2,7 @@
 on, and the provider a model call is reported under; all without a tracing library."""
 
 import asyncio
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,9 +12,7 @@ import psych_runtime
 from psych_runtime import AgentSpec, CodeTool, InMemoryStore, Runtime, Scope, ToolRegistry
 from psych_runtime.adapters import (
     OTHER_PROVIDER,
-    TelemetryBackend,
     check_spans,
-    offer_telemetry,
     provider_for_url,
     register_plugin,
     reset_plugin_manager,
@@ -32,7 +29,7 @@ from psych_runtime.telemetry.context import child_trace_context
 from psych_runtime.telemetry.providers import InvalidProviderName, provider_of
 from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
 
-from .conftest import RecordedSpan, RecordingTelemetry
+from .conftest import RecordedSpan, RecordingTelemetry, telemetry_plugin
 
 ACME = Scope(tenant="acme")
 
@@ -199,23 +196,12 @@ async def test_an_attempt_that_suspended_is_not_rebuilt() -> None:
 # --- the trace a Run joins ---------------------------------------------------------------
 
 
-def _plugin(telemetry: Any) -> types.ModuleType:
-    module = types.ModuleType("plugin_recording")
-    module.PSYCH_PLUGIN_API = 1  # type: ignore[attr-defined]
-    backend = TelemetryBackend(name="recording", build=lambda: telemetry, package="tests")
-    module.psych_register_telemetry = offer_telemetry(backend)  # type: ignore[attr-defined]
-    return module
-
-
 @pytest.fixture
-def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingTelemetry]:
+def installed(fresh_plugins: None) -> RecordingTelemetry:
     """A RecordingTelemetry as the process's installed adapter (what dispatch uses)."""
-    monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
-    reset_plugin_manager()
     telemetry = RecordingTelemetry()
-    register_plugin(_plugin(telemetry), "recording")
-    yield telemetry
-    reset_plugin_manager()
+    register_plugin(telemetry_plugin(lambda: telemetry), "recording")
+    return telemetry
 
 
 async def _published(store: InMemoryStore) -> psych_runtime.Version:
@@ -280,7 +266,8 @@ async def test_an_adapter_that_fails_at_dispatch_still_leaves_a_trace_to_join(
     monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
     reset_plugin_manager()
     try:
-        register_plugin(_plugin(_Broken()), "broken")
+        broken = _Broken()
+        register_plugin(telemetry_plugin(lambda: broken), "broken")
         store = InMemoryStore()
         version = await _published(store)
         run = await psych_runtime.dispatch(store, version, "go", scope=ACME)
