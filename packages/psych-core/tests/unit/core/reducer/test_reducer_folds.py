@@ -44,41 +44,41 @@ def at(seconds: float) -> datetime:
 # --- failure streaks ----------------------------------------------------------------------
 
 
-def test_failure_streak_counts_errors_and_unknowns_per_tool() -> None:
-    log = (
-        in_turn()
-        .tool_started("c1", tool="refund")
-        .tool_finished("c1", ToolOutcome.ERROR)
-        .tool_started("c2", tool="refund")
-        .tool_finished("c2", ToolOutcome.UNKNOWN)
-        .tool_started("c3", tool="lookup")
-        .tool_finished("c3", ToolOutcome.ERROR)
-    )
-    assert reduce(log.build()).failure_streaks == {"refund": 2, "lookup": 1}
-
-
-def test_an_aborted_call_neither_breaks_nor_extends_a_streak() -> None:
-    log = (
-        in_turn()
-        .tool_started("c1")
-        .tool_finished("c1", ToolOutcome.ERROR)
-        .tool_started("c2")
-        .tool_finished("c2", ToolOutcome.ABORTED)
-    )
-    assert reduce(log.build()).failure_streaks == {"refund": 1}
-
-
-def test_a_success_clears_only_its_own_tools_streak() -> None:
-    log = (
-        in_turn()
-        .tool_started("c1", tool="refund")
-        .tool_finished("c1", ToolOutcome.ERROR)
-        .tool_started("c2", tool="lookup")
-        .tool_finished("c2", ToolOutcome.ERROR)
-        .tool_started("c3", tool="refund")
-        .tool_finished("c3", result={"ok": True})
-    )
-    assert reduce(log.build()).failure_streaks == {"lookup": 1}
+@pytest.mark.parametrize(
+    ("endings", "streaks"),
+    [
+        pytest.param(
+            [
+                ("refund", ToolOutcome.ERROR),
+                ("refund", ToolOutcome.UNKNOWN),
+                ("lookup", ToolOutcome.ERROR),
+            ],
+            {"refund": 2, "lookup": 1},
+            id="errors-and-unknowns-count-per-tool",
+        ),
+        pytest.param(
+            [("refund", ToolOutcome.ERROR), ("refund", ToolOutcome.ABORTED)],
+            {"refund": 1},
+            id="an-aborted-call-neither-breaks-nor-extends-a-streak",
+        ),
+        pytest.param(
+            [
+                ("refund", ToolOutcome.ERROR),
+                ("lookup", ToolOutcome.ERROR),
+                ("refund", ToolOutcome.OK),
+            ],
+            {"lookup": 1},
+            id="a-success-clears-only-its-own-tools-streak",
+        ),
+    ],
+)
+def test_failure_streaks_per_tool(
+    endings: list[tuple[str, ToolOutcome]], streaks: dict[str, int]
+) -> None:
+    log = in_turn()
+    for number, (tool, outcome) in enumerate(endings, start=1):
+        log.tool_started(f"c{number}", tool=tool).tool_finished(f"c{number}", outcome)
+    assert reduce(log.build()).failure_streaks == streaks
 
 
 def test_failure_streak_survives_reclaim_and_suspension() -> None:
