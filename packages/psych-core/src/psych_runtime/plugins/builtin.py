@@ -7,7 +7,7 @@ registers it always, before any installed plugin and whatever
 built-ins: ``open_store("memory://")`` works in a test that turned discovery off.
 """
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
@@ -113,34 +113,32 @@ async def open_file_blob_store(url: str, **options: object) -> "BlobStore":
     return FileBlobStore(root)
 
 
+def _in_process[B](kind: Callable[..., B], open: Callable[..., Awaitable[object]], what: str) -> B:
+    """A backend of ``kind`` whose data lives in this process only, under ``memory://``.
+
+    Each of the core's stores has one; they are described alike so that ``psych doctor``
+    and the contract tests treat them alike (not durable, not shared between processes).
+    """
+    return kind(
+        name="memory",
+        schemes=("memory",),
+        open=open,
+        package=_PACKAGE,
+        description=f"{what} for tests and demos; not durable.",
+        single_process=True,
+    )
+
+
 @hookimpl
 def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
     """Offer the in-memory Store under ``memory://``."""
-    register(
-        StoreBackend(
-            name="memory",
-            schemes=("memory",),
-            open=open_memory_store,
-            package=_PACKAGE,
-            description="In-process store for tests and demos; not durable.",
-            single_process=True,
-        )
-    )
+    register(_in_process(StoreBackend, open_memory_store, "In-process store"))
 
 
 @hookimpl
 def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
     """Offer the in-memory BlobStore under ``memory://`` and a directory under ``file://``."""
-    register(
-        BlobStoreBackend(
-            name="memory",
-            schemes=("memory",),
-            open=open_memory_blob_store,
-            package=_PACKAGE,
-            description="In-process blob store for tests and demos; not durable.",
-            single_process=True,
-        )
-    )
+    register(_in_process(BlobStoreBackend, open_memory_blob_store, "In-process blob store"))
     register(
         BlobStoreBackend(
             name="file",
@@ -167,16 +165,7 @@ async def open_local_memory(url: str, **options: object) -> "MemoryStore":
 @hookimpl
 def psych_register_memory_stores(register: Callable[[MemoryStoreBackend], None]) -> None:
     """Offer facts kept in this process under ``memory://``."""
-    register(
-        MemoryStoreBackend(
-            name="memory",
-            schemes=("memory",),
-            open=open_local_memory,
-            package=_PACKAGE,
-            description="Facts kept in this process for tests and demos; not durable.",
-            single_process=True,
-        )
-    )
+    register(_in_process(MemoryStoreBackend, open_local_memory, "Facts kept in this process"))
 
 
 @hookimpl
