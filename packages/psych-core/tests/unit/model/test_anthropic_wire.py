@@ -225,6 +225,19 @@ def test_usage_keeps_reads_and_both_kinds_of_writes_apart() -> None:
     assert usage_from(only_split) == Usage(cache_write=7, cache_write_1h=4)
 
 
+def block(index: int, event: str, **payload: Any) -> tuple[str, dict[str, Any]]:
+    """A ``content_block_start``, ``_delta`` or ``_stop`` event of block ``index``.
+
+    The payload goes under ``content_block`` for a start and under ``delta`` for a delta.
+    """
+    data: dict[str, Any] = {"index": index}
+    if event == "start":
+        data["content_block"] = payload
+    elif event == "delta":
+        data["delta"] = payload
+    return f"content_block_{event}", data
+
+
 def test_a_stream_of_events_reads_into_deltas_and_a_tally() -> None:
     tally = MessageTally()
     start_usage = {
@@ -236,47 +249,18 @@ def test_a_stream_of_events_reads_into_deltas_and_a_tally() -> None:
     script: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"message": {"model": "claude-x", "usage": start_usage}}),
         ("ping", {}),
-        (
-            "content_block_start",
-            {"index": 0, "content_block": {"type": "thinking", "thinking": ""}},
-        ),
-        (
-            "content_block_delta",
-            {"index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm."}},
-        ),
-        (
-            "content_block_delta",
-            {"index": 0, "delta": {"type": "signature_delta", "signature": "x"}},
-        ),
-        ("content_block_stop", {"index": 0}),
-        ("content_block_start", {"index": 1, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"index": 1, "delta": {"type": "text_delta", "text": "On it."}}),
-        ("content_block_stop", {"index": 1}),
-        (
-            "content_block_start",
-            {
-                "index": 2,
-                "content_block": {
-                    "type": "tool_use",
-                    "id": "toolu_9",
-                    "name": "lookup",
-                    "input": {},
-                },
-            },
-        ),
-        (
-            "content_block_delta",
-            {"index": 2, "delta": {"type": "input_json_delta", "partial_json": ""}},
-        ),
-        (
-            "content_block_delta",
-            {"index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"order_id": '}},
-        ),
-        (
-            "content_block_delta",
-            {"index": 2, "delta": {"type": "input_json_delta", "partial_json": '"A1"}'}},
-        ),
-        ("content_block_stop", {"index": 2}),
+        block(0, "start", type="thinking", thinking=""),
+        block(0, "delta", type="thinking_delta", thinking="Hm."),
+        block(0, "delta", type="signature_delta", signature="x"),
+        block(0, "stop"),
+        block(1, "start", type="text", text=""),
+        block(1, "delta", type="text_delta", text="On it."),
+        block(1, "stop"),
+        block(2, "start", type="tool_use", id="toolu_9", name="lookup", input={}),
+        block(2, "delta", type="input_json_delta", partial_json=""),
+        block(2, "delta", type="input_json_delta", partial_json='{"order_id": '),
+        block(2, "delta", type="input_json_delta", partial_json='"A1"}'),
+        block(2, "stop"),
         (
             "message_delta",
             {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 57}},
