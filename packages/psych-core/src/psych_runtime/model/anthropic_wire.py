@@ -32,7 +32,13 @@ from psych_runtime.model.port import (
     ToolCallDelta,
 )
 from psych_runtime.model.transient import error_from_status, says_context_overflow
-from psych_runtime.model.wire_values import count_of, mapping_of, text_of, tool_fields
+from psych_runtime.model.wire_values import (
+    count_of,
+    mapping_of,
+    sampling_fields,
+    text_of,
+    tool_fields,
+)
 
 CacheTtl = Literal["5m", "1h"]
 """How long a prompt-cache entry lives: five minutes (the default) or one hour."""
@@ -277,10 +283,7 @@ def request_body(
         if request.tool_choice is not None:
             body["tool_choice"] = tool_choice_json(request.tool_choice)
     body["stream"] = True
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.top_p is not None:
-        body["top_p"] = request.top_p
+    body.update(sampling_fields(request))
     if request.stop:
         body["stop_sequences"] = list(request.stop)
     body.update(request.extra)

@@ -33,7 +33,13 @@ from psych_runtime.model.port import (
     TextDelta,
     ToolCallDelta,
 )
-from psych_runtime.model.wire_values import count_of, mapping_of, text_of, tool_fields
+from psych_runtime.model.wire_values import (
+    count_of,
+    mapping_of,
+    sampling_fields,
+    text_of,
+    tool_fields,
+)
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 """Which body field carries a request's output limit; see ``output_limit_fields``."""
@@ -214,10 +220,7 @@ def request_body(
     body["stream"] = True
     if include_usage:
         body["stream_options"] = {"include_usage": True}
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.top_p is not None:
-        body["top_p"] = request.top_p
+    body.update(sampling_fields(request))
     if request.max_output_tokens is not None:
         for field in output_limit_fields(max_tokens_field, model=request.model, base_url=base_url):
             body[field] = request.max_output_tokens

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.model.port import ModelRequest
 
 
 def count_of(value: object) -> int:
@@ -43,4 +44,17 @@ def tool_fields(tool: ToolDefinition, schema_key: str) -> dict[str, JsonValue]:
     return out
 
 
-__all__ = ["count_of", "mapping_of", "text_of", "tool_fields"]
+def sampling_fields(request: ModelRequest) -> dict[str, JsonValue]:
+    """The sampling settings the request sets, ``temperature`` then ``top_p``.
+
+    One left unset is not sent, so the provider's own default applies.
+    """
+    fields: dict[str, JsonValue] = {}
+    if request.temperature is not None:
+        fields["temperature"] = request.temperature
+    if request.top_p is not None:
+        fields["top_p"] = request.top_p
+    return fields
+
+
+__all__ = ["count_of", "mapping_of", "sampling_fields", "text_of", "tool_fields"]
