@@ -30,6 +30,10 @@ def _not_reserved(name: str) -> str:
     return name
 
 
+OwnToolName = Annotated[ToolName, AfterValidator(_not_reserved)]
+"""The name of a tool the Spec defines itself, which may not be a built-in tool's."""
+
+
 class CodeTool(SpecModel):
     """A Python function registered in the process, referred to by its name.
 
@@ -41,13 +45,8 @@ class CodeTool(SpecModel):
     """
 
     kind: Literal["code"] = "code"
-    name: ToolName
+    name: OwnToolName
     interruptible: bool = True
-
-    @field_validator("name")
-    @classmethod
-    def _not_builtin(cls, name: str) -> str:
-        return _not_reserved(name)
 
 
 class HttpTool(SpecModel):
@@ -69,7 +68,7 @@ class HttpTool(SpecModel):
     """
 
     kind: Literal["http"] = "http"
-    name: ToolName
+    name: OwnToolName
     description: Annotated[Text, Field(min_length=1, max_length=4096)]
     url: Annotated[str, Field(min_length=1, max_length=2048)]
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
@@ -78,11 +77,6 @@ class HttpTool(SpecModel):
     credential: Annotated[str | None, Field(min_length=1, max_length=256)] = None
     timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0
     interruptible: bool = True
-
-    @field_validator("name")
-    @classmethod
-    def _not_builtin(cls, name: str) -> str:
-        return _not_reserved(name)
 
     @field_validator("url")
     @classmethod

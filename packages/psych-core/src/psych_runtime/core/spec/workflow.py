@@ -336,6 +336,12 @@ class ForeachStep(StepBase):
     on_item_failure: Literal["fail_fast", "wait_all"] = "fail_fast"
 
 
+def _exactly_one(what: str, first: tuple[str, object], second: tuple[str, object]) -> None:
+    """Refuse ``what`` unless exactly one of its two alternative fields is given."""
+    if (first[1] is None) == (second[1] is None):
+        raise ValueError(f"{what} needs exactly one of {first[0]} or {second[0]}")
+
+
 class LoopStep(StepBase):
     """Repeats its body until a condition holds, or while one holds.
 
@@ -354,8 +360,7 @@ class LoopStep(StepBase):
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> Self:
-        if (self.until is None) == (self.while_ is None):
-            raise ValueError("a loop needs exactly one of until or while")
+        _exactly_one("a loop", ("until", self.until), ("while", self.while_))
         return self
 
 
@@ -395,8 +400,7 @@ class SleepStep(StepBase):
 
     @model_validator(mode="after")
     def _one_wake_rule(self) -> Self:
-        if (self.seconds is None) == (self.until is None):
-            raise ValueError("a sleep needs exactly one of seconds or until")
+        _exactly_one("a sleep", ("seconds", self.seconds), ("until", self.until))
         return self
 
 
