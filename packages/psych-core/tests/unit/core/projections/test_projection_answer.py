@@ -5,6 +5,8 @@ from psych_runtime.core.projections.answer import AnswerView, WorkTurn, project_
 from psych_runtime.core.records import QueueKind, TerminalState, ToolFailure, ToolOutcome
 from psych_runtime.testing.log_builder import LOG_START, LogBuilder
 
+from .conftest import asking_for
+
 
 def started() -> LogBuilder:
     return LogBuilder().admitted(input={"message": "where is A1?"}).attempt()
@@ -23,10 +25,7 @@ def test_one_turn_run_is_all_answer() -> None:
 
 def test_multi_turn_run_splits_answer_from_work() -> None:
     log = (
-        started()
-        .turn()
-        .model_started()
-        .model_finished(text="Let me look.", tool_calls=("c1",), finish_reason="tool_calls")
+        asking_for(started(), "c1", text="Let me look.")
         .tool_started("c1", tool="lookup_order", arguments={"id": "A1"})
         .tool_finished("c1", result={"status": "shipped"}, duration_seconds=0.5)
         .turn()
@@ -67,13 +66,7 @@ def test_summary_uses_singular_words() -> None:
 
 
 def test_unfinished_run_has_work_and_no_answer() -> None:
-    log = (
-        started()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
-        .tool_started("c1", tool="lookup_order")
-    )
+    log = asking_for(started(), "c1").tool_started("c1", tool="lookup_order")
     view = project_answer(log.build())
     assert view.text == ""
     assert not view.finished
@@ -131,10 +124,7 @@ def test_answer_is_the_last_reply_without_tools() -> None:
 
 def test_failed_run_is_not_finished() -> None:
     log = (
-        started()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
+        asking_for(started(), "c1")
         .tool_started("c1")
         .tool_finished("c1")
         .settled(TerminalState.FAILED, failure=ToolFailure(kind="budget_exhausted"))

@@ -15,6 +15,8 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.testing.log_builder import LOG_START, LogBuilder
 
+from .conftest import asking_for
+
 
 def at(seconds: float) -> datetime:
     return LOG_START + timedelta(seconds=seconds)
@@ -29,10 +31,7 @@ def running() -> LogBuilder:
 
 def test_tool_calls_pair_by_id_and_a_dangling_call_has_no_outcome() -> None:
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
+        asking_for(running(), "c1", "c2")
         .tool_started("c1", tool="lookup", arguments={"id": 1}, safe_to_retry=True)
         .tool_started("c2", tool="charge", interruptible=False)
         .tool_finished("c1", result={"ok": True}, duration_seconds=0.25)
@@ -416,10 +415,7 @@ def test_failure_streak_threshold_must_be_positive() -> None:
 def test_suspensions_pair_with_their_resumes() -> None:
     schema = {"type": "object"}
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
+        asking_for(running(), "c1")
         .tool_started("c1", tool="delete_account")
         .suspended(SuspendReason.APPROVAL, pending_call_id="c1", question="Delete?")
         .resumed(approved=True, resumed_by="alice", payload={"note": "fine"})

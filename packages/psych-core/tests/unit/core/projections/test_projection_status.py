@@ -21,6 +21,8 @@ from psych_runtime.core.reducer import reduce
 from psych_runtime.core.state import Lifecycle
 from psych_runtime.testing.log_builder import LOG_START, LogBuilder
 
+from .conftest import asking_for
+
 
 def status_of(builder: LogBuilder) -> RunStatus:
     return project_status(reduce(builder.build()))
@@ -105,10 +107,7 @@ def test_settled_while_suspended_shows_no_pending_work() -> None:
 
 def test_pending_approval_names_the_waiting_call() -> None:
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("call_1",), finish_reason="tool_calls")
+        asking_for(running(), "call_1")
         .tool_started("call_1", tool="refund", arguments={"order": "A1", "amount": 20})
         .suspended(
             SuspendReason.APPROVAL,
@@ -159,10 +158,7 @@ def test_pending_question_carries_structured_questions() -> None:
         AskedQuestion(question="Start when?"),
     )
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("ask_1",), finish_reason="tool_calls")
+        asking_for(running(), "ask_1")
         .tool_started("ask_1", tool="ask_question")
         .suspended(SuspendReason.QUESTION, pending_call_id="ask_1", questions=questions)
     )
@@ -264,10 +260,7 @@ def test_deadline_is_pushed_back_by_time_spent_suspended() -> None:
 
 def test_counts_and_content() -> None:
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
+        asking_for(running(), "c1", "c2")
         .tool_started("c1")
         .tool_finished("c1", result="ok")
         .tasks("find the order", "refund it")
@@ -295,10 +288,7 @@ def test_identity_fields_come_from_admission() -> None:
 
 def test_status_round_trips_through_json() -> None:
     log = (
-        running()
-        .turn()
-        .model_started()
-        .model_finished(tool_calls=("c1",), finish_reason="tool_calls")
+        asking_for(running(), "c1")
         .tool_started("c1", arguments={"n": 1})
         .suspended(SuspendReason.APPROVAL, pending_call_id="c1", question="ok?")
     )
