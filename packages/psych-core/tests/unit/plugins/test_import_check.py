@@ -7,17 +7,24 @@ from pathlib import Path
 import pytest
 
 import psych_runtime
+from psych_runtime.adapters import DoctorCheck
+
+
+def fake_driver_check(
+    monkeypatch: pytest.MonkeyPatch, module: types.ModuleType | None, *, ok: str, missing: str
+) -> DoctorCheck:
+    """The check of a ``fake_psych_driver`` that imports as ``module`` (None: it fails)."""
+    monkeypatch.setitem(sys.modules, "fake_psych_driver", module)
+    return psych_runtime.adapters.import_check(
+        "fake store", "fake_psych_driver", ok=ok, missing=missing
+    )
 
 
 def test_a_module_that_imports_passes_with_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType("fake_psych_driver")
     module.__version__ = "4.2"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fake_psych_driver", module)
-    check = psych_runtime.adapters.import_check(
-        "fake store",
-        "fake_psych_driver",
-        ok="fake_psych_driver {version} available",
-        missing="never shown",
+    check = fake_driver_check(
+        monkeypatch, module, ok="fake_psych_driver {version} available", missing="never shown"
     )
     assert check.name == "fake store"
     assert check.run() == psych_runtime.adapters.DoctorResult(
@@ -26,20 +33,17 @@ def test_a_module_that_imports_passes_with_its_version(monkeypatch: pytest.Monke
 
 
 def test_a_module_without_a_version_reports_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "fake_psych_driver", types.ModuleType("fake_psych_driver"))
-    check = psych_runtime.adapters.import_check(
-        "fake store", "fake_psych_driver", ok="version {version}", missing="never shown"
-    )
+    module = types.ModuleType("fake_psych_driver")
+    check = fake_driver_check(monkeypatch, module, ok="version {version}", missing="never shown")
     assert check.run() == psych_runtime.adapters.DoctorResult(True, "version unknown")
 
 
 def test_a_module_that_cannot_be_imported_fails_with_the_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "fake_psych_driver", None)
-    check = psych_runtime.adapters.import_check(
-        "fake store",
-        "fake_psych_driver",
+    check = fake_driver_check(
+        monkeypatch,
+        None,
         ok="never shown",
         missing="cannot import it ({error}); pip install fake-psych",
     )
