@@ -113,20 +113,33 @@ async def open_file_blob_store(url: str, **options: object) -> "BlobStore":
     return FileBlobStore(root)
 
 
+def _ours[B](
+    kind: Callable[..., B],
+    scheme: str,
+    open: Callable[..., Awaitable[object]],
+    description: str,
+    *,
+    single_process: bool = False,
+) -> B:
+    """A backend of ``kind`` that the core ships, named after the one scheme it opens."""
+    return kind(
+        name=scheme,
+        schemes=(scheme,),
+        open=open,
+        package=_PACKAGE,
+        description=description,
+        single_process=single_process,
+    )
+
+
 def _in_process[B](kind: Callable[..., B], open: Callable[..., Awaitable[object]], what: str) -> B:
     """A backend of ``kind`` whose data lives in this process only, under ``memory://``.
 
     Each of the core's stores has one; they are described alike so that ``psych doctor``
     and the contract tests treat them alike (not durable, not shared between processes).
     """
-    return kind(
-        name="memory",
-        schemes=("memory",),
-        open=open,
-        package=_PACKAGE,
-        description=f"{what} for tests and demos; not durable.",
-        single_process=True,
-    )
+    description = f"{what} for tests and demos; not durable."
+    return _ours(kind, "memory", open, description, single_process=True)
 
 
 @hookimpl
@@ -139,15 +152,8 @@ def psych_register_stores(register: Callable[[StoreBackend], None]) -> None:
 def psych_register_blob_stores(register: Callable[[BlobStoreBackend], None]) -> None:
     """Offer the in-memory BlobStore under ``memory://`` and a directory under ``file://``."""
     register(_in_process(BlobStoreBackend, open_memory_blob_store, "In-process blob store"))
-    register(
-        BlobStoreBackend(
-            name="file",
-            schemes=("file",),
-            open=open_file_blob_store,
-            package=_PACKAGE,
-            description="One file per blob under a local or mounted directory.",
-        )
-    )
+    description = "One file per blob under a local or mounted directory."
+    register(_ours(BlobStoreBackend, "file", open_file_blob_store, description))
 
 
 async def open_local_memory(url: str, **options: object) -> "MemoryStore":
