@@ -412,10 +412,14 @@ def read_event(name: str, data: Mapping[str, object], tally: MessageTally) -> li
     return []
 
 
+def _block_part(data: Mapping[str, object], key: str) -> tuple[int, Mapping[str, object], object]:
+    """The block's index, the part of the event at ``key``, and that part's type."""
+    part = mapping_of(data.get(key))
+    return count_of(data.get("index")), part, part.get("type")
+
+
 def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
-    index = count_of(data.get("index"))
-    block = mapping_of(data.get("content_block"))
-    kind = block.get("type")
+    index, block, kind = _block_part(data, "content_block")
     if kind == "tool_use":
         tally.tool_blocks.add(index)
         tally.saw_tool_call = True
@@ -429,9 +433,7 @@ def _block_start(data: Mapping[str, object], tally: MessageTally) -> list[Stream
 
 
 def _block_delta(data: Mapping[str, object], tally: MessageTally) -> list[StreamEvent]:
-    index = count_of(data.get("index"))
-    delta = mapping_of(data.get("delta"))
-    kind = delta.get("type")
+    index, delta, kind = _block_part(data, "delta")
     if kind == "text_delta":
         return _piece(TextDelta, delta.get("text"))
     if kind == "input_json_delta" and index in tally.tool_blocks:
