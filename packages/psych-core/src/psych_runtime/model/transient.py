@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING
 
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.model.port import (
@@ -30,9 +29,6 @@ from psych_runtime.model.port import (
     StreamIncomplete,
     TransientModelError,
 )
-
-if TYPE_CHECKING:
-    pass
 
 TRANSIENT_STATUSES = frozenset({408, 425, 429})
 """Client-error statuses worth retrying; every 5xx is retried as well."""
