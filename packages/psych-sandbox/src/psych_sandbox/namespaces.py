@@ -28,13 +28,13 @@ from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
     HOST_ENFORCED,
-    RUNNER_SOURCE,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
     reachable_by_others,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import Scratch
@@ -327,11 +327,8 @@ class NamespaceSandbox(ProcessSandbox):
     def _command(
         self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
     ) -> Launch:
-        read_fd, write_fd = fds
-        argv = self.bwrap_arguments(program, workspace)
-        argv += [self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)]
         return Launch(
-            argv=argv,
+            argv=self.bwrap_arguments(program, workspace) + runner_argv(self._python, fds),
             env={"PATH": SANDBOX_PATH},
             cwd="/",
             pass_fds=fds,

@@ -35,12 +35,12 @@ from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
     HOST_ENFORCED,
-    RUNNER_SOURCE,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
@@ -157,7 +157,7 @@ def oci_command(
         # own tmpfs mounts on /run, /tmp and /var/tmp would have no size.
         command += ["--preserve-fds", str(max(fds) - 2), "--read-only-tmpfs=false"]
     root = ["--rootfs", rootfs] if rootfs is not None else [image]
-    command += [*root, python, "-I", "-S", "-c", RUNNER_SOURCE, str(fds[0]), str(fds[1])]
+    command += [*root, *runner_argv(python, fds)]
     return command
 
 

@@ -24,13 +24,13 @@ from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
     HOST_ENFORCED,
-    RUNNER_SOURCE,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
     interpreter_candidates,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
@@ -175,10 +175,9 @@ class SubprocessSandbox(ProcessSandbox):
     def _command(
         self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
     ) -> Launch:
-        read_fd, write_fd = fds
         private = self._private_scratch
         return Launch(
-            argv=[self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)],
+            argv=runner_argv(self._python, fds),
             env=sandbox_environment(str(workspace)),
             cwd=str(workspace),
             pass_fds=fds,
