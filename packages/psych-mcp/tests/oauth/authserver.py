@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
+import pytest
 import uvicorn
 from authlib.oauth2 import AuthorizationServer, OAuth2Error
 from authlib.oauth2.rfc6749 import (
@@ -46,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from psych_mcp.oauth import OAuthError
 from psych_runtime import Scope
 
 SCOPES = ["mcp:read", "mcp:write"]
@@ -610,3 +612,18 @@ def bearer_value(header: str | None) -> str:
 def callback_params(location: str) -> dict[str, str]:
     """The query parameters of a redirect ``Location``."""
     return dict(parse_qsl(urlsplit(location).query))
+
+
+async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
+    """GET the resource at ``url`` with ``header`` as ``Authorization``, asking for ``need``."""
+    headers = {"Authorization": header} if header else {}
+    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
+        return await http.get(url, params={"need": need}, headers=headers)
+
+
+async def expect_oauth_error(kind: str, step: Awaitable[object]) -> OAuthError:
+    """Await ``step``, which must raise an ``OAuthError`` of ``kind``; that error."""
+    with pytest.raises(OAuthError) as caught:
+        await step
+    assert caught.value.kind == kind
+    return caught.value
