@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, Metric
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -40,6 +40,22 @@ class Otel:
     reader: InMemoryMetricReader
     tracer_provider: TracerProvider
     telemetry: OtelTelemetry
+    meter_provider: MeterProvider
+
+    @classmethod
+    def in_memory(cls) -> "Otel":
+        """Providers whose spans and metrics stay in memory; ``shutdown`` when done."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        reader = InMemoryMetricReader()
+        meters = MeterProvider(metric_readers=[reader])
+        telemetry = OtelTelemetry(tracer_provider=provider, meter_provider=meters)
+        return cls(exporter, reader, provider, telemetry, meters)
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
@@ -47,35 +63,31 @@ class Otel:
     def named(self, name: str) -> list[ReadableSpan]:
         return [span for span in self.spans() if span.name == name]
 
-    def points(self, metric: str) -> list[tuple[float, dict[str, Any]]]:
-        """Every (sum, attributes) histogram point recorded for ``metric``."""
+    def metric_points(self) -> Iterator[tuple[Metric, Any]]:
+        """Every metric recorded so far with each of its data points."""
         data = self.reader.get_metrics_data()
-        found: list[tuple[float, dict[str, Any]]] = []
         if data is None:
-            return found
+            return
         for resource in data.resource_metrics:
             for scope in resource.scope_metrics:
-                for entry in scope.metrics:
-                    if entry.name == metric:
-                        found += [(p.sum, dict(p.attributes or {})) for p in entry.data.data_points]  # type: ignore[union-attr]
-        return found
+                for metric in scope.metrics:
+                    for point in metric.data.data_points:
+                        yield metric, point
+
+    def points(self, metric: str) -> list[tuple[float, dict[str, Any]]]:
+        """Every (sum, attributes) histogram point recorded for ``metric``."""
+        return [
+            (point.sum, dict(point.attributes or {}))
+            for entry, point in self.metric_points()
+            if entry.name == metric
+        ]
 
 
 @pytest.fixture
 def otel() -> Iterator[Otel]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    yield Otel(
-        exporter,
-        reader,
-        provider,
-        OtelTelemetry(tracer_provider=provider, meter_provider=meters),
-    )
-    provider.shutdown()
-    meters.shutdown()
+    otel = Otel.in_memory()
+    yield otel
+    otel.shutdown()
 
 
 def registry_of(*tools: Callable[..., Any]) -> ToolRegistry:

@@ -41,13 +41,19 @@ def _problems(exporter: InMemorySpanExporter) -> list[str]:
     return [problem.problem for problem in check_spans(spans)]
 
 
-def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExporter]) -> None:
-    telemetry, exporter = traced
+def _tree(telemetry: OtelTelemetry) -> tuple[Any, Any, Any]:
+    """A run, its attempt and the attempt's first turn, all still open."""
     run = telemetry.start_span("psych.run", RUN)
     attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
     turn = telemetry.start_span(
         "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
     )
+    return run, attempt, turn
+
+
+def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExporter]) -> None:
+    telemetry, exporter = traced
+    run, attempt, turn = _tree(telemetry)
     tool = telemetry.start_span("execute_tool lookup", TOOL, parent=turn)
     tool.set_attributes({"psych.tool.outcome": "error"})
     tool.end(error="it failed")
@@ -97,11 +103,7 @@ def test_a_status_that_contradicts_the_outcome_is_reported(
     traced: tuple[OtelTelemetry, InMemorySpanExporter],
 ) -> None:
     telemetry, exporter = traced
-    turn_parent = telemetry.start_span("psych.run", RUN)
-    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=turn_parent)
-    turn = telemetry.start_span(
-        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
-    )
+    run, attempt, turn = _tree(telemetry)
     silent = telemetry.start_span(
         "execute_tool lookup", {**TOOL, "psych.tool.outcome": "error"}, parent=turn
     )
@@ -112,7 +114,7 @@ def test_a_status_that_contradicts_the_outcome_is_reported(
         parent=turn,
     )
     loud.end(error="nothing was wrong")
-    for span in (turn, attempt, turn_parent):
+    for span in (turn, attempt, run):
         span.end()
     problems = _problems(exporter)
     assert "psych.tool.outcome='error' but the status is not ERROR" in problems
@@ -128,15 +130,6 @@ def test_spans_of_other_instrumentation_are_ignored(
     run.end()
     mine.end()
     assert _problems(exporter) == []
-
-
-def _tree(telemetry: OtelTelemetry) -> tuple[Any, Any, Any]:
-    run = telemetry.start_span("psych.run", RUN)
-    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
-    turn = telemetry.start_span(
-        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
-    )
-    return run, attempt, turn
 
 
 CHAT = {
