@@ -1,6 +1,9 @@
 """Shared fixtures: an OpenTelemetry SDK with in-memory exporters, and a fast Worker."""
 
+import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -111,6 +114,27 @@ async def running_worker(
     )
     async with worker_in_background(Worker(store, runtime, **{**FAST, **options})) as worker:
         yield worker
+
+
+OTEL_WORKER = Path(__file__).parent / "e2e" / "otel_worker.py"
+"""A Worker with psych-otel installed, in a process of its own (see the script)."""
+
+
+def worker_command(url: str, spans_file: Path, run_id: str, *more: str) -> list[str]:
+    """How ``OTEL_WORKER`` is started: work ``run_id`` from ``url``, spans to ``spans_file``."""
+    return [sys.executable, str(OTEL_WORKER), url, str(spans_file), run_id, *more]
+
+
+async def work_in_another_process(url: str, spans_file: Path, run_id: str) -> None:
+    """Run ``OTEL_WORKER`` until it has worked ``run_id`` to its end; it must exit 0."""
+    finished = await asyncio.to_thread(
+        subprocess.run,
+        worker_command(url, spans_file, run_id),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 0, finished.stderr
 
 
 def read_exported(path: Path) -> list[dict[str, Any]]:
