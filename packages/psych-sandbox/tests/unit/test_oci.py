@@ -1,22 +1,20 @@
 """The OCI backend's command construction, and its refusal when no engine is reachable."""
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from psych_runtime.adapters import Guarantee, Program, ResolvedLimits
+from psych_runtime.adapters import Guarantee, Program
 from psych_runtime.spec import Isolation
 from psych_sandbox import OciSandbox, SandboxUnavailable, oci_command
 
-LIMITS = ResolvedLimits(
-    cpu_seconds=2.5,
-    wall_seconds=5,
-    memory_bytes=256 * 1024 * 1024,
-    file_size_bytes=8 * 1024 * 1024,
-    process_count=64,
-)
+from ..conftest import LIMITS as SMALL_LIMITS
+
+# A fractional CPU limit (``--ulimit cpu`` rounds it up) and a pids limit of its own.
+LIMITS = replace(SMALL_LIMITS, cpu_seconds=2.5, process_count=64)
 
 
 def _option(command: list[str], name: str) -> list[str]:
