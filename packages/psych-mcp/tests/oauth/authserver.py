@@ -47,8 +47,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from psych_mcp.oauth import OAuthError
+from psych_mcp.oauth import McpOAuthClient, OAuthError
 from psych_runtime import Scope
+from psych_runtime.spec import McpServer
 
 SCOPES = ["mcp:read", "mcp:write"]
 
@@ -603,6 +604,10 @@ async def browse(url: str) -> str:
     return response.headers["location"]
 
 
+ALICE = Scope(tenant="acme", principal="alice")
+"""The Scope the tests ask for tokens in."""
+
+
 def bearer_value(header: str | None) -> str:
     """The token in an ``Authorization`` header value."""
     assert header is not None and header.startswith("Bearer ")
@@ -627,3 +632,19 @@ async def expect_oauth_error(kind: str, step: Awaitable[object]) -> OAuthError:
         await step
     assert caught.value.kind == kind
     return caught.value
+
+
+async def renewed_after_expiry(
+    world: World, clock: FakeClock, oauth: McpOAuthClient, server: McpServer, header: str
+) -> str:
+    """Let ``header``'s token expire: the resource refuses it, and ``oauth`` renews it.
+
+    Returns:
+        The new header, which differs from ``header`` and which the resource accepts.
+    """
+    clock.advance(world.token_lifetime + 1)
+    assert (await call(world.resource, header)).status_code == 401
+    renewed = await oauth.authorization_header(ALICE, server)
+    assert renewed is not None and renewed != header
+    assert (await call(world.resource, renewed)).status_code == 200
+    return renewed

@@ -16,6 +16,7 @@ from psych_runtime import Scope, StaticSecretResolver
 from psych_runtime.spec import McpOAuth, McpServer
 
 from .authserver import (
+    ALICE,
     Client,
     FakeClock,
     RecordingFactory,
@@ -23,9 +24,9 @@ from .authserver import (
     call,
     callback_params,
     expect_oauth_error,
+    renewed_after_expiry,
 )
 
-ALICE = Scope(tenant="acme", principal="alice")
 REDIRECT = "http://127.0.0.1:8976/callback"
 type Browser = Callable[[str], Awaitable[str]]
 
@@ -47,12 +48,6 @@ def make(
 def server(world: World) -> McpServer:
     """The server of ``server_for`` with its defaults."""
     return server_for(world)
-
-
-@pytest.fixture
-def oauth(clock: FakeClock, factory: RecordingFactory) -> McpOAuthClient:
-    """A client from ``make`` with no secrets."""
-    return make(clock, factory)
 
 
 async def authorize(
@@ -93,12 +88,8 @@ async def test_the_user_authorizes_then_the_token_is_used_and_refreshed(
     assert registration["redirect_uris"] == [REDIRECT]
     assert registration["application_type"] == "native"
 
-    clock.advance(world.token_lifetime + 1)
-    assert (await call(world.resource, header)).status_code == 401
-    refreshed = await oauth.authorization_header(ALICE, server)
-    assert refreshed != header
+    await renewed_after_expiry(world, clock, oauth, server, header)
     assert world.grants["refresh_token"] == 1
-    assert (await call(world.resource, refreshed)).status_code == 200
     # The rotated refresh token is the one kept: a second expiry refreshes again.
     clock.advance(world.token_lifetime + 1)
     assert (await call(world.resource, await oauth.authorization_header(ALICE, server))).is_success

@@ -10,6 +10,7 @@ from psych_runtime import Scope, StaticSecretResolver
 from psych_runtime.spec import McpOAuth, McpServer
 
 from .authserver import (
+    ALICE,
     Client,
     FakeClock,
     RecordingFactory,
@@ -18,8 +19,6 @@ from .authserver import (
     call,
     expect_oauth_error,
 )
-
-ALICE = Scope(tenant="acme", principal="alice")
 
 
 @pytest.fixture(autouse=True)
