@@ -45,13 +45,6 @@ RUNNER_SOURCE = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8
 """The runner's text, handed to the interpreter with ``-c`` so no file must be readable."""
 
 SANDBOX_PATH = "/usr/bin:/bin"
-
-
-def runner_argv(python: str, fds: tuple[int, int]) -> list[str]:
-    """How ``python`` starts the runner: isolated, without ``site``, on the two pipes ``fds``."""
-    return [python, "-I", "-S", "-c", RUNNER_SOURCE, str(fds[0]), str(fds[1])]
-
-
 DEFAULT_UID_BASE = 2_000_100_000
 """First uid of the range a root host runs programs as, one uid per running program.
 
@@ -74,6 +67,11 @@ HOST_ENFORCED = frozenset(
 _PROTOCOL_LINE_LIMIT = 64 * 1024 * 1024
 _DRAIN_SECONDS = 1.0
 _DISK_POLL_SECONDS = 0.05
+
+
+def runner_argv(python: str, fds: tuple[int, int]) -> list[str]:
+    """How ``python`` starts the runner: isolated, without ``site``, on the two pipes ``fds``."""
+    return [python, "-I", "-S", "-c", RUNNER_SOURCE, str(fds[0]), str(fds[1])]
 
 
 class SandboxUnavailable(RuntimeError):

@@ -243,7 +243,7 @@ class NamespaceSandbox(ProcessSandbox):
             Guarantee.READ_ONLY_SYSTEM: read_only,
             Guarantee.PRIVATE_SCRATCH: scratch,
         }
-        enforced = HOST_ENFORCED | {held for held, shown in established.items() if shown}
+        enforced = HOST_ENFORCED | {guarantee for guarantee, held in established.items() if held}
         contained = user and pid_ns and net and mount
         self._capabilities = SandboxCapabilities(
             backend="namespaces",
