@@ -26,6 +26,7 @@ from a2a.types import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    Message,
     Role,
     Task,
     TaskState,
@@ -44,6 +45,13 @@ class Seen:
     headers: list[dict[str, str]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
     completed: threading.Event = field(default_factory=threading.Event)
+
+
+def _agent_says(context: RequestContext, text: str) -> Message:
+    """A message from the peer, in the task and context of ``context``."""
+    return new_text_message(
+        text, context_id=context.context_id, task_id=context.task_id, role=Role.ROLE_AGENT
+    )
 
 
 class EchoExecutor(AgentExecutor):
@@ -78,24 +86,10 @@ class EchoExecutor(AgentExecutor):
             released = await asyncio.to_thread(self.seen.release.wait, 30)
             assert released, "the test never released the peer"
         if word == "ask":
-            await updater.requires_input(
-                new_text_message(
-                    "What colour?",
-                    context_id=context.context_id,
-                    task_id=context.task_id,
-                    role=Role.ROLE_AGENT,
-                )
-            )
+            await updater.requires_input(_agent_says(context, "What colour?"))
             return
         if word == "fail":
-            await updater.failed(
-                new_text_message(
-                    "it broke",
-                    context_id=context.context_id,
-                    task_id=context.task_id,
-                    role=Role.ROLE_AGENT,
-                )
-            )
+            await updater.failed(_agent_says(context, "it broke"))
             return
         await updater.add_artifact(new_text_artifact("echo", rest).parts, name="echo")
         await updater.complete()

@@ -1,6 +1,9 @@
 """Shared fixtures: an OpenTelemetry SDK with in-memory exporters, and a fast Worker."""
 
+import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -10,7 +13,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, Metric
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -40,6 +43,22 @@ class Otel:
     reader: InMemoryMetricReader
     tracer_provider: TracerProvider
     telemetry: OtelTelemetry
+    meter_provider: MeterProvider
+
+    @classmethod
+    def in_memory(cls) -> "Otel":
+        """Providers whose spans and metrics stay in memory; ``shutdown`` when done."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        reader = InMemoryMetricReader()
+        meters = MeterProvider(metric_readers=[reader])
+        telemetry = OtelTelemetry(tracer_provider=provider, meter_provider=meters)
+        return cls(exporter, reader, provider, telemetry, meters)
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
@@ -47,35 +66,31 @@ class Otel:
     def named(self, name: str) -> list[ReadableSpan]:
         return [span for span in self.spans() if span.name == name]
 
-    def points(self, metric: str) -> list[tuple[float, dict[str, Any]]]:
-        """Every (sum, attributes) histogram point recorded for ``metric``."""
+    def metric_points(self) -> Iterator[tuple[Metric, Any]]:
+        """Every metric recorded so far with each of its data points."""
         data = self.reader.get_metrics_data()
-        found: list[tuple[float, dict[str, Any]]] = []
         if data is None:
-            return found
+            return
         for resource in data.resource_metrics:
             for scope in resource.scope_metrics:
-                for entry in scope.metrics:
-                    if entry.name == metric:
-                        found += [(p.sum, dict(p.attributes or {})) for p in entry.data.data_points]  # type: ignore[union-attr]
-        return found
+                for metric in scope.metrics:
+                    for point in metric.data.data_points:
+                        yield metric, point
+
+    def points(self, metric: str) -> list[tuple[float, dict[str, Any]]]:
+        """Every (sum, attributes) histogram point recorded for ``metric``."""
+        return [
+            (point.sum, dict(point.attributes or {}))
+            for entry, point in self.metric_points()
+            if entry.name == metric
+        ]
 
 
 @pytest.fixture
 def otel() -> Iterator[Otel]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    meters = MeterProvider(metric_readers=[reader])
-    yield Otel(
-        exporter,
-        reader,
-        provider,
-        OtelTelemetry(tracer_provider=provider, meter_provider=meters),
-    )
-    provider.shutdown()
-    meters.shutdown()
+    otel = Otel.in_memory()
+    yield otel
+    otel.shutdown()
 
 
 def registry_of(*tools: Callable[..., Any]) -> ToolRegistry:
@@ -99,6 +114,27 @@ async def running_worker(
     )
     async with worker_in_background(Worker(store, runtime, **{**FAST, **options})) as worker:
         yield worker
+
+
+OTEL_WORKER = Path(__file__).parent / "e2e" / "otel_worker.py"
+"""A Worker with psych-otel installed, in a process of its own (see the script)."""
+
+
+def worker_command(url: str, spans_file: Path, run_id: str, *more: str) -> list[str]:
+    """How ``OTEL_WORKER`` is started: work ``run_id`` from ``url``, spans to ``spans_file``."""
+    return [sys.executable, str(OTEL_WORKER), url, str(spans_file), run_id, *more]
+
+
+async def work_in_another_process(url: str, spans_file: Path, run_id: str) -> None:
+    """Run ``OTEL_WORKER`` until it has worked ``run_id`` to its end; it must exit 0."""
+    finished = await asyncio.to_thread(
+        subprocess.run,
+        worker_command(url, spans_file, run_id),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 0, finished.stderr
 
 
 def read_exported(path: Path) -> list[dict[str, Any]]:

@@ -7,8 +7,9 @@ so the order is forced, not hoped for.
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
@@ -42,27 +43,40 @@ async def _echo(tools: A2ATools, spec: AgentSpec) -> SourceTool:
     return next(tool for tool in offered.tools if tool.name == "echo__echo")
 
 
-async def test_a_cut_stream_is_followed_until_the_task_completes() -> None:
+type Send = Callable[[str], Awaitable[Any]]
+"""Calls the peer's ``echo`` skill with a message; the tool result."""
+
+
+@asynccontextmanager
+async def _echo_behind_a_proxy(
+    *, die_on_cut: bool = False, streaming: bool = True
+) -> AsyncIterator[tuple[Send, Seen, CuttingProxy]]:
+    """``_behind_a_proxy``, with a source that polls every 50 ms, its ``echo`` tool resolved."""
     async with (
-        _behind_a_proxy() as (base, seen, proxy),
+        _behind_a_proxy(die_on_cut=die_on_cut, streaming=streaming) as (base, seen, proxy),
         A2ATools(egress=LOOPBACK, poll_seconds=0.05) as tools,
     ):
         spec = _spec(A2APeer(name="echo", url=base))
-        result = await _call(tools, spec, await _echo(tools, spec), message="wait for the end")
+        echo = await _echo(tools, spec)
+
+        async def send(message: str) -> Any:
+            return await _call(tools, spec, echo, message=message)
+
+        yield send, seen, proxy
+
+
+async def test_a_cut_stream_is_followed_until_the_task_completes() -> None:
+    async with _echo_behind_a_proxy() as (send, seen, proxy):
+        result = await send("wait for the end")
         assert proxy.cut.is_set() and seen.completed.is_set()
     assert (result["state"], result["text"]) == ("completed", "for the end")
     assert seen.texts == ["wait for the end"]  # followed, never sent twice
 
 
 async def test_a_peer_that_dies_mid_stream_is_a_transient_unreachable() -> None:
-    async with (
-        _behind_a_proxy(die_on_cut=True) as (base, _, proxy),
-        A2ATools(egress=LOOPBACK, poll_seconds=0.05) as tools,
-    ):
-        spec = _spec(A2APeer(name="echo", url=base))
-        echo = await _echo(tools, spec)
+    async with _echo_behind_a_proxy(die_on_cut=True) as (send, _, proxy):
         with pytest.raises(SourceCallFailed) as failed:
-            await _call(tools, spec, echo, message="wait forever")
+            await send("wait forever")
         assert proxy.cut.is_set()
     assert (failed.value.kind, failed.value.transient) == ("unreachable", True)
 
@@ -91,13 +105,8 @@ async def test_a_dead_peer_and_a_dead_mcp_server_fail_the_same_way() -> None:
 
 
 async def test_a_peer_that_does_not_stream_is_polled_through_the_proxy_untouched() -> None:
-    async with (
-        _behind_a_proxy(streaming=False) as (base, seen, proxy),
-        A2ATools(egress=LOOPBACK, poll_seconds=0.05) as tools,
-    ):
-        spec = _spec(A2APeer(name="echo", url=base))
-        echo = await _echo(tools, spec)
-        calling = asyncio.create_task(_call(tools, spec, echo, message="wait politely"))
+    async with _echo_behind_a_proxy(streaming=False) as (send, seen, proxy):
+        calling = asyncio.create_task(send("wait politely"))
         async with asyncio.timeout(10):
             while not seen.texts:  # the send arrived; the peer waits for its release
                 await asyncio.sleep(0.01)

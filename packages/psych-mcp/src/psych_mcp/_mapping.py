@@ -18,11 +18,9 @@ from dataclasses import dataclass
 import mcp_types as types
 from pydantic import JsonValue
 
+from psych_runtime import ToolClass
 from psych_runtime.models import ToolDefinition
 
-READ_ONLY = "read-only"
-WRITE = "write"
-DESTRUCTIVE = "destructive"
 IDEMPOTENT = "idempotent"
 
 
@@ -47,11 +45,11 @@ def tool_hints(hints: types.ToolAnnotations | None) -> ToolHints:
     destructive = _hint(hints, "destructive_hint", default=True)
     idempotent = _hint(hints, "idempotent_hint", default=False)
     if read_only:
-        annotations = {READ_ONLY}
+        annotations = {ToolClass.READ_ONLY.value}
     elif destructive:
-        annotations = {DESTRUCTIVE}
+        annotations = {ToolClass.DESTRUCTIVE.value}
     else:
-        annotations = {WRITE}
+        annotations = {ToolClass.WRITE.value}
     if idempotent:
         annotations.add(IDEMPOTENT)
     return ToolHints(frozenset(annotations), safe_to_retry=idempotent)
@@ -132,10 +130,7 @@ def _block(block: types.ContentBlock) -> JsonValue:
 
 
 __all__ = [
-    "DESTRUCTIVE",
     "IDEMPOTENT",
-    "READ_ONLY",
-    "WRITE",
     "ToolHints",
     "error_text",
     "result_json",

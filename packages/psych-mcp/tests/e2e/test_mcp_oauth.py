@@ -84,6 +84,17 @@ def _server(crm: McpStubServer, **oauth: Any) -> McpServer:
     return McpServer(name="crm", url=crm.url, oauth=McpOAuth.model_validate(settings))
 
 
+def _browser_server(crm: McpStubServer) -> McpServer:
+    """``crm`` behind the ``authorization_code`` grant, as the preregistered public ``app``."""
+    return _server(
+        crm,
+        grant="authorization_code",
+        preregistered_client_id="app",
+        client_secret_credential=None,
+        redirect_uris=[REDIRECT],
+    )
+
+
 def _spec(server: McpServer) -> AgentSpec:
     return AgentSpec(name="ops", model="fake-standard", mcp_servers=(server,))
 
@@ -165,13 +176,7 @@ async def test_authorization_code_needs_a_person_then_works(
     world: World, crm: McpStubServer
 ) -> None:
     crm.tool("find", "found")
-    server = _server(
-        crm,
-        grant="authorization_code",
-        preregistered_client_id="app",
-        client_secret_credential=None,
-        redirect_uris=[REDIRECT],
-    )
+    server = _browser_server(crm)
     spec = _spec(server)
     store = InMemoryTokenStore()
     failed = await run_once(spec, FakeModel(), _tools(store))
@@ -201,13 +206,7 @@ async def test_authorization_code_needs_a_person_then_works(
 async def test_an_optional_server_awaiting_authorization_is_an_advisory(
     world: World, crm: McpStubServer
 ) -> None:
-    server = _server(
-        crm,
-        grant="authorization_code",
-        preregistered_client_id="app",
-        client_secret_credential=None,
-        redirect_uris=[REDIRECT],
-    ).model_copy(update={"optional": True})
+    server = _browser_server(crm).model_copy(update={"optional": True})
     model = FakeModel().turn(text="Fine without it.")
     log = await run_once(_spec(server), model, _tools())
     assert log[-1].state is TerminalState.COMPLETED

@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
+import pytest
 import uvicorn
 from authlib.oauth2 import AuthorizationServer, OAuth2Error
 from authlib.oauth2.rfc6749 import (
@@ -46,7 +47,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from psych_mcp.oauth import McpOAuthClient, OAuthError
 from psych_runtime import Scope
+from psych_runtime.spec import McpServer
 
 SCOPES = ["mcp:read", "mcp:write"]
 
@@ -601,6 +604,10 @@ async def browse(url: str) -> str:
     return response.headers["location"]
 
 
+ALICE = Scope(tenant="acme", principal="alice")
+"""The Scope the tests ask for tokens in."""
+
+
 def bearer_value(header: str | None) -> str:
     """The token in an ``Authorization`` header value."""
     assert header is not None and header.startswith("Bearer ")
@@ -610,3 +617,34 @@ def bearer_value(header: str | None) -> str:
 def callback_params(location: str) -> dict[str, str]:
     """The query parameters of a redirect ``Location``."""
     return dict(parse_qsl(urlsplit(location).query))
+
+
+async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
+    """GET the resource at ``url`` with ``header`` as ``Authorization``, asking for ``need``."""
+    headers = {"Authorization": header} if header else {}
+    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
+        return await http.get(url, params={"need": need}, headers=headers)
+
+
+async def expect_oauth_error(kind: str, step: Awaitable[object]) -> OAuthError:
+    """Await ``step``, which must raise an ``OAuthError`` of ``kind``; that error."""
+    with pytest.raises(OAuthError) as caught:
+        await step
+    assert caught.value.kind == kind
+    return caught.value
+
+
+async def renewed_after_expiry(
+    world: World, clock: FakeClock, oauth: McpOAuthClient, server: McpServer, header: str
+) -> str:
+    """Let ``header``'s token expire: the resource refuses it, and ``oauth`` renews it.
+
+    Returns:
+        The new header, which differs from ``header`` and which the resource accepts.
+    """
+    clock.advance(world.token_lifetime + 1)
+    assert (await call(world.resource, header)).status_code == 401
+    renewed = await oauth.authorization_header(ALICE, server)
+    assert renewed is not None and renewed != header
+    assert (await call(world.resource, renewed)).status_code == 200
+    return renewed

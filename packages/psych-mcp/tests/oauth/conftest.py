@@ -5,6 +5,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import httpx2
 import pytest
 
+from psych_mcp.oauth import McpOAuthClient
+
 from .authserver import FakeClock, RecordingFactory, World, running
 
 
@@ -35,3 +37,12 @@ async def browser() -> AsyncIterator[Callable[[str], Awaitable[str]]]:
             return response.headers["location"]
 
         yield open_url
+
+
+@pytest.fixture
+def oauth(
+    request: pytest.FixtureRequest, clock: FakeClock, factory: RecordingFactory
+) -> McpOAuthClient:
+    """The OAuth client the test's module builds with ``make(clock, factory)``."""
+    make: Callable[[FakeClock, RecordingFactory], McpOAuthClient] = request.module.make
+    return make(clock, factory)

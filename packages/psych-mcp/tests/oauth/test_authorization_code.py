@@ -3,7 +3,6 @@
 import logging
 from collections.abc import Awaitable, Callable
 
-import httpx2
 import pytest
 
 from psych_mcp.oauth import (
@@ -16,9 +15,18 @@ from psych_mcp.oauth import (
 from psych_runtime import Scope, StaticSecretResolver
 from psych_runtime.spec import McpOAuth, McpServer
 
-from .authserver import Client, FakeClock, RecordingFactory, World, callback_params
+from .authserver import (
+    ALICE,
+    Client,
+    FakeClock,
+    RecordingFactory,
+    World,
+    call,
+    callback_params,
+    expect_oauth_error,
+    renewed_after_expiry,
+)
 
-ALICE = Scope(tenant="acme", principal="alice")
 REDIRECT = "http://127.0.0.1:8976/callback"
 type Browser = Callable[[str], Awaitable[str]]
 
@@ -36,10 +44,10 @@ def make(
     )
 
 
-async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
-    headers = {"Authorization": header} if header else {}
-    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
-        return await http.get(url, params={"need": need}, headers=headers)
+@pytest.fixture
+def server(world: World) -> McpServer:
+    """The server of ``server_for`` with its defaults."""
+    return server_for(world)
 
 
 async def authorize(
@@ -66,10 +74,8 @@ async def sign_in(
 
 
 async def test_the_user_authorizes_then_the_token_is_used_and_refreshed(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    world: World, server: McpServer, oauth: McpOAuthClient, clock: FakeClock, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     await sign_in(oauth, ALICE, server, browser)
 
     header = await oauth.authorization_header(ALICE, server)
@@ -82,12 +88,8 @@ async def test_the_user_authorizes_then_the_token_is_used_and_refreshed(
     assert registration["redirect_uris"] == [REDIRECT]
     assert registration["application_type"] == "native"
 
-    clock.advance(world.token_lifetime + 1)
-    assert (await call(world.resource, header)).status_code == 401
-    refreshed = await oauth.authorization_header(ALICE, server)
-    assert refreshed != header
+    await renewed_after_expiry(world, clock, oauth, server, header)
     assert world.grants["refresh_token"] == 1
-    assert (await call(world.resource, refreshed)).status_code == 200
     # The rotated refresh token is the one kept: a second expiry refreshes again.
     clock.advance(world.token_lifetime + 1)
     assert (await call(world.resource, await oauth.authorization_header(ALICE, server))).is_success
@@ -110,10 +112,8 @@ async def test_the_authorization_url_carries_pkce_s256_and_the_resource(
 
 
 async def test_a_dead_refresh_token_asks_the_user_again(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    world: World, server: McpServer, oauth: McpOAuthClient, clock: FakeClock, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     await sign_in(oauth, ALICE, server, browser)
     for token in world.tokens.values():
         token.revoked = True
@@ -124,10 +124,8 @@ async def test_a_dead_refresh_token_asks_the_user_again(
 
 
 async def test_tokens_stay_with_their_principal_and_tenant(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    server: McpServer, oauth: McpOAuthClient, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     await sign_in(oauth, ALICE, server, browser)
     assert await oauth.authorization_header(ALICE, server)
 
@@ -137,85 +135,81 @@ async def test_tokens_stay_with_their_principal_and_tenant(
 
 
 async def test_a_callback_is_refused_when_its_state_does_not_match(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    world: World, server: McpServer, oauth: McpOAuthClient, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     callback = await authorize(oauth, ALICE, server, browser)
     code, state = callback["code"], callback["state"]
 
-    with pytest.raises(OAuthError) as unknown:
-        await oauth.complete_authorization(ALICE, server, code=code, state=state + "x")
-    assert unknown.value.kind == "state_mismatch"
+    await expect_oauth_error(
+        "state_mismatch", oauth.complete_authorization(ALICE, server, code=code, state=state + "x")
+    )
 
     # Another principal of the same tenant, or another tenant, cannot complete Alice's
     # authorization; the attempt burns the state, so it cannot be replayed either.
-    with pytest.raises(OAuthError) as foreign_principal:
-        await oauth.complete_authorization(
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(
             Scope(tenant="acme", principal="bob"), server, code=code, state=state
-        )
-    assert foreign_principal.value.kind == "state_mismatch"
-    with pytest.raises(OAuthError) as replayed:
-        await oauth.complete_authorization(ALICE, server, code=code, state=state)
-    assert replayed.value.kind == "state_mismatch"
+        ),
+    )
+    await expect_oauth_error(
+        "state_mismatch", oauth.complete_authorization(ALICE, server, code=code, state=state)
+    )
 
     second = callback_params(await browser(await oauth.begin_authorization(ALICE, server)))
-    with pytest.raises(OAuthError) as foreign_tenant:
-        await oauth.complete_authorization(
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(
             Scope(tenant="globex", principal="alice"),
             server,
             code=second["code"],
             state=second["state"],
-        )
-    assert foreign_tenant.value.kind == "state_mismatch"
-    with pytest.raises(OAuthError) as other_server:
-        await oauth.complete_authorization(
+        ),
+    )
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(
             ALICE,
             server.model_copy(update={"name": "elsewhere"}),
             code=second["code"],
             state=second["state"],
-        )
-    assert other_server.value.kind == "state_mismatch"
+        ),
+    )
     assert world.grants["authorization_code"] == 0
 
 
 async def test_a_state_is_used_once_and_expires(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    server: McpServer, oauth: McpOAuthClient, clock: FakeClock, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     callback = await sign_in(oauth, ALICE, server, browser)
-    with pytest.raises(OAuthError) as reused:
-        await oauth.complete_authorization(
-            ALICE, server, code=callback["code"], state=callback["state"]
-        )
-    assert reused.value.kind == "state_mismatch"
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(ALICE, server, code=callback["code"], state=callback["state"]),
+    )
 
     late = callback_params(await browser(await oauth.begin_authorization(ALICE, server)))
     clock.advance(11 * 60)
-    with pytest.raises(OAuthError) as expired:
-        await oauth.complete_authorization(ALICE, server, code=late["code"], state=late["state"])
-    assert expired.value.kind == "state_mismatch"
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(ALICE, server, code=late["code"], state=late["state"]),
+    )
 
 
 async def test_a_callback_from_another_issuer_is_refused(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    server: McpServer, oauth: McpOAuthClient, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     callback = await authorize(oauth, ALICE, server, browser)
-    with pytest.raises(OAuthError) as caught:
-        await oauth.complete_authorization(
+    await expect_oauth_error(
+        "state_mismatch",
+        oauth.complete_authorization(
             ALICE, server, code=callback["code"], state=callback["state"], iss="http://evil.test"
-        )
-    assert caught.value.kind == "state_mismatch"
+        ),
+    )
 
 
 async def test_insufficient_scope_asks_the_user_for_the_union(
-    world: World, clock: FakeClock, factory: RecordingFactory, browser: Browser
+    world: World, server: McpServer, oauth: McpOAuthClient, browser: Browser
 ) -> None:
-    server = server_for(world)
-    oauth = make(clock, factory)
     callback = await sign_in(oauth, ALICE, server, browser)
     header = await oauth.authorization_header(ALICE, server)
 
@@ -257,18 +251,18 @@ async def test_authorization_code_needs_a_redirect_uri(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
     server = server_for(world, redirect_uris=[])
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).authorization_header(ALICE, server)
-    assert caught.value.kind == "configuration"
+    await expect_oauth_error(
+        "configuration", make(clock, factory).authorization_header(ALICE, server)
+    )
 
 
 async def test_a_server_without_pkce_s256_is_refused(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
     world.pkce_advertised = False
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).begin_authorization(ALICE, server_for(world))
-    assert caught.value.kind == "unsupported"
+    await expect_oauth_error(
+        "unsupported", make(clock, factory).begin_authorization(ALICE, server_for(world))
+    )
 
 
 class RecordingStore(InMemoryTokenStore):

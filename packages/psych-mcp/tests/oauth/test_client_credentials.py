@@ -2,22 +2,29 @@
 
 import logging
 
-import httpx2
 import pytest
 
 from psych_mcp.oauth import (
     InMemoryTokenStore,
     McpOAuthClient,
-    OAuthError,
     SqliteTokenStore,
     TokenKey,
 )
 from psych_runtime import ResolvedCredential, Scope, StaticSecretResolver
 from psych_runtime.spec import McpOAuth, McpServer
 
-from .authserver import Client, FakeClock, RecordingFactory, World, bearer_value
+from .authserver import (
+    ALICE,
+    Client,
+    FakeClock,
+    RecordingFactory,
+    World,
+    bearer_value,
+    call,
+    expect_oauth_error,
+    renewed_after_expiry,
+)
 
-ALICE = Scope(tenant="acme", principal="alice")
 SECRET = "s3cret-for-acme"
 
 
@@ -43,12 +50,6 @@ def service_server(world: World) -> McpServer:
     return server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
 
 
-async def call(url: str, header: str | None, need: str = "mcp:read") -> httpx2.Response:
-    headers = {"Authorization": header} if header else {}
-    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
-        return await http.get(url, params={"need": need}, headers=headers)
-
-
 def make(
     clock: FakeClock,
     factory: RecordingFactory,
@@ -63,12 +64,15 @@ def make(
     )
 
 
-async def test_a_token_is_fetched_cached_and_accepted(
-    world: World, clock: FakeClock, factory: RecordingFactory
-) -> None:
-    server = service_server(world)
-    oauth = make(clock, factory)
+@pytest.fixture
+def server(world: World) -> McpServer:
+    """The server of ``service_server``."""
+    return service_server(world)
 
+
+async def test_a_token_is_fetched_cached_and_accepted(
+    world: World, server: McpServer, oauth: McpOAuthClient, factory: RecordingFactory
+) -> None:
     header = await oauth.authorization_header(ALICE, server)
     assert header is not None and header.startswith("Bearer ")
     answer = await call(world.resource, header)
@@ -86,18 +90,12 @@ async def test_a_token_is_fetched_cached_and_accepted(
 
 
 async def test_an_expired_token_is_replaced(
-    world: World, clock: FakeClock, factory: RecordingFactory
+    world: World, server: McpServer, oauth: McpOAuthClient, clock: FakeClock
 ) -> None:
-    server = service_server(world)
-    oauth = make(clock, factory)
     first = await oauth.authorization_header(ALICE, server)
-
-    clock.advance(world.token_lifetime + 1)
-    assert (await call(world.resource, first)).status_code == 401
-    second = await oauth.authorization_header(ALICE, server)
-    assert second != first
+    assert first is not None
+    await renewed_after_expiry(world, clock, oauth, server, first)
     assert world.grants["client_credentials"] == 2
-    assert (await call(world.resource, second)).status_code == 200
 
 
 async def test_a_server_without_oauth_gets_no_header(
@@ -137,13 +135,11 @@ async def test_the_secret_is_resolved_by_name_for_each_tenant(
 
     assert await oauth.authorization_header(ALICE, server)
     globex = Scope(tenant="globex", principal="alice")
-    with pytest.raises(OAuthError) as caught:
-        await oauth.authorization_header(globex, server)
-    assert caught.value.kind == "invalid_client"
-    assert caught.value.status == 401
+    caught = await expect_oauth_error("invalid_client", oauth.authorization_header(globex, server))
+    assert caught.status == 401
     assert ("acme", "svc-secret") in secrets.asked and ("globex", "svc-secret") in secrets.asked
     # The secret shows up nowhere: not in the error, not in our log lines.
-    for text in (str(caught.value), repr(caught.value), caplog.text):
+    for text in (str(caught), repr(caught), caplog.text):
         assert wrong not in text and SECRET not in text
 
 
@@ -153,9 +149,7 @@ async def test_a_missing_secret_is_a_typed_error(
     service_client(world)
     server = server_for(world, preregistered_client_id="svc", client_secret_credential="absent")
     oauth = make(clock, factory)
-    with pytest.raises(OAuthError) as caught:
-        await oauth.authorization_header(ALICE, server)
-    assert caught.value.kind == "missing_credential"
+    await expect_oauth_error("missing_credential", oauth.authorization_header(ALICE, server))
     assert world.grants["client_credentials"] == 0
 
 
@@ -171,10 +165,8 @@ async def test_client_secret_post_is_used_when_basic_is_not_offered(
 
 
 async def test_insufficient_scope_steps_up_to_the_union(
-    world: World, clock: FakeClock, factory: RecordingFactory
+    world: World, server: McpServer, oauth: McpOAuthClient
 ) -> None:
-    server = service_server(world)
-    oauth = make(clock, factory)
     header = await oauth.authorization_header(ALICE, server)
     assert world.tokens[bearer_value(header)].scope == "mcp:read"
 
@@ -198,10 +190,8 @@ async def test_insufficient_scope_steps_up_to_the_union(
 
 
 async def test_a_401_replaces_a_revoked_token(
-    world: World, clock: FakeClock, factory: RecordingFactory
+    world: World, server: McpServer, oauth: McpOAuthClient
 ) -> None:
-    server = service_server(world)
-    oauth = make(clock, factory)
     header = await oauth.authorization_header(ALICE, server)
     world.tokens[bearer_value(header)].revoked = True
 
@@ -272,9 +262,7 @@ async def test_a_forgotten_registration_is_renewed(
     await oauth.authorization_header(ALICE, server)
     world.clients.clear()  # the authorization server lost its client database
     clock.advance(world.token_lifetime + 1)
-    with pytest.raises(OAuthError) as caught:
-        await oauth.authorization_header(ALICE, server)
-    assert caught.value.kind == "invalid_client"
+    await expect_oauth_error("invalid_client", oauth.authorization_header(ALICE, server))
     header = await oauth.authorization_header(ALICE, server)
     assert (await call(world.resource, header)).status_code == 200
     assert len(world.registrations) == 2
@@ -284,9 +272,9 @@ async def test_registration_must_be_allowed(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
     server = server_for(world, allow_dynamic_registration=False)
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).authorization_header(ALICE, server)
-    assert caught.value.kind == "configuration"
+    await expect_oauth_error(
+        "configuration", make(clock, factory).authorization_header(ALICE, server)
+    )
     assert world.registrations == []
 
 

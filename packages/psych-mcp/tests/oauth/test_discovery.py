@@ -5,13 +5,20 @@ from datetime import timedelta
 import httpx2
 import pytest
 
-from psych_mcp.oauth import InMemoryTokenStore, McpOAuthClient, OAuthError
+from psych_mcp.oauth import InMemoryTokenStore, McpOAuthClient
 from psych_runtime import Scope, StaticSecretResolver
 from psych_runtime.spec import McpOAuth, McpServer
 
-from .authserver import Client, FakeClock, RecordingFactory, World, bearer_value
-
-ALICE = Scope(tenant="acme", principal="alice")
+from .authserver import (
+    ALICE,
+    Client,
+    FakeClock,
+    RecordingFactory,
+    World,
+    bearer_value,
+    call,
+    expect_oauth_error,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -38,12 +45,6 @@ def make(clock: FakeClock, factory: RecordingFactory) -> McpOAuthClient:
         factory,
         clock=clock.now,
     )
-
-
-async def call(url: str, header: str | None) -> httpx2.Response:
-    headers = {"Authorization": header} if header else {}
-    async with httpx2.AsyncClient(timeout=10, trust_env=False) as http:
-        return await http.get(url, headers=headers)
 
 
 async def test_a_first_401_leads_to_a_token(
@@ -102,18 +103,17 @@ async def test_the_configured_issuer_serves_a_server_without_metadata(
 async def test_no_metadata_and_no_issuer_is_a_discovery_error(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).authorization_header(ALICE, server_at(world.legacy_resource))
-    assert caught.value.kind == "discovery"
+    await expect_oauth_error(
+        "discovery",
+        make(clock, factory).authorization_header(ALICE, server_at(world.legacy_resource)),
+    )
 
 
 async def test_an_issuer_the_server_does_not_list_is_refused(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
     server = server_at(world.resource, issuer="http://127.0.0.1:1")
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).authorization_header(ALICE, server)
-    assert caught.value.kind == "discovery"
+    await expect_oauth_error("discovery", make(clock, factory).authorization_header(ALICE, server))
     assert world.grants.total() == 0
 
 
@@ -125,9 +125,9 @@ async def test_metadata_for_another_resource_is_refused(
         f'Bearer resource_metadata="{world.resource_origin}'
         '/.well-known/oauth-protected-resource/mcp"'
     )
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).on_unauthorized(ALICE, server, challenge)
-    assert caught.value.kind == "discovery"
+    await expect_oauth_error(
+        "discovery", make(clock, factory).on_unauthorized(ALICE, server, challenge)
+    )
 
 
 async def test_redirects_are_not_followed(
@@ -139,9 +139,7 @@ async def test_redirects_are_not_followed(
 
     oauth = McpOAuthClient(InMemoryTokenStore(), StaticSecretResolver({}), following)
     server = server_at(f"{world.resource_origin}/redirected")
-    with pytest.raises(OAuthError) as caught:
-        await oauth.authorization_header(ALICE, server)
-    assert caught.value.kind == "discovery"
+    await expect_oauth_error("discovery", oauth.authorization_header(ALICE, server))
     assert world.hits["redirected-metadata"] == 1
     assert world.hits["resource-metadata"] == 0
 
@@ -155,7 +153,7 @@ async def test_an_unreachable_server_is_a_transport_error(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = server_at(f"http://127.0.0.1:{port}/mcp")
-    with pytest.raises(OAuthError) as caught:
-        await make(clock, factory).authorization_header(ALICE, server)
-    assert caught.value.kind == "transport"
-    assert str(port) in str(caught.value)
+    caught = await expect_oauth_error(
+        "transport", make(clock, factory).authorization_header(ALICE, server)
+    )
+    assert str(port) in str(caught)

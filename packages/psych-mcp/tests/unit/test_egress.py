@@ -7,7 +7,7 @@ import httpx2
 import pytest
 
 from psych_mcp import McpStubServer, McpTools
-from psych_mcp._egress import EgressTransport, RedirectRefused
+from psych_mcp._egress import EgressTransport, RedirectRefused, gated_client
 from psych_runtime import (
     EgressDecision,
     EgressDenied,
@@ -17,10 +17,13 @@ from psych_runtime import (
     Scope,
 )
 from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, ToolSourceUnavailable
+from psych_runtime.adapters.tools import AnyPolicy
 from psych_runtime.models import ToolDefinition
 from psych_runtime.spec import AgentSpec, McpServer
 
 ACME = Scope(tenant="acme")
+OPEN = EgressPolicy(resolve_hostnames=False)
+"""Allows any public host, without looking names up."""
 
 
 def _sent_to(seen: list[str], status: int = 200, **headers: str) -> httpx2.MockTransport:
@@ -31,11 +34,19 @@ def _sent_to(seen: list[str], status: int = 200, **headers: str) -> httpx2.MockT
     return httpx2.MockTransport(answer)
 
 
+def _connection(
+    policy: AnyPolicy, inner: httpx2.MockTransport
+) -> tuple[httpx2.AsyncClient, EgressTransport]:
+    """The HTTP client an MCP connection gets (``gated_client``), sending to ``inner``."""
+    transport = EgressTransport(policy, ACME, inner=inner)
+    return gated_client(transport), transport
+
+
 async def test_a_refused_host_is_never_contacted() -> None:
     seen: list[str] = []
     policy = EgressPolicy(deny=(EgressRule(host="*.evil.example"),), resolve_hostnames=False)
-    transport = EgressTransport(policy, ACME, inner=_sent_to(seen))
-    async with httpx2.AsyncClient(transport=transport) as client:
+    client, transport = _connection(policy, _sent_to(seen))
+    async with client:
         with pytest.raises(EgressDenied, match=r"mcp\.evil\.example"):
             await client.post("https://mcp.evil.example/mcp", json={})
         assert (await client.post("https://mcp.good.example/mcp", json={})).status_code == 200
@@ -50,8 +61,8 @@ async def test_the_policy_is_asked_with_the_connections_scope() -> None:
         asked.append((scope, str(url)))
         return EgressDecision.allow()
 
-    transport = EgressTransport(decide, ACME, inner=_sent_to([]))
-    async with httpx2.AsyncClient(transport=transport) as client:
+    client, _ = _connection(decide, _sent_to([]))
+    async with client:
         await client.get("https://mcp.example.com/sse")
     assert asked == [(ACME, "https://mcp.example.com/sse")]
 
@@ -60,7 +71,8 @@ async def test_the_policy_is_asked_with_the_connections_scope() -> None:
 async def test_a_redirect_is_refused_not_followed(status: int) -> None:
     seen: list[str] = []
     inner = _sent_to(seen, status, location="https://elsewhere.example/mcp")
-    transport = EgressTransport(EgressPolicy(resolve_hostnames=False), ACME, inner=inner)
+    transport = EgressTransport(OPEN, ACME, inner=inner)
+    # A client that would follow redirects: the transport refuses them all the same.
     async with httpx2.AsyncClient(transport=transport, follow_redirects=True) as client:
         with pytest.raises(RedirectRefused, match=r"elsewhere\.example"):
             await client.post("https://mcp.example.com/mcp", json={})
@@ -68,10 +80,8 @@ async def test_a_redirect_is_refused_not_followed(status: int) -> None:
 
 
 async def test_error_statuses_are_remembered() -> None:
-    transport = EgressTransport(
-        EgressPolicy(resolve_hostnames=False), ACME, inner=_sent_to([], 401)
-    )
-    async with httpx2.AsyncClient(transport=transport) as client:
+    client, transport = _connection(OPEN, _sent_to([], 401))
+    async with client:
         await client.post("https://mcp.example.com/mcp", json={})
     assert transport.error_status == 401
 

@@ -19,6 +19,12 @@ from psych_runtime.adapters import ToolSourceFactory, reset_plugin_manager
 from psych_runtime.plugins.installed import installed_capabilities, tool_source_factories
 from psych_runtime.spec import AgentSpec, McpServer
 
+SPEC = AgentSpec(
+    name="ops",
+    model="fake",
+    mcp_servers=(McpServer(name="crm", url="https://crm.example.com/mcp"),),
+)
+
 
 @pytest.fixture
 def mcp_plugin_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -65,26 +71,16 @@ async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_sec
 
 @pytest.mark.usefixtures("mcp_plugin_only")
 async def test_publish_accepts_mcp_servers_without_a_validation_context() -> None:
-    spec = AgentSpec(
-        name="ops",
-        model="fake",
-        mcp_servers=(McpServer(name="crm", url="https://crm.example.com/mcp"),),
-    )
     version = await psych_runtime.publish(
-        InMemoryStore(), spec, scope=psych_runtime.Scope(tenant="acme")
+        InMemoryStore(), SPEC, scope=psych_runtime.Scope(tenant="acme")
     )
-    assert version.spec == spec
+    assert version.spec == SPEC
 
 
 @pytest.mark.usefixtures("no_plugins")
 async def test_without_the_plugin_such_a_spec_is_refused() -> None:
-    spec = AgentSpec(
-        name="ops",
-        model="fake",
-        mcp_servers=(McpServer(name="crm", url="https://crm.example.com/mcp"),),
-    )
     with pytest.raises(psych_runtime.SpecValidationError, match="MCP servers"):
-        await psych_runtime.publish(InMemoryStore(), spec, scope=psych_runtime.Scope(tenant="acme"))
+        await psych_runtime.publish(InMemoryStore(), SPEC, scope=psych_runtime.Scope(tenant="acme"))
 
 
 def test_the_doctor_check_finds_the_sdk() -> None:

@@ -16,21 +16,11 @@ from psych_runtime import (
     Scope,
     StaticSecretResolver,
 )
-from psych_runtime.adapters import SourceCallFailed, ToolContext, ToolSource
-from psych_runtime.spec import AgentSpec, McpServer
+from psych_runtime.adapters import SourceCallFailed, ToolSource
+from psych_runtime.spec import McpServer
 
 from ..tenant_secrets import PerTenant
-from .test_tools import ACME, GLOBEX
-
-SPEC_OF = AgentSpec(name="ops", model="fake")
-
-
-def _spec(*servers: McpServer) -> AgentSpec:
-    return SPEC_OF.model_copy(update={"mcp_servers": servers})
-
-
-def _context(scope: Scope = ACME) -> ToolContext:
-    return ToolContext.for_call(run_id="run", call_id="call", scope=scope, attempt_id="attempt")
+from .test_tools import ACME, GLOBEX, _context, _spec
 
 
 async def test_the_reference_constructors_work_as_written(

@@ -6,37 +6,26 @@ from typing import Any
 
 import pytest_asyncio
 from opentelemetry import trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from psych_contract import Measurement, TelemetryContract, TelemetryHarness
-from psych_otel import OtelSpan, OtelTelemetry, finished_span
+from psych_otel import OtelSpan, finished_span
 from psych_runtime.adapters import TelemetrySpan
 
+from ..conftest import Otel
 
-def _measurements(reader: InMemoryMetricReader) -> list[Measurement]:
-    """Every histogram point the reader holds, as the suite's ``Measurement``."""
-    data = reader.get_metrics_data()
-    found: list[Measurement] = []
-    if data is None:
-        return found
-    for resource in data.resource_metrics:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                for point in metric.data.data_points:
-                    found.append(
-                        Measurement(
-                            metric=metric.name,
-                            unit=metric.unit or "",
-                            attributes=dict(point.attributes or {}),
-                            total=point.sum,  # type: ignore[union-attr]
-                            count=point.count,  # type: ignore[union-attr]
-                        )
-                    )
-    return found
+
+def _measurements(otel: Otel) -> list[Measurement]:
+    """Every histogram point recorded so far, as the suite's ``Measurement``."""
+    return [
+        Measurement(
+            metric=metric.name,
+            unit=metric.unit or "",
+            attributes=dict(point.attributes or {}),
+            total=point.sum,
+            count=point.count,
+        )
+        for metric, point in otel.metric_points()
+    ]
 
 
 @contextlib.contextmanager
@@ -49,16 +38,11 @@ def _activate(span: TelemetrySpan) -> Iterator[Any]:
 class TestOtelTelemetry(TelemetryContract):
     @pytest_asyncio.fixture
     async def telemetry_harness(self) -> AsyncIterator[TelemetryHarness]:
-        exporter = InMemorySpanExporter()
-        tracers = TracerProvider()
-        tracers.add_span_processor(SimpleSpanProcessor(exporter))
-        reader = InMemoryMetricReader()
-        meters = MeterProvider(metric_readers=[reader])
+        otel = Otel.in_memory()
         yield TelemetryHarness(
-            telemetry=OtelTelemetry(tracer_provider=tracers, meter_provider=meters),
-            finished=lambda: [finished_span(span) for span in exporter.get_finished_spans()],
+            telemetry=otel.telemetry,
+            finished=lambda: [finished_span(span) for span in otel.spans()],
             activate=_activate,
-            measurements=lambda: _measurements(reader),
+            measurements=lambda: _measurements(otel),
         )
-        tracers.shutdown()
-        meters.shutdown()
+        otel.shutdown()

@@ -15,7 +15,6 @@ log with the log's times and ended ERROR, beside the reclaiming Attempt.
 import asyncio
 import signal
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,13 @@ from psych_runtime.adapters import check_spans
 from psych_runtime.records import AttemptStarted, Record, ToolCallFinished, ToolCallStarted
 from tests.support.processes import wait_for
 
-from ..conftest import ACME, as_finished, read_exported
-
-WORKER = Path(__file__).with_name("otel_worker.py")
+from ..conftest import (
+    ACME,
+    as_finished,
+    read_exported,
+    work_in_another_process,
+    worker_command,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +70,7 @@ async def test_a_killed_attempt_and_its_reclaim_tell_the_logs_story_in_one_trace
         first_file, second_file = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
         first = await asyncio.to_thread(
             subprocess.Popen,
-            [sys.executable, str(WORKER), url, str(first_file), run.run_id, str(marker)],
+            worker_command(url, first_file, run.run_id, str(marker)),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -83,14 +86,7 @@ async def test_a_killed_attempt_and_its_reclaim_tell_the_logs_story_in_one_trace
                 first.send_signal(signal.SIGKILL)
             await asyncio.to_thread(first.wait)
         assert first.returncode == -signal.SIGKILL
-        second = await asyncio.to_thread(
-            subprocess.run,
-            [sys.executable, str(WORKER), url, str(second_file), run.run_id],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert second.returncode == 0, second.stderr
+        await work_in_another_process(url, second_file, run.run_id)
         log: list[Record] = await store.read(run.run_id)
     finally:
         await store.close()

@@ -5,9 +5,6 @@ plugin to read that span from the context, and a Worker in a second process runs
 the spans that process exports must hang from the test's span, in the test's trace.
 """
 
-import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import psych_runtime
@@ -15,9 +12,7 @@ from psych_otel import OtelTelemetry
 from psych_runtime import AgentSpec, CodeTool, dispatch, publish
 from psych_runtime.adapters import check_spans, installed_telemetry
 
-from ..conftest import ACME, Otel, as_finished, read_exported
-
-WORKER = Path(__file__).with_name("otel_worker.py")
+from ..conftest import ACME, Otel, as_finished, read_exported, work_in_another_process
 
 _AGENT_TURNS = [
     "psych.run",
@@ -49,14 +44,7 @@ async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_sp
         consumer.get_span_context().span_id, "016x"
     )
     spans_file = tmp_path / "spans.jsonl"
-    finished = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, str(WORKER), url, str(spans_file), run.run_id],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert finished.returncode == 0, finished.stderr
+    await work_in_another_process(url, spans_file, run.run_id)
     exported = read_exported(spans_file)
     [run_span] = [s for s in exported if s["name"] == "psych.run"]
     context = consumer.get_span_context()

@@ -93,6 +93,22 @@ async def _run(
         return await settled_log(store, run.run_id)
 
 
+async def _traced(
+    otel: Otel,
+    spec: AgentSpec | WorkflowSpec,
+    model: psych_runtime.models.ModelClient,
+    *tools: Any,
+    ends: TerminalState = TerminalState.COMPLETED,
+    **options: Any,
+) -> tuple[list[psych_runtime.records.Record], list[ReadableSpan]]:
+    """``_run``, checking that the Run ``ends`` so and that its spans conform; the log and spans."""
+    log = await _run(otel, spec, model, *tools, **options)
+    assert log[-1].state is ends  # type: ignore[union-attr]
+    spans = otel.spans()
+    assert check_spans(spans) == []
+    return log, spans
+
+
 async def test_an_agent_with_tools_gives_a_conforming_span_tree(otel: Otel) -> None:
     model = (
         FakeModel()
@@ -103,9 +119,7 @@ async def test_an_agent_with_tools_gives_a_conforming_span_tree(otel: Otel) -> N
         .turn(text="Both are packed.", usage=Usage(input=150, output=5))
     )
     spec = AgentSpec(name="clerk", model=ModelRef(model="priced"), tools=(CodeTool(name="lookup"),))
-    log = await _run(otel, spec, model, lookup, prices=PRICES)
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    log, spans = await _traced(otel, spec, model, lookup, prices=PRICES)
     run = _one(spans, "psych.run")
     # Dispatched with no span active: the Run joins the trace minted at admission.
     minted = log[0].trace_context["traceparent"].split("-")  # type: ignore[attr-defined]
@@ -190,10 +204,7 @@ async def test_a_failing_tool_and_a_failed_model_call_are_errors(otel: Otel) -> 
         .raises_permanent(400, message="bad request")
     )
     spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="broken"),))
-    log = await _run(otel, spec, model, broken)
-    assert log[-1].state is TerminalState.FAILED  # type: ignore[union-attr]
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    _, spans = await _traced(otel, spec, model, broken, ends=TerminalState.FAILED)
     tool = _one(spans, "execute_tool broken")
     assert tool.status.status_code is StatusCode.ERROR
     assert tool.attributes is not None and tool.attributes["psych.tool.outcome"] == "error"
@@ -220,10 +231,7 @@ async def test_a_workflow_has_a_span_per_step_and_its_agent_run_below_it(otel: O
         ),
     )
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="A1 is packed.")
-    log = await _run(otel, spec, model, lookup)
-    assert log[-1].state is TerminalState.COMPLETED  # type: ignore[union-attr]
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    log, spans = await _traced(otel, spec, model, lookup)
     runs = otel.named("psych.run")
     assert len(runs) == 2
     [root] = [r for r in runs if r.attributes and "psych.parent_run.id" not in r.attributes]
@@ -270,10 +278,7 @@ async def test_a_delegation_sits_under_its_tool_call_with_the_child_run_below(ot
             .turn(text="A1 is packed."),
         }
     )
-    log = await _run(otel, lead, model, lookup)
-    assert log[-1].state is TerminalState.COMPLETED  # type: ignore[union-attr]
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    log, spans = await _traced(otel, lead, model, lookup)
     delegation = _one(spans, "invoke_agent clerk")
     assert delegation.kind is SpanKind.INTERNAL
     assert delegation.attributes is not None
@@ -323,10 +328,7 @@ def _compacting(summary: str) -> tuple[AgentSpec, FakeModel]:
 
 async def test_a_compaction_has_its_own_span(otel: Otel) -> None:
     spec, model = _compacting("A1 and B2 are packed.")
-    log = await _run(otel, spec, model, lookup)
-    assert log[-1].state is TerminalState.COMPLETED  # type: ignore[union-attr]
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    log, spans = await _traced(otel, spec, model, lookup)
     compaction = _one(spans, "chat summary-model")
     assert compaction.kind is SpanKind.CLIENT
     assert compaction.attributes is not None
@@ -343,10 +345,7 @@ async def test_a_compaction_has_its_own_span(otel: Otel) -> None:
 
 async def test_a_compaction_that_says_nothing_is_an_error(otel: Otel) -> None:
     spec, model = _compacting("   ")
-    log = await _run(otel, spec, model, lookup)
-    assert log[-1].state is TerminalState.FAILED  # type: ignore[union-attr]
-    spans = otel.spans()
-    assert check_spans(spans) == []
+    _, spans = await _traced(otel, spec, model, lookup, ends=TerminalState.FAILED)
     compaction = _one(spans, "chat summary-model")
     assert compaction.status.status_code is StatusCode.ERROR
     assert compaction.attributes is not None
@@ -481,11 +480,8 @@ async def test_a_background_child_claimed_by_a_worker_joins_the_parents_trace(
         tools=("lookup",),
         spawn=SpawnEnvelope(models=("finder-m",)),
     )
-    log = await _run(otel, spec, model, lookup)
-    assert log[-1].state is TerminalState.COMPLETED  # type: ignore[union-attr]
+    log, _ = await _traced(otel, spec, model, lookup)
     [spawned] = [r for r in log if r.type == "subagent_spawned"]
-    spans = otel.spans()
-    assert check_spans(spans) == []
     [child_run] = [
         s
         for s in otel.named("psych.run")

@@ -36,24 +36,31 @@ def traced() -> Iterator[tuple[OtelTelemetry, InMemorySpanExporter]]:
     provider.shutdown()
 
 
-def _problems(exporter: InMemorySpanExporter) -> list[str]:
+def _problems(exporter: InMemorySpanExporter, *still_open: Any) -> list[str]:
+    """End ``still_open`` in that order, then what ``check_spans`` says of every span."""
+    for span in still_open:
+        span.end()
     spans: list[ReadableSpan] = list(exporter.get_finished_spans())
     return [problem.problem for problem in check_spans(spans)]
 
 
-def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExporter]) -> None:
-    telemetry, exporter = traced
+def _tree(telemetry: OtelTelemetry) -> tuple[Any, Any, Any]:
+    """A run, its attempt and the attempt's first turn, all still open."""
     run = telemetry.start_span("psych.run", RUN)
     attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
     turn = telemetry.start_span(
         "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
     )
+    return run, attempt, turn
+
+
+def test_a_well_formed_tree_passes(traced: tuple[OtelTelemetry, InMemorySpanExporter]) -> None:
+    telemetry, exporter = traced
+    run, attempt, turn = _tree(telemetry)
     tool = telemetry.start_span("execute_tool lookup", TOOL, parent=turn)
     tool.set_attributes({"psych.tool.outcome": "error"})
     tool.end(error="it failed")
-    for span in (turn, attempt, run):
-        span.end()
-    assert _problems(exporter) == []
+    assert _problems(exporter, turn, attempt, run) == []
 
 
 def test_missing_attributes_wrong_types_and_values_are_reported(
@@ -64,9 +71,7 @@ def test_missing_attributes_wrong_types_and_values_are_reported(
         "psych.run", {**RUN, "psych.scope.tenant": 7, "psych.run.terminal_state": "exploded"}
     )
     attempt = telemetry.start_span("psych.attempt", {"psych.run.id": "run_1"}, parent=run)
-    attempt.end()
-    run.end()
-    problems = _problems(exporter)
+    problems = _problems(exporter, attempt, run)
     assert "attribute psych.scope.tenant should be string, got 7" in problems
     assert any("psych.run.terminal_state='exploded' is not one of" in p for p in problems)
     assert "required attribute psych.worker.id is missing" in problems
@@ -97,11 +102,7 @@ def test_a_status_that_contradicts_the_outcome_is_reported(
     traced: tuple[OtelTelemetry, InMemorySpanExporter],
 ) -> None:
     telemetry, exporter = traced
-    turn_parent = telemetry.start_span("psych.run", RUN)
-    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=turn_parent)
-    turn = telemetry.start_span(
-        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
-    )
+    run, attempt, turn = _tree(telemetry)
     silent = telemetry.start_span(
         "execute_tool lookup", {**TOOL, "psych.tool.outcome": "error"}, parent=turn
     )
@@ -112,9 +113,7 @@ def test_a_status_that_contradicts_the_outcome_is_reported(
         parent=turn,
     )
     loud.end(error="nothing was wrong")
-    for span in (turn, attempt, turn_parent):
-        span.end()
-    problems = _problems(exporter)
+    problems = _problems(exporter, turn, attempt, run)
     assert "psych.tool.outcome='error' but the status is not ERROR" in problems
     assert "the status is ERROR but psych.tool.outcome='ok' does not say so" in problems
 
@@ -125,18 +124,7 @@ def test_spans_of_other_instrumentation_are_ignored(
     telemetry, exporter = traced
     mine = telemetry.start_span("GET /orders", {"http.method": "GET"})
     run = telemetry.start_span("psych.run", RUN, parent=mine)
-    run.end()
-    mine.end()
-    assert _problems(exporter) == []
-
-
-def _tree(telemetry: OtelTelemetry) -> tuple[Any, Any, Any]:
-    run = telemetry.start_span("psych.run", RUN)
-    attempt = telemetry.start_span("psych.attempt", ATTEMPT, parent=run)
-    turn = telemetry.start_span(
-        "psych.turn", {"psych.run.id": "run_1", "psych.turn.number": 1}, parent=attempt
-    )
-    return run, attempt, turn
+    assert _problems(exporter, run, mine) == []
 
 
 CHAT = {
@@ -155,9 +143,7 @@ def test_a_name_that_does_not_follow_its_template_is_reported(
     run, attempt, turn = _tree(telemetry)
     telemetry.start_span("chat gpt-4o", CHAT, parent=turn, kind="client").end()
     telemetry.start_span("psych.tool_call", TOOL, parent=turn).end()
-    for span in (turn, attempt, run):
-        span.end()
-    problems = _problems(exporter)
+    problems = _problems(exporter, turn, attempt, run)
     assert (
         "should be named 'chat gpt-4o-mini' "
         "({gen_ai.operation.name} {gen_ai.request.model})" in problems
@@ -172,9 +158,7 @@ def test_a_span_of_the_wrong_kind_is_reported(
     run, attempt, turn = _tree(telemetry)
     telemetry.start_span("chat gpt-4o-mini", CHAT, parent=turn).end()  # internal: wrong
     telemetry.start_span("execute_tool lookup", TOOL, parent=turn, kind="client").end()
-    for span in (turn, attempt, run):
-        span.end()
-    problems = _problems(exporter)
+    problems = _problems(exporter, turn, attempt, run)
     assert problems.count("its kind is internal, expected client") == 1
     assert problems.count("its kind is client, expected internal") == 1
 
@@ -197,9 +181,7 @@ def test_a_compaction_and_a_model_call_share_a_name_and_are_told_apart(
         parent=attempt,
         kind="client",
     ).end()
-    for span in (turn, attempt, run):
-        span.end()
-    problems = _problems(exporter)
+    problems = _problems(exporter, turn, attempt, run)
     assert problems == [
         "required attribute psych.turn.number is missing",
         "its parent is a 'attempt' span, expected one of: turn",

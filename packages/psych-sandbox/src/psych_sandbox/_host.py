@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
@@ -35,6 +35,7 @@ from psych_runtime.adapters.sandbox import (
     ExecutionStatus,
     Guarantee,
     Program,
+    ResolvedLimits,
     SandboxCapabilities,
 )
 from psych_runtime.spec import NetworkAccess
@@ -51,9 +52,26 @@ No account needs to exist for them. Pick a range nothing else on the machine use
 each program every process of its uid is killed.
 """
 DEFAULT_UID_SLOTS = 64
+HOST_ENFORCED = frozenset(
+    {
+        Guarantee.SEPARATE_PROCESS,
+        Guarantee.CLEAN_ENVIRONMENT,
+        Guarantee.PRIVATE_WORKSPACE,
+        Guarantee.WALL_CLOCK_KILL,
+        Guarantee.CPU_LIMIT,
+        Guarantee.MEMORY_LIMIT,
+        Guarantee.FILE_SIZE_LIMIT,
+    }
+)
+"""What every backend enforces, since the host starts, limits and kills the process itself."""
 _PROTOCOL_LINE_LIMIT = 64 * 1024 * 1024
 _DRAIN_SECONDS = 1.0
 _DISK_POLL_SECONDS = 0.05
+
+
+def runner_argv(python: str, fds: tuple[int, int]) -> list[str]:
+    """How ``python`` starts the runner: isolated, without ``site``, on the two pipes ``fds``."""
+    return [python, "-I", "-S", "-c", RUNNER_SOURCE, str(fds[0]), str(fds[1])]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -186,23 +204,36 @@ def interpreter_candidates(python: str | None, *, must_be_public: bool) -> list[
     return found
 
 
+def _pids() -> Iterator[int]:
+    """The pid of every process on the machine (as ``/proc`` lists them now)."""
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            yield int(entry.name)
+
+
+def _proc_texts(name: str) -> Iterator[tuple[int, str]]:
+    """Each process's pid and ``/proc/PID/<name>``, leaving out those gone meanwhile."""
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/{name}", encoding="ascii", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        yield pid, text
+
+
 def process_uids_alive(uid: int) -> list[int]:
     """Pids of live (not zombie) processes whose real uid is ``uid``."""
     pids: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        with (
-            contextlib.suppress(OSError, ValueError, IndexError),
-            open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as f,
-        ):
+    for pid, status in _proc_texts("status"):
+        with contextlib.suppress(ValueError, IndexError):
             zombie = False
-            for line in f:
+            for line in status.splitlines():
                 if line.startswith("State:"):
                     zombie = line.split()[1] in ("Z", "X")
                 elif line.startswith("Uid:"):
                     if int(line.split()[1]) == uid and not zombie:
-                        pids.append(int(entry.name))
+                        pids.append(pid)
                     break
     return pids
 
@@ -210,11 +241,9 @@ def process_uids_alive(uid: int) -> list[int]:
 def uids_with_processes() -> set[int]:
     """The real uids of every process on the machine, zombies included."""
     uids: set[int] = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in _pids():
         with contextlib.suppress(OSError):
-            uids.add(os.stat(f"/proc/{entry.name}").st_uid)
+            uids.add(os.stat(f"/proc/{pid}").st_uid)
     return uids
 
 
@@ -437,16 +466,11 @@ def workspace_charge(workspace: Path) -> int:
 def session_pids(session: int) -> list[int]:
     """Pids of the live processes of session ``session`` (the program's, on a host not root)."""
     found: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        with (
-            contextlib.suppress(OSError, ValueError, IndexError),
-            open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as f,
-        ):
-            fields = f.read().rsplit(")", 1)[1].split()
+    for pid, stat_line in _proc_texts("stat"):
+        with contextlib.suppress(ValueError, IndexError):
+            fields = stat_line.rsplit(")", 1)[1].split()
             if fields[0] not in ("Z", "X") and int(fields[3]) == session:
-                found.append(int(entry.name))
+                found.append(pid)
     return found
 
 
@@ -700,6 +724,15 @@ class ProcessSandbox:
     ) -> Launch:
         raise NotImplementedError
 
+    async def _trial(self, source: str, *, wall_seconds: float = 20) -> Execution:
+        """Run ``source`` under small limits and with no host tools, to check the setup."""
+
+        async def no_tools(name: str, arguments: dict[str, JsonValue]) -> JsonValue:
+            raise BindingRefused("unknown_tool", name)
+
+        limits = ResolvedLimits(cpu_seconds=5, wall_seconds=wall_seconds, process_count=16)
+        return await self.execute(Program(source=source, limits=limits), no_tools)
+
     def _limits_nproc(self) -> bool:
         """Whether RLIMIT_NPROC applies: only to a uid of our own (else it counts the host's)."""
         return self._uids is not None
@@ -729,22 +762,10 @@ class ProcessSandbox:
         finally:
             if uid is not None and self._uids is not None:
                 self._uids.release(uid)
-        return Execution(
-            status=result.status,
-            value=result.value,
-            stdout=result.stdout,
-            stderr=result.stderr,
-            stdout_bytes=result.stdout_bytes,
-            stderr_bytes=result.stderr_bytes,
-            traceback=result.traceback,
-            limit=result.limit,
-            message=result.message,
-            exit_code=result.exit_code,
+        return replace(
+            result,
             artifacts=artifacts,
             duration_seconds=time.monotonic() - started,
-            binding_calls=result.binding_calls,
-            stdout_full=result.stdout_full,
-            stderr_full=result.stderr_full,
             network_denied=program.network is NetworkAccess.DENIED
             and Guarantee.NO_NETWORK in self._capabilities.enforced,
         )

@@ -18,24 +18,23 @@ from typing import Self
 from pydantic import JsonValue
 
 from psych_runtime.adapters.sandbox import (
-    BindingRefused,
     ExecutionStatus,
     Guarantee,
     Program,
-    ResolvedLimits,
     SandboxCapabilities,
 )
 from psych_runtime.spec import Isolation
 from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
-    RUNNER_SOURCE,
+    HOST_ENFORCED,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
     reachable_by_others,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import Scratch
@@ -210,12 +209,7 @@ class NamespaceSandbox(ProcessSandbox):
             marker.write_text("host")
             marker.chmod(0o644)
             source = f"HOST_PID = {os.getpid()}\nMARKER = {str(marker)!r}\n" + _PROBE
-
-            async def no_tools(name: str, arguments: JsonObject) -> JsonValue:
-                raise BindingRefused("unknown_tool", name)
-
-            limits = ResolvedLimits(cpu_seconds=5, wall_seconds=20, process_count=16)
-            execution = await self.execute(Program(source=source, limits=limits), no_tools)
+            execution = await self._trial(source)
         finally:
             shutil.rmtree(marker_dir, ignore_errors=True)
         if execution.status is not ExecutionStatus.OK or not isinstance(execution.value, dict):
@@ -240,29 +234,16 @@ class NamespaceSandbox(ProcessSandbox):
         # The scratch mounts are capped tmpfs and the rest is read-only; System V IPC
         # is switched off only where the host, as root, made the IPC namespace itself.
         scratch = report.get("outside_scratch_writable") == [] and self._uids is not None
-        enforced = {
-            Guarantee.SEPARATE_PROCESS,
-            Guarantee.CLEAN_ENVIRONMENT,
-            Guarantee.PRIVATE_WORKSPACE,
-            Guarantee.WALL_CLOCK_KILL,
-            Guarantee.CPU_LIMIT,
-            Guarantee.MEMORY_LIMIT,
-            Guarantee.FILE_SIZE_LIMIT,
+        established = {
+            Guarantee.PROCESS_LIMIT: self._uids is not None,
+            Guarantee.UNPRIVILEGED_USER: user,
+            Guarantee.NO_NETWORK: net,
+            Guarantee.NO_HOST_PROCESSES: pid_ns,
+            Guarantee.NO_HOST_FILES: mount,
+            Guarantee.READ_ONLY_SYSTEM: read_only,
+            Guarantee.PRIVATE_SCRATCH: scratch,
         }
-        if self._uids is not None:
-            enforced.add(Guarantee.PROCESS_LIMIT)
-        if user:
-            enforced.add(Guarantee.UNPRIVILEGED_USER)
-        if net:
-            enforced.add(Guarantee.NO_NETWORK)
-        if pid_ns:
-            enforced.add(Guarantee.NO_HOST_PROCESSES)
-        if mount:
-            enforced.add(Guarantee.NO_HOST_FILES)
-        if read_only:
-            enforced.add(Guarantee.READ_ONLY_SYSTEM)
-        if scratch:
-            enforced.add(Guarantee.PRIVATE_SCRATCH)
+        enforced = HOST_ENFORCED | {guarantee for guarantee, held in established.items() if held}
         contained = user and pid_ns and net and mount
         self._capabilities = SandboxCapabilities(
             backend="namespaces",
@@ -346,11 +327,8 @@ class NamespaceSandbox(ProcessSandbox):
     def _command(
         self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
     ) -> Launch:
-        read_fd, write_fd = fds
-        argv = self.bwrap_arguments(program, workspace)
-        argv += [self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)]
         return Launch(
-            argv=argv,
+            argv=self.bwrap_arguments(program, workspace) + runner_argv(self._python, fds),
             env={"PATH": SANDBOX_PATH},
             cwd="/",
             pass_fds=fds,

@@ -24,26 +24,23 @@ import uuid
 from pathlib import Path
 from typing import Literal, Self
 
-from pydantic import JsonValue
-
 from psych_runtime.adapters.sandbox import (
-    BindingRefused,
     ExecutionStatus,
     Guarantee,
     Program,
-    ResolvedLimits,
     SandboxCapabilities,
 )
 from psych_runtime.spec import Isolation
 from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
-    RUNNER_SOURCE,
+    HOST_ENFORCED,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
@@ -160,7 +157,7 @@ def oci_command(
         # own tmpfs mounts on /run, /tmp and /var/tmp would have no size.
         command += ["--preserve-fds", str(max(fds) - 2), "--read-only-tmpfs=false"]
     root = ["--rootfs", rootfs] if rootfs is not None else [image]
-    command += [*root, python, "-I", "-S", "-c", RUNNER_SOURCE, str(fds[0]), str(fds[1])]
+    command += [*root, *runner_argv(python, fds)]
     return command
 
 
@@ -270,35 +267,22 @@ class OciSandbox(ProcessSandbox):
         self._capabilities = SandboxCapabilities(
             backend="oci",
             isolation=Isolation.CONTAINED,
-            enforced=frozenset(
-                {
-                    Guarantee.SEPARATE_PROCESS,
-                    Guarantee.CLEAN_ENVIRONMENT,
-                    Guarantee.PRIVATE_WORKSPACE,
-                    Guarantee.CPU_LIMIT,
-                    Guarantee.MEMORY_LIMIT,
-                    Guarantee.FILE_SIZE_LIMIT,
-                    Guarantee.PROCESS_LIMIT,
-                    Guarantee.WALL_CLOCK_KILL,
-                    Guarantee.UNPRIVILEGED_USER,
-                    Guarantee.NO_NETWORK,
-                    Guarantee.READ_ONLY_SYSTEM,
-                    Guarantee.NO_HOST_FILES,
-                    Guarantee.NO_HOST_PROCESSES,
-                    *extra,
-                }
-            ),
+            enforced=HOST_ENFORCED
+            | {
+                Guarantee.PROCESS_LIMIT,
+                Guarantee.UNPRIVILEGED_USER,
+                Guarantee.NO_NETWORK,
+                Guarantee.READ_ONLY_SYSTEM,
+                Guarantee.NO_HOST_FILES,
+                Guarantee.NO_HOST_PROCESSES,
+                *extra,
+            },
             reported=frozenset({Guarantee.DISK_QUOTA}),
         )
 
     async def _check_start(self) -> None:
         """Run one program, so a setup the engine refuses is refused at ``open``."""
-
-        async def no_tools(name: str, arguments: dict[str, JsonValue]) -> JsonValue:
-            raise BindingRefused("unknown_tool", name)
-
-        limits = ResolvedLimits(cpu_seconds=5, wall_seconds=60, process_count=16)
-        execution = await self.execute(Program(source="1", limits=limits), no_tools)
+        execution = await self._trial("1", wall_seconds=60)
         if execution.status is not ExecutionStatus.OK or execution.value != 1:
             detail = execution.stderr.strip().splitlines()
             raise SandboxUnavailable(

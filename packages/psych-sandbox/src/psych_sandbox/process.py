@@ -13,38 +13,27 @@ import subprocess
 from pathlib import Path
 from typing import Self
 
-from pydantic import JsonValue
-
 from psych_runtime.adapters.sandbox import (
-    BindingRefused,
     ExecutionStatus,
     Guarantee,
     Program,
-    ResolvedLimits,
     SandboxCapabilities,
 )
 from psych_runtime.spec import Isolation
 from psych_sandbox._host import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_SLOTS,
-    RUNNER_SOURCE,
+    HOST_ENFORCED,
     SANDBOX_PATH,
     Identity,
     Launch,
     ProcessSandbox,
     SandboxUnavailable,
     interpreter_candidates,
+    runner_argv,
     running_as_root,
 )
 from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
-
-_RLIMITS = frozenset(
-    {
-        Guarantee.CPU_LIMIT,
-        Guarantee.MEMORY_LIMIT,
-        Guarantee.FILE_SIZE_LIMIT,
-    }
-)
 
 
 def sandbox_environment(home: str) -> dict[str, str]:
@@ -161,12 +150,7 @@ class SubprocessSandbox(ProcessSandbox):
 
     async def _check_private_scratch(self) -> None:
         """Run one program with the private scratch space; give it up if the kernel refuses."""
-
-        async def no_tools(name: str, arguments: dict[str, JsonValue]) -> JsonValue:
-            raise BindingRefused("unknown_tool", name)
-
-        limits = ResolvedLimits(cpu_seconds=5, wall_seconds=20, process_count=16)
-        execution = await self.execute(Program(source="1", limits=limits), no_tools)
+        execution = await self._trial("1")
         if execution.status is not ExecutionStatus.OK:
             self.scratch_problem = execution.message or execution.stderr.strip()
             self._private_scratch = False
@@ -174,13 +158,7 @@ class SubprocessSandbox(ProcessSandbox):
 
     def _establish(self) -> None:
         own_uid = self._uids is not None
-        enforced = {
-            Guarantee.SEPARATE_PROCESS,
-            Guarantee.CLEAN_ENVIRONMENT,
-            Guarantee.PRIVATE_WORKSPACE,
-            Guarantee.WALL_CLOCK_KILL,
-            *_RLIMITS,
-        }
+        enforced = set(HOST_ENFORCED)
         if own_uid:
             # RLIMIT_NPROC counts a user's processes; only a uid of the program's own
             # makes it a limit on the program (as the host's user it would count the host).
@@ -197,10 +175,9 @@ class SubprocessSandbox(ProcessSandbox):
     def _command(
         self, program: Program, workspace: Path, identity: Identity, fds: tuple[int, int]
     ) -> Launch:
-        read_fd, write_fd = fds
         private = self._private_scratch
         return Launch(
-            argv=[self._python, "-I", "-S", "-c", RUNNER_SOURCE, str(read_fd), str(write_fd)],
+            argv=runner_argv(self._python, fds),
             env=sandbox_environment(str(workspace)),
             cwd=str(workspace),
             pass_fds=fds,

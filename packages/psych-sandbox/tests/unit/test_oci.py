@@ -1,36 +1,33 @@
 """The OCI backend's command construction, and its refusal when no engine is reachable."""
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from psych_runtime.adapters import Guarantee, Program, ResolvedLimits
+from psych_runtime.adapters import Guarantee, Program
 from psych_runtime.spec import Isolation
 from psych_sandbox import OciSandbox, SandboxUnavailable, oci_command
 
-LIMITS = ResolvedLimits(
-    cpu_seconds=2.5,
-    wall_seconds=5,
-    memory_bytes=256 * 1024 * 1024,
-    file_size_bytes=8 * 1024 * 1024,
-    process_count=64,
-)
+from ..conftest import LIMITS as SMALL_LIMITS
+
+# A fractional CPU limit (``--ulimit cpu`` rounds it up) and a pids limit of its own.
+LIMITS = replace(SMALL_LIMITS, cpu_seconds=2.5, process_count=64)
 
 
 def _option(command: list[str], name: str) -> list[str]:
     return [command[i + 1] for i, part in enumerate(command) if part == name]
 
 
+def _command(engine: str, image: str, workspace: str, **options: Any) -> list[str]:
+    """The command ``oci_command`` builds for the program ``1`` under ``LIMITS``."""
+    return oci_command(engine, image, Program(source="1", limits=LIMITS), workspace, **options)
+
+
 def test_podman_command_contains_the_program() -> None:
-    command = oci_command(
-        "podman",
-        "python:3.12-slim",
-        Program(source="1", limits=LIMITS),
-        "/tmp/ws",
-        name="psych-sandbox-x",
-        fds=(7, 9),
-    )
+    command = _command("podman", "python:3.12-slim", "/tmp/ws", name="psych-sandbox-x", fds=(7, 9))
     assert command[:2] == ["podman", "run"]
     assert "--rm" in command and "--read-only" in command
     assert _option(command, "--network") == ["none"]
@@ -75,14 +72,7 @@ def test_podman_command_contains_the_program() -> None:
 
 
 def test_rootfs_replaces_the_image() -> None:
-    command = oci_command(
-        "podman",
-        "unused-image",
-        Program(source="1", limits=LIMITS),
-        "/w",
-        name="n",
-        rootfs="/srv/rootfs",
-    )
+    command = _command("podman", "unused-image", "/w", name="n", rootfs="/srv/rootfs")
     assert "unused-image" not in command
     at = command.index("--rootfs")
     assert command[at + 1 : at + 5] == ["/srv/rootfs", "python3", "-I", "-S"]
@@ -96,15 +86,7 @@ async def test_open_refuses_a_missing_rootfs(tmp_path: Path) -> None:
 
 
 def test_docker_command_has_no_preserve_fds_and_keeps_the_limits() -> None:
-    command = oci_command(
-        "/usr/bin/docker",
-        "img",
-        Program(source="1", limits=LIMITS),
-        "/w",
-        name="n",
-        user="1000:1000",
-        cpus=0.5,
-    )
+    command = _command("/usr/bin/docker", "img", "/w", name="n", user="1000:1000", cpus=0.5)
     assert "--preserve-fds" not in command
     assert _option(command, "--cpus") == ["0.5"]
     assert _option(command, "--user") == ["1000:1000"]

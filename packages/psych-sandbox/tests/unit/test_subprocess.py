@@ -13,20 +13,13 @@ from psych_runtime.adapters import (
     ExecutionStatus,
     Guarantee,
     Program,
-    ResolvedLimits,
 )
 from psych_runtime.spec import Isolation, NetworkAccess
 from psych_sandbox import SubprocessSandbox
 from psych_sandbox._host import UidPool, reachable_by_others
 from psych_sandbox.process import sandbox_environment
 
-LIMITS = ResolvedLimits(
-    cpu_seconds=2,
-    wall_seconds=5,
-    memory_bytes=256 * 1024 * 1024,
-    file_size_bytes=8 * 1024 * 1024,
-    process_count=32,
-)
+from ..conftest import LIMITS
 
 
 async def echo(name: str, arguments: dict[str, object]) -> object:

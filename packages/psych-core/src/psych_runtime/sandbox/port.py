@@ -19,7 +19,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -133,13 +133,7 @@ class ResolvedLimits:
 
     def reference(self) -> "SandboxLimits":
         """The five limits ``SandboxLimits`` names (``disk_bytes`` has no place there)."""
-        return SandboxLimits(
-            cpu_seconds=self.cpu_seconds,
-            address_space_bytes=self.memory_bytes,
-            file_size_bytes=self.file_size_bytes,
-            process_count=self.process_count,
-            wall_seconds=self.wall_seconds,
-        )
+        return SandboxLimits(address_space_bytes=self.memory_bytes, **_same_named(self))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,13 +165,17 @@ class SandboxLimits:
     def resolved(self, *, disk_bytes: int = _DEFAULT_DISK_BYTES) -> ResolvedLimits:
         """These limits as a sandbox runs them, with ``disk_bytes`` for all it may store."""
         return ResolvedLimits(
-            cpu_seconds=self.cpu_seconds,
-            wall_seconds=self.wall_seconds,
-            memory_bytes=self.address_space_bytes,
-            file_size_bytes=self.file_size_bytes,
-            process_count=self.process_count,
-            disk_bytes=disk_bytes,
+            memory_bytes=self.address_space_bytes, disk_bytes=disk_bytes, **_same_named(self)
         )
+
+
+_SAME_NAMED_LIMITS = ("cpu_seconds", "wall_seconds", "file_size_bytes", "process_count")
+"""The limits ``ResolvedLimits`` and ``SandboxLimits`` both hold under one name."""
+
+
+def _same_named(limits: ResolvedLimits | SandboxLimits) -> dict[str, Any]:
+    """The limits of ``limits`` the other shape holds under the same name."""
+    return {name: getattr(limits, name) for name in _SAME_NAMED_LIMITS}
 
 
 @dataclass(frozen=True, slots=True)

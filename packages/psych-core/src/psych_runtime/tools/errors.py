@@ -11,6 +11,23 @@ from typing import ClassVar
 from psych_runtime.core.errors import PsychError
 
 
+class ToolCallFailed(PsychError):
+    """A call ended without a result, for a reason the model is told by ``kind``.
+
+    The base of the failures a source, an HTTP tool or the result store raises; each
+    subclass says which ``kind`` values it uses.
+
+    Attributes:
+        kind: a stable classifier copied into the recorded failure.
+        transient: whether the same call could succeed later.
+    """
+
+    def __init__(self, kind: str, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.transient = transient
+
+
 class ToolSchemaError(PsychError):
     """A function cannot become a tool as written.
 
@@ -85,4 +102,10 @@ class ToolResultInvalid(PsychError):
         super().__init__(f"tool {tool!r} returned a value that is not JSON data: {detail}")
 
 
-__all__ = ["ToolArgumentsInvalid", "ToolResultInvalid", "ToolSchemaError", "UnknownTool"]
+__all__ = [
+    "ToolArgumentsInvalid",
+    "ToolCallFailed",
+    "ToolResultInvalid",
+    "ToolSchemaError",
+    "UnknownTool",
+]

@@ -32,6 +32,7 @@ from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.tools.context import ToolContext
+from psych_runtime.tools.errors import ToolCallFailed
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +89,13 @@ class ToolSourceUnavailable(PsychError):
         self.transient = transient
 
 
-class SourceCallFailed(PsychError):
+class SourceCallFailed(ToolCallFailed):
     """A call to a source's tool failed in a way the model should be told about.
 
     Attributes:
         kind: a stable classifier (``tool_error``, ``unreachable``, ``excluded``...).
         transient: whether the same call may succeed later.
     """
-
-    def __init__(self, kind: str, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.transient = transient
 
 
 @runtime_checkable

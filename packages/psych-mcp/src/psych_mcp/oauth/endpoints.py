@@ -93,11 +93,31 @@ def _strings(value: object, default: Any) -> tuple[str, ...]:
     return tuple(default)
 
 
+def _text(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def _with_field(
+    answer: Answer, name: str, kind: OAuthErrorKind, what: str, url: str, missing: str
+) -> tuple[dict[str, Any], str]:
+    """The answer's JSON object and its non-empty string ``name``.
+
+    Raises:
+        OAuthError: ``kind``, saying ``what`` sent no ``missing``, when the body is no
+            JSON object or lacks the field.
+    """
+    data = answer.json_object() or {}
+    value = _text(data.get(name))
+    if value is None:
+        raise OAuthError(kind, f"{what} at {host_of(url)} sent no {missing}")
+    return data, value
+
+
 def _error_details(answer: Answer, sent: Mapping[str, str | None]) -> tuple[str | None, str]:
     """The OAuth error code and a safe description of an error answer."""
     body = answer.json_object() or {}
-    code = body.get("error")
-    code = code if isinstance(code, str) and code else None
+    code = _text(body.get("error"))
     description = body.get("error_description")
     text = description if isinstance(description, str) else ""
     text = redact(text, sent.values())[:_MAX_DESCRIPTION]
@@ -168,12 +188,9 @@ async def request_token(
         if code is None and answer.status == 401:
             kind = "invalid_client"
         raise OAuthError(kind, message, status=answer.status, error_code=code)
-    data = answer.json_object()
-    access = data.get("access_token") if data is not None else None
-    if data is None or not isinstance(access, str) or not access:
-        raise OAuthError(
-            "token_request", f"the token endpoint at {host_of(url)} sent no access token"
-        )
+    data, access = _with_field(
+        answer, "access_token", "token_request", "the token endpoint", url, "access token"
+    )
     token_type = data.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise OAuthError(
@@ -181,15 +198,14 @@ async def request_token(
             f"the token endpoint at {host_of(url)} issued a token of type {token_type!r}; "
             "only Bearer tokens are supported",
         )
-    refresh = data.get("refresh_token")
-    granted = data.get("scope")
+    refresh = _text(data.get("refresh_token"))
     _log.debug("token endpoint at %s granted a %s token", host_of(url), grant)
     return StoredToken(
         access_token=SecretStr(access),
         token_type="Bearer",
         expires_at=_expires_at(data.get("expires_in"), now),
-        refresh_token=SecretStr(refresh) if isinstance(refresh, str) and refresh else None,
-        scope=granted if isinstance(granted, str) and granted else requested_scope,
+        refresh_token=SecretStr(refresh) if refresh is not None else None,
+        scope=_text(data.get("scope")) or requested_scope,
         issuer=metadata.issuer,
         resource=resource,
     )
@@ -226,13 +242,10 @@ async def register_client(
     if answer.status not in (200, 201):
         code, message = _refusal(answer, "the registration endpoint", url, {})
         raise OAuthError("registration", message, status=answer.status, error_code=code)
-    data = answer.json_object()
-    client_id = data.get("client_id") if data is not None else None
-    if data is None or not isinstance(client_id, str) or not client_id:
-        raise OAuthError(
-            "registration", f"the registration endpoint at {host_of(url)} sent no client id"
-        )
-    secret = data.get("client_secret")
+    data, client_id = _with_field(
+        answer, "client_id", "registration", "the registration endpoint", url, "client id"
+    )
+    secret = _text(data.get("client_secret"))
     expires = data.get("client_secret_expires_at")
     method = data.get("token_endpoint_auth_method")
     grant_types = data.get("grant_types")
@@ -240,7 +253,7 @@ async def register_client(
     _log.debug("registered a client at %s", host_of(url))
     return RegisteredClient(
         client_id=client_id,
-        client_secret=SecretStr(secret) if isinstance(secret, str) and secret else None,
+        client_secret=SecretStr(secret) if secret is not None else None,
         client_secret_expires_at=(
             datetime.fromtimestamp(expires, UTC)
             if isinstance(expires, int) and not isinstance(expires, bool) and expires > 0

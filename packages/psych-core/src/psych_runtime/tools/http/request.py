@@ -22,12 +22,11 @@ from urllib.parse import quote, urlencode
 
 from pydantic import JsonValue
 
-from psych_runtime.core.errors import PsychError
 from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import HttpTool
-from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolCallFailed
 
 if TYPE_CHECKING:
     import httpx
@@ -50,18 +49,13 @@ MIN_REDACTED_CHARS = 4
 _TRANSIENT_STATUSES = frozenset({408, 425, 429})
 
 
-class HttpToolFailed(PsychError):
+class HttpToolFailed(ToolCallFailed):
     """An HTTP tool call did not produce a result; recorded as an error for the model.
 
     Attributes:
         kind: the failure kind written to the log (``http_404``, ``timeout``...).
         transient: whether the same call could succeed later.
     """
-
-    def __init__(self, kind: str, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.transient = transient
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from psych_runtime.blob.port import BlobKey, BlobStore
-from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.tools.errors import ToolCallFailed
 from psych_runtime.tools.large_results.render import render_result, result_handle
 
 
-class ResultNotKept(PsychError):
+class ResultNotKept(ToolCallFailed):
     """A tool succeeded but its result could not be kept, so the call is recorded failed.
 
     The message is written for the model as well as for an operator: it says the tool
@@ -26,11 +26,6 @@ class ResultNotKept(PsychError):
         kind: the failure kind recorded (``blob_store_required``, ``blob_write_failed``).
         transient: whether trying again later could succeed.
     """
-
-    def __init__(self, kind: str, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.transient = transient
 
 
 @dataclass(frozen=True, slots=True)
