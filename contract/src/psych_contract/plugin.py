@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -31,16 +31,22 @@ from psych_runtime import (
     HttpTransport,
     InMemoryStore,
     Runtime,
+    Scope,
+    SpecValidationError,
     StaticSecretResolver,
     ToolRegistry,
+    publish,
 )
 from psych_runtime.adapters.plugins import (
     AUTOLOAD_ENV,
     PLUGIN_API_VERSION,
+    DoctorCheck,
+    ToolSourceFactory,
     register_plugin,
     reset_plugin_manager,
 )
 from psych_runtime.adapters.tools import RemoteTools
+from psych_runtime.spec import AgentSpec
 from psych_runtime.testing import FakeModel
 
 ENTRY_POINT_GROUP = "psych_runtime"
@@ -136,8 +142,94 @@ def modules_loaded_by(code: str, modules: Sequence[str]) -> list[str]:
     return loaded.split(",") if loaded else []
 
 
+class ToolSourcePluginContract:
+    """What a plugin that offers a tool source promises; subclass it and fill in the names.
+
+    The cases cover the entry point, the one tool source factory and the capability it
+    offers, the source a Runtime builds from it, publishing a spec that needs the
+    capability with the plugin and without it, and the plugin's doctor check. Checks of
+    what loading the plugin imports stay with the adapter: the modules differ per SDK.
+    """
+
+    name: ClassVar[str]
+    """The plugin's entry-point name, which is also its tool source factory's name."""
+    plugin: ClassVar[ModuleType]
+    """The plugin module the entry point names."""
+    distribution: ClassVar[str]
+    """The distribution that declares the entry point."""
+    capability: ClassVar[str]
+    """The spec capability the factory offers (an ``AgentSpec`` field)."""
+    source_type: ClassVar[type[RemoteTools[Any, Any, Any]]]
+    """The tool source the factory builds."""
+    spec: ClassVar[AgentSpec]
+    """A spec that uses the capability, so only a Runtime with the plugin accepts it."""
+    refusal: ClassVar[str]
+    """A pattern of the ``SpecValidationError`` publishing ``spec`` without the plugin."""
+    doctor_check: ClassVar[str]
+    """The name of the plugin's one doctor check, which passes where the SDK imports."""
+
+    @pytest.fixture
+    def plugin_only(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+        """A plugin manager with autoload off and only this plugin, from its entry point."""
+        with plugin_alone(monkeypatch, self.name):
+            yield
+
+    @pytest.fixture
+    def no_plugins(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+        """A plugin manager with no plugin registered at all."""
+        with plugin_alone(monkeypatch):
+            yield
+
+    def test_the_distribution_declares_the_entry_point(self) -> None:
+        """The entry point loads this plugin, from this distribution, on this API."""
+        check_entry_point(self.name, self.plugin, distribution=self.distribution)
+
+    def test_it_offers_its_capability(self) -> None:
+        """One tool source factory, named as the plugin, for the capability."""
+        found: list[ToolSourceFactory] = []
+        self.plugin.psych_register_tool_sources(found.append)
+        (factory,) = found
+        assert isinstance(factory, ToolSourceFactory)
+        assert (factory.name, factory.capability, factory.package) == (
+            self.name,
+            self.capability,
+            self.distribution,
+        )
+
+    @pytest.mark.usefixtures("plugin_only")
+    async def test_a_runtime_without_tool_sources_builds_one_with_its_policy_and_secrets(
+        self,
+    ) -> None:
+        """The plugin manager's one source, which serves a spec with the capability only."""
+        source = await check_the_runtime_builds_the_source(self.source_type)
+        assert source.serves(self.spec)
+        assert not source.serves(AgentSpec(name="plain", model="fake"))
+
+    @pytest.mark.usefixtures("plugin_only")
+    async def test_publish_accepts_the_spec_without_a_validation_context(self) -> None:
+        """With the plugin installed, publish needs no context to accept the capability."""
+        version = await publish(InMemoryStore(), self.spec, scope=Scope(tenant="acme"))
+        assert version.spec == self.spec
+
+    @pytest.mark.usefixtures("no_plugins")
+    async def test_without_the_plugin_such_a_spec_is_refused(self) -> None:
+        """A program without the adapter refuses the spec and says what is missing."""
+        with pytest.raises(SpecValidationError, match=self.refusal):
+            await publish(InMemoryStore(), self.spec, scope=Scope(tenant="acme"))
+
+    def test_the_doctor_check_finds_the_sdk(self) -> None:
+        """The plugin's one doctor check has its name and passes where the SDK imports."""
+        found: list[DoctorCheck] = []
+        self.plugin.psych_doctor_checks(found.append)
+        (check,) = found
+        assert check.name == self.doctor_check
+        result = check.run()
+        assert result.ok, result.detail
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ToolSourcePluginContract",
     "check_entry_point",
     "check_the_runtime_builds_the_source",
     "modules_loaded_by",
