@@ -22,17 +22,9 @@ from psych_otel import OtelTelemetry
 from psych_runtime import Runtime, Scope, Store, ToolRegistry, Worker
 from psych_runtime.adapters import FinishedSpan, Telemetry
 from psych_runtime.models import ModelClient
-from psych_runtime.testing import worker_in_background
+from psych_runtime.testing import FAST_WORKER, worker_in_background
 
 ACME = Scope(tenant="acme")
-
-FAST: dict[str, Any] = {
-    "lease_seconds": 0.6,
-    "heartbeat_seconds": 0.15,
-    "poll_interval": 0.05,
-    "supervisor_interval": 0.05,
-    "grace_seconds": 0.3,
-}
 
 
 @dataclass
@@ -112,7 +104,7 @@ async def running_worker(
     runtime = Runtime(
         store, model, registry, retry_base_seconds=0.01, telemetry=telemetry, **runtime_options
     )
-    async with worker_in_background(Worker(store, runtime, **{**FAST, **options})) as worker:
+    async with worker_in_background(Worker(store, runtime, **{**FAST_WORKER, **options})) as worker:
         yield worker
 
 

@@ -29,6 +29,7 @@ from psych_runtime import (
 from psych_runtime.models import ModelClient, ModelPrice, PriceResolver
 from psych_runtime.records import Record
 from psych_runtime.testing import (
+    FAST_WORKER,
     CrashRecovery,
     ToolCallScript,
     crash_and_recover,
@@ -37,14 +38,6 @@ from psych_runtime.testing import (
 )
 
 ACME = Scope(tenant="acme")
-
-FAST = {
-    "lease_seconds": 0.6,
-    "heartbeat_seconds": 0.15,
-    "poll_interval": 0.05,
-    "supervisor_interval": 0.05,
-    "grace_seconds": 0.3,
-}
 
 
 def registry_of(*tools: Callable[..., Any], idempotent: tuple[str, ...] = ()) -> ToolRegistry:
@@ -97,7 +90,7 @@ async def running_worker(
     runtime = Runtime(
         store, model, registry, retry_base_seconds=0.01, prices=prices, **(runtime_options or {})
     )
-    async with worker_in_background(Worker(store, runtime, **{**FAST, **options})) as worker:
+    async with worker_in_background(Worker(store, runtime, **{**FAST_WORKER, **options})) as worker:
         yield worker
 
 

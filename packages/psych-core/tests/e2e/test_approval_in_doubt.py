@@ -17,10 +17,10 @@ import psych_runtime
 from psych_runtime import AgentSpec, InMemoryStore, ModelRef, ToolOutcome
 from psych_runtime.records import Record
 from psych_runtime.runtime.attempt import AttemptKilled
-from psych_runtime.testing import FakeModel
+from psych_runtime.testing import FAST_WORKER, FakeModel
 from psych_runtime.testing.forwarding import ForwardingStore
 
-from .conftest import ACME, FAST
+from .conftest import ACME
 
 APPROVALS = psych_runtime.ApprovalRules(selectors=("@destructive",))
 
@@ -78,7 +78,7 @@ async def _run_worker_until(
         model.turn(tool_calls=[("charge", {"order_id": "A1"})])
     model.turn(text="ok")
     runtime = psych_runtime.Runtime(store, model, registry, approvals=APPROVALS)
-    worker = psych_runtime.Worker(store, runtime, **FAST)  # type: ignore[arg-type]
+    worker = psych_runtime.Worker(store, runtime, **FAST_WORKER)  # type: ignore[arg-type]
     task = asyncio.create_task(worker.run())
     try:
         async with asyncio.timeout(10):

@@ -25,6 +25,7 @@ from psych_runtime import (
 )
 from psych_runtime.records import Record
 from psych_runtime.testing import (
+    FAST_WORKER,
     FakeModel,
     settled_log as testing_settled_log,
     worker_in_background,
@@ -33,14 +34,6 @@ from psych_runtime.testing import (
 ACME = Scope(tenant="acme")
 GLOBEX = Scope(tenant="globex")
 LOOPBACK = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
-
-FAST = {
-    "lease_seconds": 0.6,
-    "heartbeat_seconds": 0.15,
-    "poll_interval": 0.05,
-    "supervisor_interval": 0.05,
-    "grace_seconds": 0.3,
-}
 
 
 async def settled_log(store: Store, run_id: RunId, timeout: float = 15.0) -> list[Record]:
@@ -55,7 +48,7 @@ async def working(
     """A store and a running Worker whose Runtime takes its remote tools from ``tools``."""
     store = InMemoryStore()
     worker = Worker(
-        store, Runtime(store, model, ToolRegistry(), tool_sources=[tools], **runtime), **FAST
+        store, Runtime(store, model, ToolRegistry(), tool_sources=[tools], **runtime), **FAST_WORKER
     )
     try:
         async with worker_in_background(worker):

@@ -2,8 +2,9 @@
 
 ``FakeModel`` (a scriptable model client), ``crash_and_recover`` (kill an Attempt
 at a chosen record and watch another Worker recover it) ``settled_log`` (wait for a
-Run to end and read its log) and ``worker_in_background`` (a Worker that runs for the
-length of a block) are importable from here, and
+Run to end and read its log), ``worker_in_background`` (a Worker that runs for the
+length of a block) and ``FAST_WORKER`` (Worker settings that reclaim a lost Run within
+a second) are importable from here, and
 so is ``LogBuilder``, which builds a log record by record for folding::
 
     from psych_runtime.core.reducer import reduce
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from psych_runtime.testing.log_builder import LogBuilder
 
 if TYPE_CHECKING:
-    from psych_runtime.testing.background import worker_in_background
+    from psych_runtime.testing.background import FAST_WORKER, worker_in_background
     from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
     from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
     from psych_runtime.testing.forwarding import ForwardingStore
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from psych_runtime.testing.settled import settled_log
 
 _LAZY = {
+    "FAST_WORKER": "psych_runtime.testing.background",
     "FakeModel": "psych_runtime.testing.fake_model",
     "ToolCallScript": "psych_runtime.testing.fake_model",
     "CrashRecovery": "psych_runtime.testing.crash",
@@ -52,6 +54,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "FAST_WORKER",
     "CrashRecovery",
     "CrashingStore",
     "FakeModel",
