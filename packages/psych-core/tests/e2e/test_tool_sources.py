@@ -12,6 +12,12 @@ from typing import Any
 
 import pytest
 
+from psych_contract.tool_sources import (
+    ALLOWED,
+    OnlyFind,
+    check_only_find_was_offered_and_ran,
+    model_calling_every_crm_tool,
+)
 from psych_runtime import (
     AgentSpec,
     ApprovalRules,
@@ -183,22 +189,11 @@ async def test_a_required_server_down_fails_the_run_and_an_optional_one_is_skipp
 
 async def test_exclusions_and_the_tenant_plane_narrow_what_is_offered_and_callable() -> None:
     room = ServerRoom({"crm": {"find": (), "delete_all": (), "export": ()}})
-    spec = _spec(CRM.model_copy(update={"allow": ("find", "export")}))
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("crm__delete_all", {}), ("crm__export", {}), ("crm__find", {})])
-        .turn(text="ok")
-    )
-
-    class NoExports:
-        async def permitted(self, scope: Any) -> frozenset[str]:
-            return frozenset({"crm__find"})
-
-    _, log = await _run(spec, model, room, access=NoExports())
-    kinds = [f.failure.kind if f.failure else "ok" for f in tool_finishes(log)]
-    assert kinds == ["unknown_tool", "unknown_tool", "ok"]
+    spec = _spec(CRM.model_copy(update={"allow": ALLOWED}))
+    model = model_calling_every_crm_tool()
+    _, log = await _run(spec, model, room, access=OnlyFind())
+    check_only_find_was_offered_and_ran(log, model)
     assert [c[2] for c in room.calls] == ["find"]
-    assert [t.name for t in model.requests[0].tools] == ["crm__find"]
 
 
 async def test_a_call_failure_is_data_and_annotations_drive_approvals() -> None:

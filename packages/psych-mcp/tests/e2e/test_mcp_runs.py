@@ -10,6 +10,12 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from psych_contract.tool_sources import (
+    ALLOWED,
+    OnlyFind,
+    check_only_find_was_offered_and_ran,
+    model_calling_every_crm_tool,
+)
 from psych_mcp import McpStubServer, McpTools
 from psych_runtime import (
     AgentSpec,
@@ -145,22 +151,11 @@ async def test_excluded_tools_are_refused_even_when_the_model_names_them(
 ) -> None:
     for name in ("find", "export", "delete_all"):
         stub.tool(name, f"{name} done")
-    spec = _spec(McpServer(name="crm", url=stub.url, allow=("find", "export")))
-    model = (
-        FakeModel()
-        .turn(tool_calls=[("crm__delete_all", {}), ("crm__export", {}), ("crm__find", {})])
-        .turn(text="ok")
-    )
-
-    class NoExports:
-        async def permitted(self, scope: Any) -> frozenset[str]:
-            return frozenset({"crm__find"})
-
-    log = await run_once(spec, model, McpTools(egress=LOOPBACK), access=NoExports())
-    kinds = [f.failure.kind if f.failure else "ok" for f in finishes(log)]
-    assert kinds == ["unknown_tool", "unknown_tool", "ok"]
+    spec = _spec(McpServer(name="crm", url=stub.url, allow=ALLOWED))
+    model = model_calling_every_crm_tool()
+    log = await run_once(spec, model, McpTools(egress=LOOPBACK), access=OnlyFind())
+    check_only_find_was_offered_and_ran(log, model)
     assert [c.tool for c in stub.calls] == ["find"]
-    assert _offered(model)[0] == ["crm__find"]
 
 
 async def test_tenants_never_see_each_others_credentials(stub: McpStubServer) -> None:
