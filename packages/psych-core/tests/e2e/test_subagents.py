@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from psych_contract.subagents import FINDER, lead_spawning_the_finder
 from psych_runtime import AgentSpec, InMemoryStore, Limits, TerminalState, ToolContext, report
 from psych_runtime.models import StaticPriceTable
 from psych_runtime.records import Record
@@ -20,14 +21,6 @@ from psych_runtime.testing import FakeModel, ModelsByName
 from .conftest import ACME, crash_once, price, run_once, tool_finishes
 
 DESCRIPTION = "Does one careful piece of the work."
-FINDER = {
-    "name": "finder",
-    "purpose": "Find where order A1 is right now, for the customer.",
-    "task": "Look order A1 up with the lookup tool and say where it is, in one line.",
-    "deliverable": "One line: where A1 is.",
-    "tools": ["lookup"],
-    "model": "finder-m",
-}
 
 
 def lookup(order_id: str) -> str:
@@ -175,14 +168,9 @@ async def test_check_message_and_the_live_children_cap() -> None:
 
 
 async def test_a_failed_background_child_reaches_its_parent_as_a_failure() -> None:
-    model = ModelsByName(
-        {
-            "lead-m": FakeModel()
-            .turn(tool_calls=[("spawn_subagent", FINDER)])
-            .turn(text="waiting")
-            .turn(text="finder failed; answering myself"),
-            "finder-m": FakeModel().raises_permanent(400, message="bad request"),
-        }
+    model = lead_spawning_the_finder(
+        relayed="finder failed; answering myself",
+        finder=FakeModel().raises_permanent(400, message="bad request"),
     )
     log = await _run(_lead(spawn=SpawnEnvelope(models=("finder-m",))), model)
     [finished] = [r for r in log if r.type == "subagent_finished"]
@@ -233,15 +221,7 @@ async def test_a_child_ending_is_shown_after_the_turn_it_landed_in() -> None:
 
 @pytest.mark.parametrize("crash_before", ["subagent_spawned", "tool_call_finished"])
 async def test_a_crash_around_a_spawn_starts_one_child(crash_before: str) -> None:
-    model = ModelsByName(
-        {
-            "lead-m": FakeModel()
-            .turn(tool_calls=[("spawn_subagent", FINDER)])
-            .turn(text="waiting")
-            .turn(text="A1 is at the depot."),
-            "finder-m": FakeModel().turn(text="A1 is at the depot."),
-        }
-    )
+    model = lead_spawning_the_finder(relayed="A1 is at the depot.")
     store = InMemoryStore()
     spec = _lead(spawn=SpawnEnvelope(models=("finder-m",)))
     recovery = await crash_once(
@@ -286,14 +266,9 @@ async def test_a_child_whose_question_expires_still_reports_its_ending() -> None
     # The child inherits the parent's suspension policy: it may ask, but only briefly.
     policy = SuspensionPolicy(may_ask_questions=True, question_expires_seconds=0.3)
     question = {"questions": [{"question": "Which depot?"}]}
-    model = ModelsByName(
-        {
-            "lead-m": FakeModel()
-            .turn(tool_calls=[("spawn_subagent", FINDER)])
-            .turn(text="waiting")
-            .turn(text="finder gave up; A1 location unknown"),
-            "finder-m": FakeModel().turn(tool_calls=[("ask_question", question)]),
-        }
+    model = lead_spawning_the_finder(
+        relayed="finder gave up; A1 location unknown",
+        finder=FakeModel().turn(tool_calls=[("ask_question", question)]),
     )
     log = await _run(_lead(spawn=SpawnEnvelope(models=("finder-m",)), suspension=policy), model)
     [finished] = [r for r in log if r.type == "subagent_finished"]

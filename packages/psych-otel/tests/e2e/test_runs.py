@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.trace import SpanKind, StatusCode
 
 import psych_runtime
+from psych_contract.subagents import lead_spawning_the_finder
 from psych_otel import check_spans
 from psych_runtime import (
     AgentSpec,
@@ -457,22 +458,8 @@ async def test_a_broken_exporter_processor_or_adapter_never_fails_a_run(
 async def test_a_background_child_claimed_by_a_worker_joins_the_parents_trace(
     otel: Otel,
 ) -> None:
-    finder = {
-        "name": "finder",
-        "purpose": "Find where order A1 is right now, for the customer.",
-        "task": "Look order A1 up with the lookup tool and say where it is, in one line.",
-        "deliverable": "One line: where A1 is.",
-        "tools": ["lookup"],
-        "model": "finder-m",
-    }
-    model = ModelsByName(
-        {
-            "lead-m": FakeModel()
-            .turn(tool_calls=[("spawn_subagent", finder)])
-            .turn(text="The finder is on it.")
-            .turn(text="The finder says A1 is at the depot."),
-            "finder-m": FakeModel().turn(text="A1 is at the depot."),
-        }
+    model = lead_spawning_the_finder(
+        meanwhile="The finder is on it.", relayed="The finder says A1 is at the depot."
     )
     spec = AgentSpec(
         name="lead",
