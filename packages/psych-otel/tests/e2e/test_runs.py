@@ -80,6 +80,14 @@ def _names(spans: Sequence[ReadableSpan]) -> list[str]:
     return sorted(span.name for span in spans)
 
 
+def _has_attributes(span: ReadableSpan, expected: dict[str, Any]) -> None:
+    """``span`` carries each of ``expected`` with that value and type, among any others."""
+    assert span.attributes is not None
+    found = {key: span.attributes.get(key) for key in expected}
+    assert found == expected
+    assert {k: type(v) for k, v in found.items()} == {k: type(v) for k, v in expected.items()}
+
+
 async def _run(
     otel: Otel,
     spec: AgentSpec | WorkflowSpec,
@@ -126,16 +134,20 @@ async def test_an_agent_with_tools_gives_a_conforming_span_tree(otel: Otel) -> N
     minted = log[0].trace_context["traceparent"].split("-")  # type: ignore[attr-defined]
     assert run.parent is not None and run.parent.is_remote
     assert format(run.parent.span_id, "016x") == minted[2]
-    assert run.attributes is not None
-    assert run.attributes["psych.run.id"] == log[0].run_id
-    assert run.attributes["psych.scope.tenant"] == "acme"
-    assert run.attributes["psych.run.terminal_state"] == "completed"
+    _has_attributes(
+        run,
+        {
+            "psych.run.id": log[0].run_id,
+            "psych.scope.tenant": "acme",
+            "psych.run.terminal_state": "completed",
+        },
+    )
     assert run.status.status_code is StatusCode.UNSET
     [attempt] = _children(spans, run)
     assert attempt.name == "psych.attempt"
-    assert attempt.attributes is not None
-    assert attempt.attributes["psych.attempt.number"] == 1
-    assert attempt.attributes["psych.attempt.reclaimed_expired_lease"] is False
+    _has_attributes(
+        attempt, {"psych.attempt.number": 1, "psych.attempt.reclaimed_expired_lease": False}
+    )
     turns = _children(spans, attempt)
     assert [t.attributes["psych.turn.number"] for t in turns if t.attributes] == [1, 2]
     first, second = turns
@@ -153,16 +165,21 @@ async def test_an_agent_with_tools_gives_a_conforming_span_tree(otel: Otel) -> N
     model_call = _one(_children(spans, first), "chat priced")
     assert model_call.kind is SpanKind.CLIENT
     assert all(c.kind is SpanKind.INTERNAL for c in calls)
+    _has_attributes(
+        model_call,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "priced",
+            "gen_ai.usage.input_tokens": 120,
+            "gen_ai.usage.output_tokens": 10,
+            "gen_ai.usage.cache_read.input_tokens": 20,
+            "gen_ai.usage.cache_creation.input_tokens": 0,
+            "gen_ai.provider.name": "_OTHER",  # FakeModel says nothing
+            "gen_ai.response.finish_reasons": ("tool_calls",),
+            "psych.cost.currency": "USD",
+        },
+    )
     assert model_call.attributes is not None
-    assert model_call.attributes["gen_ai.operation.name"] == "chat"
-    assert model_call.attributes["gen_ai.request.model"] == "priced"
-    assert model_call.attributes["gen_ai.usage.input_tokens"] == 120
-    assert model_call.attributes["gen_ai.usage.output_tokens"] == 10
-    assert model_call.attributes["gen_ai.usage.cache_read.input_tokens"] == 20
-    assert model_call.attributes["gen_ai.usage.cache_creation.input_tokens"] == 0
-    assert model_call.attributes["gen_ai.provider.name"] == "_OTHER"  # FakeModel says nothing
-    assert model_call.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
-    assert model_call.attributes["psych.cost.currency"] == "USD"
     assert model_call.attributes["psych.cost.amount"] > 0
     # Every span of the Run is in one trace.
     assert {s.context.trace_id for s in spans if s.context} == {run.context.trace_id}  # type: ignore[union-attr]
@@ -245,13 +262,10 @@ async def test_a_workflow_has_a_span_per_step_and_its_agent_run_below_it(otel: O
     describe = next(
         s for s in steps if s.attributes and s.attributes["psych.step.name"] == "describe"
     )
-    assert describe.attributes is not None
-    assert describe.attributes["psych.step.kind"] == "agent"
-    assert describe.attributes["psych.step.outcome"] == "succeeded"
+    _has_attributes(describe, {"psych.step.kind": "agent", "psych.step.outcome": "succeeded"})
     [child_run] = _children(spans, describe)
     assert child_run.name == "psych.run"
-    assert child_run.attributes is not None
-    assert child_run.attributes["psych.parent_run.id"] == log[0].run_id
+    _has_attributes(child_run, {"psych.parent_run.id": log[0].run_id})
     [child_attempt] = _children(spans, child_run)
     assert [t.name for t in _children(spans, child_attempt)] == ["psych.turn", "psych.turn"]
     assert len(otel.named("execute_tool lookup")) == 1
@@ -282,13 +296,17 @@ async def test_a_delegation_sits_under_its_tool_call_with_the_child_run_below(ot
     log, spans = await _traced(otel, lead, model, lookup)
     delegation = _one(spans, "invoke_agent clerk")
     assert delegation.kind is SpanKind.INTERNAL
-    assert delegation.attributes is not None
-    assert delegation.attributes["gen_ai.agent.name"] == "clerk"
-    assert delegation.attributes["gen_ai.operation.name"] == "invoke_agent"
-    assert delegation.attributes["psych.delegation.depth"] == 1
-    assert delegation.attributes["psych.subagent.terminal_state"] == "completed"
     [spawned] = [r for r in log if r.type == "subagent_spawned"]
-    assert delegation.attributes["psych.subagent.child_run_id"] == spawned.child_run_id
+    _has_attributes(
+        delegation,
+        {
+            "gen_ai.agent.name": "clerk",
+            "gen_ai.operation.name": "invoke_agent",
+            "psych.delegation.depth": 1,
+            "psych.subagent.terminal_state": "completed",
+            "psych.subagent.child_run_id": spawned.child_run_id,
+        },
+    )
     call = next(
         s
         for s in spans
@@ -298,8 +316,7 @@ async def test_a_delegation_sits_under_its_tool_call_with_the_child_run_below(ot
     assert call.attributes is not None and call.attributes["gen_ai.tool.name"] == "delegate"
     [child_run] = _children(spans, delegation)
     assert child_run.name == "psych.run"
-    assert child_run.attributes is not None
-    assert child_run.attributes["psych.run.id"] == spawned.child_run_id
+    _has_attributes(child_run, {"psych.run.id": spawned.child_run_id})
     child_tools = [
         s
         for s in otel.named("execute_tool lookup")
@@ -332,12 +349,16 @@ async def test_a_compaction_has_its_own_span(otel: Otel) -> None:
     log, spans = await _traced(otel, spec, model, lookup)
     compaction = _one(spans, "chat summary-model")
     assert compaction.kind is SpanKind.CLIENT
-    assert compaction.attributes is not None
-    assert compaction.attributes["psych.compaction.reason"] == "threshold"
-    assert compaction.attributes["gen_ai.request.model"] == "summary-model"
-    assert compaction.attributes["gen_ai.usage.output_tokens"] == 20
     [applied] = [r for r in log if r.type == "compaction_applied"]
-    assert compaction.attributes["psych.compaction.replaced_to_seq"] == applied.replaced_to_seq
+    _has_attributes(
+        compaction,
+        {
+            "psych.compaction.reason": "threshold",
+            "gen_ai.request.model": "summary-model",
+            "gen_ai.usage.output_tokens": 20,
+            "psych.compaction.replaced_to_seq": applied.replaced_to_seq,
+        },
+    )
     assert compaction.status.status_code is StatusCode.UNSET
     attempt = _one(spans, "psych.attempt")
     assert compaction.parent is not None and attempt.context is not None
@@ -349,8 +370,7 @@ async def test_a_compaction_that_says_nothing_is_an_error(otel: Otel) -> None:
     _, spans = await _traced(otel, spec, model, lookup, ends=TerminalState.FAILED)
     compaction = _one(spans, "chat summary-model")
     assert compaction.status.status_code is StatusCode.ERROR
-    assert compaction.attributes is not None
-    assert compaction.attributes["error.type"] == "compaction_failed"
+    _has_attributes(compaction, {"error.type": "compaction_failed"})
     assert _one(spans, "psych.run").status.status_code is StatusCode.ERROR
 
 
@@ -386,12 +406,10 @@ async def test_a_crashed_attempt_and_its_reclaim_join_the_dispatchers_trace(otel
     assert trace_ids == {consumer.get_span_context().trace_id}
     attempts = otel.named("psych.attempt")
     [recovered] = [a for a in attempts if a.attributes and a.attributes.get("psych.recovered")]
-    assert recovered.attributes is not None
-    assert recovered.attributes["psych.attempt.number"] == 1
+    _has_attributes(recovered, {"psych.attempt.number": 1})
     assert recovered.status.status_code is StatusCode.ERROR
     [second] = [a for a in attempts if a.attributes and a.attributes["psych.attempt.number"] == 2]
-    assert second.attributes is not None
-    assert second.attributes["psych.attempt.reclaimed_expired_lease"] is True
+    _has_attributes(second, {"psych.attempt.reclaimed_expired_lease": True})
     assert second.status.status_code is StatusCode.UNSET
     # The call the crash left in doubt: closed by the second Attempt, under the first.
     orphaned = [
@@ -400,9 +418,7 @@ async def test_a_crashed_attempt_and_its_reclaim_join_the_dispatchers_trace(otel
         if c.attributes and c.attributes.get("error.type") == "orphaned"
     ]
     assert len(orphaned) == 1
-    assert orphaned[0].attributes is not None
-    assert orphaned[0].attributes["psych.tool.outcome"] == "unknown"
-    assert orphaned[0].attributes["psych.recovered"] is True
+    _has_attributes(orphaned[0], {"psych.tool.outcome": "unknown", "psych.recovered": True})
     assert orphaned[0].status.status_code is StatusCode.ERROR
 
 
