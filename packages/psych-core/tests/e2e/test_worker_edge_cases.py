@@ -6,7 +6,9 @@ is what another Worker or a reader will see.
 """
 
 import asyncio
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 import psych_runtime
 from psych_runtime import InMemoryStore, Runtime, TerminalState, ToolOutcome, Worker
@@ -22,6 +24,25 @@ CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="
 
 def _spec(*tools: psych_runtime.CodeTool) -> psych_runtime.AgentSpec:
     return psych_runtime.AgentSpec(name="ops", model=psych_runtime.ModelRef(model="m"), tools=tools)
+
+
+async def _worked_until_settled(
+    store: psych_runtime.Store,
+    run_id: psych_runtime.RunId,
+    model: FakeModel,
+    *tools: Callable[..., Any],
+    **settings: Any,
+) -> list[psych_runtime.records.Record]:
+    """A Worker with ``tools`` and ``settings`` works until the Run settles, then stops.
+
+    Returns the Run's log; what the Worker raised, raises here.
+    """
+    worker = Worker(store, Runtime(store, model, registry_of(*tools)), **settings)
+    task = asyncio.create_task(worker.run())
+    log = await settled_log(store, run_id)
+    worker.request_stop()
+    await task
+    return log
 
 
 async def test_a_settlement_that_was_never_written_does_not_release_the_run_settled() -> None:
@@ -174,19 +195,11 @@ async def test_a_call_that_finished_before_the_deadline_keeps_its_real_outcome()
     store = SlowCommit()
     spec = _spec(psych_runtime.CodeTool(name="pay"))
     model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"}), ("pay", {"order": "B2"})])
-    worker = Worker(
-        store,
-        Runtime(store, model, registry_of(pay)),
-        poll_interval=0.02,
-        supervisor_interval=0.02,
-        grace_seconds=5,
-    )
     version = await psych_runtime.publish(store, spec, scope=ACME)
     run = await psych_runtime.dispatch(store, version, "go", scope=ACME, deadline_seconds=0.75)
-    task = asyncio.create_task(worker.run())
-    log = await settled_log(store, run.run_id)
-    worker.request_stop()
-    await task
+    log = await _worked_until_settled(
+        store, run.run_id, model, pay, poll_interval=0.02, supervisor_interval=0.02, grace_seconds=5
+    )
     finished = {r.call_id: r for r in log if r.type == "tool_call_finished"}
     started = {r.call_id: r.arguments["order"] for r in log if r.type == "tool_call_started"}
     by_order = {started[call_id]: record.outcome for call_id, record in finished.items()}
@@ -212,13 +225,9 @@ async def test_a_run_claimed_after_its_deadline_is_aborted_without_running() -> 
     await asyncio.sleep(0.1)  # overdue before any Worker exists
     model = FakeModel().turn(tool_calls=[("pay", {"order": "A1"})])
     # A slow supervisor: only the check made at claim time can catch this in time.
-    worker = Worker(
-        store, Runtime(store, model, registry_of(pay)), poll_interval=0.05, supervisor_interval=30
+    log = await _worked_until_settled(
+        store, run.run_id, model, pay, poll_interval=0.05, supervisor_interval=30
     )
-    task = asyncio.create_task(worker.run())
-    log = await settled_log(store, run.run_id)
-    worker.request_stop()
-    await task
     assert effects == [] and model.requests == ()
     assert log[-1].state is TerminalState.ABORTED
     assert log[-1].failure is not None and log[-1].failure.kind == "deadline"
@@ -352,17 +361,9 @@ async def test_renewals_and_the_release_name_the_claim_they_belong_to() -> None:
     assert ghost is not None and ghost.attempt_count == 1
     await asyncio.sleep(0.02)
     model = FakeModel().turn(tool_calls=[("pack", {"order": "A1"})]).turn(text="packed")
-    worker = Worker(
-        store,
-        Runtime(store, model, registry_of(pack)),
-        lease_seconds=0.6,
-        heartbeat_seconds=0.1,
-        poll_interval=0.05,
+    log = await _worked_until_settled(
+        store, run.run_id, model, pack, lease_seconds=0.6, heartbeat_seconds=0.1, poll_interval=0.05
     )
-    task = asyncio.create_task(worker.run())
-    log = await settled_log(store, run.run_id)
-    worker.request_stop()
-    await task
     assert log[-1].state is TerminalState.COMPLETED  # type: ignore[attr-defined]
     assert ("renew", 2) in calls
     assert ("release", 2) in calls
