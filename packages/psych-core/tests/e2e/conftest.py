@@ -1,6 +1,6 @@
 """Shared helpers for end-to-end tests: a Runtime, fast Workers, one Run, and its log."""
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -199,6 +199,25 @@ def types(log: list[Record]) -> list[str]:
 def tool_call(name: str, call_id: str, /, **arguments: Any) -> ToolCallScript:
     """A scripted call with an id of the test's choosing."""
     return ToolCallScript(name=name, arguments=arguments, call_id=call_id)
+
+
+def recording_tool(
+    name: str, answer: str
+) -> tuple[Callable[[str], Coroutine[Any, Any, str]], list[str]]:
+    """An async tool ``name(order_id)`` that answers ``answer``, and the ids it ran with.
+
+    The list grows by one each time the tool really runs, so a test can count the calls
+    a guard refused or a crash let through.
+    """
+    ran_with: list[str] = []
+
+    async def tool(order_id: str) -> str:
+        ran_with.append(order_id)
+        return answer
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = f"Answer {answer!r} for an order."
+    return tool, ran_with
 
 
 def tool_finishes(log: list[Record]) -> list[Any]:

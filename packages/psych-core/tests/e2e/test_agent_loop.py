@@ -22,7 +22,7 @@ from psych_runtime import (
 )
 from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
 
-from .conftest import ACME, Settled, code_spec, dispatched, run_once, types
+from .conftest import ACME, Settled, code_spec, dispatched, recording_tool, run_once, types
 
 
 async def lookup(order_id: str) -> dict[str, str]:
@@ -169,14 +169,7 @@ async def test_max_tool_calls_per_turn_is_enforced() -> None:
 
 
 async def test_the_repetition_guard_refuses_the_third_identical_call() -> None:
-    calls = 0
-
-    async def count(order_id: str) -> str:
-        """Count calls."""
-        nonlocal calls
-        calls += 1
-        return "same answer"
-
+    count, calls = recording_tool("count", "same answer")
     model = FakeModel()
     for _ in range(3):
         model.turn(tool_calls=[("count", {"order_id": "A1"})])
@@ -186,7 +179,7 @@ async def test_the_repetition_guard_refuses_the_third_identical_call() -> None:
     assert [r.failure.kind if r.failure else None for r in finished] == [
         None, None, "repeated_call", None,
     ]  # fmt: skip
-    assert calls == 3
+    assert calls == ["A1", "A1", "B2"]
 
 
 async def test_transient_failures_are_retried_as_new_turns() -> None:

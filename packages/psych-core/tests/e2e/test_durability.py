@@ -17,7 +17,16 @@ from psych_runtime import (
 from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
 from psych_runtime.testing import FakeModel, settled_log
 
-from .conftest import ACME, crash_once, dispatched, registry_of, run_once, running_worker, types
+from .conftest import (
+    ACME,
+    crash_once,
+    dispatched,
+    recording_tool,
+    registry_of,
+    run_once,
+    running_worker,
+    types,
+)
 
 
 def _spec(*tools: CodeTool) -> AgentSpec:
@@ -105,14 +114,7 @@ async def test_an_idempotent_tool_is_re_executed_once_with_the_same_key() -> Non
 
 
 async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
-    calls = 0
-
-    async def lookup(order_id: str) -> str:
-        """Look up an order."""
-        nonlocal calls
-        calls += 1
-        return "shipped"
-
+    lookup, calls = recording_tool("lookup", "shipped")
     model = FakeModel().turn(tool_calls=[("lookup", {"order_id": "A1"})]).turn(text="Shipped.")
     recovery = await crash_once(
         _spec(CodeTool(name="lookup")),
@@ -122,7 +124,7 @@ async def test_crash_injection_helper_recovers_at_the_chosen_record() -> None:
         crash_before="tool_call_finished",
     )
     # The tool ran, but its result was never written: recovery must close it as unknown.
-    assert calls == 1
+    assert calls == ["A1"]
     assert types(recovery.crashed_log)[-1] == "tool_call_started"
     assert "tool_call_finished" not in types(recovery.crashed_log)
     recovered = recovery.recovered_records
