@@ -383,6 +383,17 @@ class World:
         self.clients[client.client_id] = client
         return client
 
+    def add_service_client(self, secret: str, client_id: str = "svc") -> Client:
+        """A confidential client that authenticates with ``secret`` for client_credentials."""
+        return self.add_client(
+            Client(
+                client_id=client_id,
+                client_secret=secret,
+                token_endpoint_auth_method="client_secret_basic",
+                grant_types=["client_credentials"],
+            )
+        )
+
     def as_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {
             "issuer": self.issuer,

@@ -15,7 +15,6 @@ from psych_runtime.spec import McpOAuth, McpServer
 
 from .authserver import (
     ALICE,
-    Client,
     FakeClock,
     RecordingFactory,
     World,
@@ -28,17 +27,6 @@ from .authserver import (
 SECRET = "s3cret-for-acme"
 
 
-def service_client(world: World, client_id: str = "svc", secret: str = SECRET) -> Client:
-    return world.add_client(
-        Client(
-            client_id=client_id,
-            client_secret=secret,
-            token_endpoint_auth_method="client_secret_basic",
-            grant_types=["client_credentials"],
-        )
-    )
-
-
 def server_for(world: World, **oauth: object) -> McpServer:
     settings = {"grant": "client_credentials", **oauth}
     return McpServer(name="tools", url=world.resource, oauth=McpOAuth.model_validate(settings))
@@ -46,7 +34,7 @@ def server_for(world: World, **oauth: object) -> McpServer:
 
 def service_server(world: World) -> McpServer:
     """A server reached as the preregistered ``svc`` client, its secret resolvable."""
-    service_client(world)
+    world.add_service_client(SECRET)
     return server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
 
 
@@ -126,7 +114,7 @@ class PerTenantSecrets:
 async def test_the_secret_is_resolved_by_name_for_each_tenant(
     world: World, clock: FakeClock, factory: RecordingFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
-    service_client(world)
+    world.add_service_client(SECRET)
     wrong = "not-the-secret-of-svc"
     secrets = PerTenantSecrets({("acme", "svc-secret"): SECRET, ("globex", "svc-secret"): wrong})
     server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")
@@ -146,7 +134,7 @@ async def test_the_secret_is_resolved_by_name_for_each_tenant(
 async def test_a_missing_secret_is_a_typed_error(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    service_client(world)
+    world.add_service_client(SECRET)
     server = server_for(world, preregistered_client_id="svc", client_secret_credential="absent")
     oauth = make(clock, factory)
     await expect_oauth_error("missing_credential", oauth.authorization_header(ALICE, server))
@@ -156,7 +144,7 @@ async def test_a_missing_secret_is_a_typed_error(
 async def test_client_secret_post_is_used_when_basic_is_not_offered(
     world: World, clock: FakeClock, factory: RecordingFactory
 ) -> None:
-    client = service_client(world)
+    client = world.add_service_client(SECRET)
     client.token_endpoint_auth_method = "client_secret_post"
     world.auth_methods = ["client_secret_post"]
     server = server_for(world, preregistered_client_id="svc", client_secret_credential="svc-secret")

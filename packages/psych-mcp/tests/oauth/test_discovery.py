@@ -23,14 +23,7 @@ from .authserver import (
 
 @pytest.fixture(autouse=True)
 def service(world: World) -> Client:
-    return world.add_client(
-        Client(
-            client_id="svc",
-            client_secret="svc-secret",
-            token_endpoint_auth_method="client_secret_basic",
-            grant_types=["client_credentials"],
-        )
-    )
+    return world.add_service_client("svc-secret")
 
 
 def server_at(url: str, **oauth: object) -> McpServer:
