@@ -240,6 +240,20 @@ class SandboxContract:
         assert execution.status is ExecutionStatus.LIMIT, (where, execution)
         assert execution.limit == "disk", (where, execution)
 
+    def require_daemons_reaped(self, sandbox: Sandbox) -> str:
+        """Skip unless a program's daemons cannot outlive it; a fresh marker to start one by.
+
+        A double-forked daemon leaves the program's process group, so only a backend that
+        runs programs as another user or in a process namespace of their own can reap it.
+        """
+        self.require(
+            sandbox,
+            Guarantee.UNPRIVILEGED_USER,
+            Guarantee.NO_HOST_PROCESSES,
+            reason="a double-forked daemon escapes the process group",
+        )
+        return f"psych-daemon-{uuid.uuid4().hex}"
+
     def require(self, sandbox: Sandbox, *any_of: Guarantee, reason: str) -> None:
         """Skip unless one of ``any_of`` is enforced; fail instead when containment is claimed."""
         enforced = sandbox.capabilities.enforced
@@ -696,13 +710,7 @@ class SandboxContract:
 
     async def test_escape_daemon_left_behind(self, sandbox: Sandbox) -> None:
         """A double-forked, detached daemon does not outlive its program."""
-        self.require(
-            sandbox,
-            Guarantee.UNPRIVILEGED_USER,
-            Guarantee.NO_HOST_PROCESSES,
-            reason="a double-forked daemon escapes the process group",
-        )
-        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        marker = self.require_daemons_reaped(sandbox)
         execution = await self.run(sandbox, daemon_source(marker, "result = 'detached'"))
         assert execution.status is ExecutionStatus.OK, execution
         assert execution.value == "detached"
@@ -714,13 +722,7 @@ class SandboxContract:
         The program starts the daemon, waits until it runs, then never ends; the
         backend must reap everything the program started, not only after a normal exit.
         """
-        self.require(
-            sandbox,
-            Guarantee.UNPRIVILEGED_USER,
-            Guarantee.NO_HOST_PROCESSES,
-            reason="a double-forked daemon escapes the process group",
-        )
-        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        marker = self.require_daemons_reaped(sandbox)
         source = daemon_source(marker, "while True:\n    time.sleep(0.1)")
         execution = await self.run(sandbox, source)
         survivors = killed_survivors(marker)
@@ -735,13 +737,7 @@ class SandboxContract:
         The host cancels only once the daemon runs (it waits for the daemon's process),
         so the daemon is certainly there when the cancellation lands.
         """
-        self.require(
-            sandbox,
-            Guarantee.UNPRIVILEGED_USER,
-            Guarantee.NO_HOST_PROCESSES,
-            reason="a double-forked daemon escapes the process group",
-        )
-        marker = f"psych-daemon-{uuid.uuid4().hex}"
+        marker = self.require_daemons_reaped(sandbox)
         source = daemon_source(marker, "while True:\n    time.sleep(0.1)")
         limits = replace(self.limits, wall_seconds=60)
         task = asyncio.create_task(
