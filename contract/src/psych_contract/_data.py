@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import count
+from typing import TypedDict, Unpack
 
 from pydantic import JsonValue
 
@@ -81,26 +82,36 @@ def scope(tenant: str = "tenant-a") -> Scope:
     return Scope(tenant=tenant, principal="contract-suite", labels={"suite": "store"})
 
 
-def header(
-    run_id: RunId | None = None,
-    *,
-    tenant: str = "tenant-a",
-    state: RunState = RunState.RUNNABLE,
-    created_at: datetime = T0,
-    deadline_at: datetime | None = None,
-    idempotency_key: str | None = None,
-    runnable_at: datetime | None = None,
-) -> RunHeader:
+class HeaderFields(TypedDict, total=False):
+    """What a test may set of a fresh header; the rest follows from these."""
+
+    tenant: str
+    """The Run's tenant: ``"tenant-a"`` unless set."""
+    state: RunState
+    """``RUNNABLE`` unless set."""
+    created_at: datetime
+    """``T0`` unless set."""
+    deadline_at: datetime | None
+    """An hour after ``created_at`` when unset or ``None``."""
+    idempotency_key: str | None
+    """None unless set."""
+    runnable_at: datetime | None
+    """None (runnable now) unless set."""
+
+
+def header(run_id: RunId | None = None, **fields: Unpack[HeaderFields]) -> RunHeader:
     """A fresh header as admission would write it: no lease, no attempts yet."""
+    created_at = fields.get("created_at", T0)
+    deadline_at = fields.get("deadline_at")
     return RunHeader(
         run_id=run_id if run_id is not None else new_run_id(),
-        scope=scope(tenant),
+        scope=scope(fields.get("tenant", "tenant-a")),
         version_hash=VERSION_HASH,
-        state=state,
+        state=fields.get("state", RunState.RUNNABLE),
         created_at=created_at,
         deadline_at=deadline_at if deadline_at is not None else created_at + timedelta(hours=1),
-        idempotency_key=idempotency_key,
-        runnable_at=runnable_at,
+        idempotency_key=fields.get("idempotency_key"),
+        runnable_at=fields.get("runnable_at"),
     )
 
 
@@ -122,26 +133,10 @@ def admitted_for(run: RunHeader, message: str = "hello") -> RunAdmitted:
 
 
 def admission(
-    run_id: RunId | None = None,
-    *,
-    tenant: str = "tenant-a",
-    state: RunState = RunState.RUNNABLE,
-    created_at: datetime = T0,
-    deadline_at: datetime | None = None,
-    idempotency_key: str | None = None,
-    runnable_at: datetime | None = None,
-    message: str = "hello",
+    run_id: RunId | None = None, *, message: str = "hello", **fields: Unpack[HeaderFields]
 ) -> tuple[RunHeader, RunAdmitted]:
     """Both arguments of ``create_run``, consistent with each other."""
-    run = header(
-        run_id,
-        tenant=tenant,
-        state=state,
-        created_at=created_at,
-        deadline_at=deadline_at,
-        idempotency_key=idempotency_key,
-        runnable_at=runnable_at,
-    )
+    run = header(run_id, **fields)
     return run, admitted_for(run, message)
 
 
@@ -274,6 +269,7 @@ def consumer_record(run: RunHeader, seq: int, note: str = "") -> Record:
 __all__ = [
     "T0",
     "VERSION_HASH",
+    "HeaderFields",
     "admission",
     "admitted_for",
     "at",
