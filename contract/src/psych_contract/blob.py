@@ -20,11 +20,11 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import Suite, must_override, overridden_without_xfail, raw_items
 from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
 from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore, RunBlobDeletion
-from psych_runtime.adapters.store import RawStorage, mentions
+from psych_runtime.adapters.store import mentions
 from psych_runtime.records import ToolCallId
 
 JSON = "application/json"
@@ -80,12 +80,7 @@ def _bytes(size: int, seed: int) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-def _must_override(message: str) -> BlobStore:
-    """Stand-in body of the fixture the adapter's subclass has to provide; never returns."""
-    pytest.fail(message)
-
-
-class BlobStoreContract:
+class BlobStoreContract(Suite):
     """Conformance cases every BlobStore adapter must pass.
 
     Capability flags (override as class attributes in your subclass):
@@ -103,7 +98,6 @@ class BlobStoreContract:
     """
 
     __test__: ClassVar[bool] = False
-    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
 
     concurrency: ClassVar[int] = 12
     single_process: ClassVar[bool] = False
@@ -111,16 +105,10 @@ class BlobStoreContract:
     model_examples: ClassVar[int] = 40
     model_steps: ClassVar[int] = 25
 
-    def __init_subclass__(cls) -> None:
-        """Make subclasses collectable; the base itself is never run on its own."""
-        super().__init_subclass__()
-        if "__test__" not in cls.__dict__:
-            cls.__test__ = True
-
     @pytest_asyncio.fixture
     async def blob_store(self) -> AsyncIterator[BlobStore]:
         """Override: yield a ready blob store, and close it after the test."""
-        yield _must_override("override the `blob_store` fixture in your BlobStoreContract subclass")
+        yield must_override("override the `blob_store` fixture in your BlobStoreContract subclass")
 
     @pytest_asyncio.fixture
     async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[BlobStore]:
@@ -130,7 +118,7 @@ class BlobStoreContract:
         """
         if self.single_process:
             pytest.skip("the adapter declares single_process = True: no second instance")
-        yield _must_override(
+        yield must_override(
             "override `peer_blob_store` to yield a second instance on the same backend, "
             "or declare single_process = True if the store cannot have one"
         )
@@ -356,10 +344,6 @@ class BlobStoreContract:
         only hides the blob (a marker, a kept older version, a renamed file) fails
         here; so does a raw view that shows nothing at all.
         """
-        assert isinstance(blob_store, RawStorage), (
-            f"{type(blob_store).__name__} has no raw_storage(): every BlobStore must show "
-            "what its backend holds, so deletion can be checked below the port"
-        )
         key = _key("tenant-a", "raw")
         marker = f"raw-blob-{uuid.uuid4().hex}"
         kept = f"kept-blob-{uuid.uuid4().hex}"
@@ -367,9 +351,11 @@ class BlobStoreContract:
         await blob_store.put(key, f"first {marker}".encode(), content_type=TEXT)
         await blob_store.put(key, f"second {marker}".encode(), content_type=TEXT)
         await blob_store.put(other, kept.encode(), content_type=TEXT)
-        assert mentions(await blob_store.raw_storage(), [marker]), "a stored blob is not raw"
+        assert mentions(await raw_items(blob_store, "BlobStore"), [marker]), (
+            "a stored blob is not raw"
+        )
         assert await blob_store.delete(key) is True
-        items = await blob_store.raw_storage()
+        items = await raw_items(blob_store, "BlobStore")
         assert mentions(items, [marker]) == [], "a deleted blob's bytes are still stored"
         assert mentions(items, [kept]), "deleting one blob took another's bytes too"
 

@@ -20,8 +20,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import pytest_asyncio
 
+from psych_contract._overrides import must_override, raw_items
 from psych_runtime.adapters.memory import MAX_MEMORY_CHARS, Memory, MemoryKey, MemoryStore
-from psych_runtime.adapters.store import RawStorage, mentions
+from psych_runtime.adapters.store import mentions
 
 
 def _tenant(label: str) -> str:
@@ -38,21 +39,8 @@ def _keys() -> tuple[MemoryKey, MemoryKey, MemoryKey]:
     )
 
 
-def _must_override(message: str) -> MemoryStore:
-    """Stand-in body of the fixture a subclass has to provide; never returns."""
-    pytest.fail(message)
-
-
 def _contents(facts: tuple[Memory, ...]) -> list[str]:
     return [fact.content for fact in facts]
-
-
-def _raw(memory_store: MemoryStore) -> RawStorage:
-    assert isinstance(memory_store, RawStorage), (
-        f"{type(memory_store).__name__} has no raw_storage(): every MemoryStore must show "
-        "what its backend holds, so erase can be checked below the port"
-    )
-    return memory_store
 
 
 def _marker(label: str) -> str:
@@ -114,7 +102,7 @@ class MemoryContract:
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[MemoryStore]:
         """Override: yield a fresh, migrated MemoryStore and close it afterwards."""
-        yield _must_override("override the memory_store fixture in your MemoryContract subclass")
+        yield must_override("override the memory_store fixture in your MemoryContract subclass")
 
     @pytest_asyncio.fixture
     async def peer_memory_store(self, memory_store: MemoryStore) -> AsyncIterator[MemoryStore]:
@@ -384,7 +372,7 @@ class MemoryContract:
         alice, _, _ = _keys()
         text = _marker("raw-fact")
         await memory_store.remember(alice, text)
-        items = await _raw(memory_store).raw_storage()
+        items = await raw_items(memory_store, "MemoryStore")
         assert mentions(items, [text]), (
             f"a remembered fact is not in raw_storage() ({len(items)} items)"
         )
@@ -408,7 +396,7 @@ class MemoryContract:
         await memory_store.remember(other_alice, kept[1])
         await memory_store.remember(alice, erased[2])
         assert await memory_store.erase(alice) == 3
-        items = await _raw(memory_store).raw_storage()
+        items = await raw_items(memory_store, "MemoryStore")
         left = mentions(items, erased)
         assert left == [], f"erased facts are still stored: {left}"
         found = mentions(items, kept)
@@ -421,7 +409,7 @@ class MemoryContract:
         await memory_store.remember(alice, stays)
         fact = await memory_store.remember(alice, gone)
         assert await memory_store.forget(alice, fact.id) is True
-        items = await _raw(memory_store).raw_storage()
+        items = await raw_items(memory_store, "MemoryStore")
         assert mentions(items, [gone]) == []
         assert mentions(items, [stays])
 

@@ -39,7 +39,7 @@ import pytest
 import pytest_asyncio
 from pydantic import JsonValue
 
-from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import Suite, must_override, overridden_without_xfail
 from psych_runtime.adapters.sandbox import (
     BindingRefused,
     Execution,
@@ -52,11 +52,6 @@ from psych_runtime.adapters.sandbox import (
 from psych_runtime.spec import Isolation
 
 JsonObject = dict[str, JsonValue]
-
-
-def _must_override(message: str) -> Sandbox:
-    """Stand-in body of the fixture the backend's subclass has to provide; never returns."""
-    pytest.fail(message)
 
 
 def processes_with(marker: str) -> list[int]:
@@ -166,7 +161,7 @@ class Recorder:
         return self.answers.get(name, {"tool": name, "arguments": arguments})
 
 
-class SandboxContract:
+class SandboxContract(Suite):
     """Conformance cases every Sandbox backend must pass.
 
     Attributes (override as class attributes in your subclass):
@@ -176,7 +171,6 @@ class SandboxContract:
     """
 
     __test__: ClassVar[bool] = False
-    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
 
     kernel_enforced: ClassVar[bool] = False
     limits: ClassVar[ResolvedLimits] = ResolvedLimits(
@@ -188,16 +182,10 @@ class SandboxContract:
         disk_bytes=16 * 1024 * 1024,
     )
 
-    def __init_subclass__(cls) -> None:
-        """Make subclasses collectable; the base itself is never run on its own."""
-        super().__init_subclass__()
-        if "__test__" not in cls.__dict__:
-            cls.__test__ = True
-
     @pytest_asyncio.fixture
     async def sandbox(self) -> AsyncIterator[Sandbox]:
         """Override: yield an opened sandbox, and close it after the test."""
-        yield _must_override("override the `sandbox` fixture in your SandboxContract subclass")
+        yield must_override("override the `sandbox` fixture in your SandboxContract subclass")
 
     # --- helpers ---------------------------------------------------------------------
 

@@ -16,13 +16,13 @@ import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import Suite, must_override, overridden_without_xfail, raw_items
 from psych_contract.stateful import check_against_reference
 from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
 from psych_runtime.adapters.store import (
@@ -32,7 +32,6 @@ from psych_runtime.adapters.store import (
     LeaseLost,
     Migratable,
     Notifier,
-    RawStorage,
     RunDeletion,
     RunHeader,
     RunListing,
@@ -53,28 +52,19 @@ WAKE_TIMEOUT = 2.0
 """How long a notifier waiter may take before the case counts the wake-up as lost."""
 
 
-async def _admit(
-    store: Store,
-    *,
-    tenant: str = "tenant-a",
-    state: RunState = RunState.RUNNABLE,
-    created_at: datetime = data.T0,
-    deadline_at: datetime | None = None,
-    idempotency_key: str | None = None,
-    runnable_at: datetime | None = None,
-) -> RunHeader:
+async def _admit(store: Store, **fields: Unpack[data.HeaderFields]) -> RunHeader:
     """Create a Run through the public port and insist that this call created it."""
-    run, admitted = data.admission(
-        tenant=tenant,
-        state=state,
-        created_at=created_at,
-        deadline_at=deadline_at,
-        idempotency_key=idempotency_key,
-        runnable_at=runnable_at,
-    )
+    run, admitted = data.admission(**fields)
     result = await store.create_run(run, admitted)
     assert result.created, "create_run reported created=False for a brand-new run id"
     return result.header
+
+
+async def _stored(store: Store, run_id: RunId) -> RunHeader:
+    """The header ``store`` holds for ``run_id``, which the case expects to be there."""
+    header = await store.get_run(run_id)
+    assert header is not None, f"{run_id} has no header"
+    return header
 
 
 async def _claim_only(store: Store, run: RunHeader, worker: WorkerId, now_s: int) -> RunHeader:
@@ -201,14 +191,6 @@ def _deleter(store: Store) -> RunDeletion:
     return store
 
 
-def _raw(store: Store) -> RawStorage:
-    assert isinstance(store, RawStorage), (
-        f"{type(store).__name__} has no raw_storage(): every store must show what its "
-        "backend holds, so that deletion is checked below the port"
-    )
-    return store
-
-
 async def _settled(
     store: Store,
     *,
@@ -241,12 +223,7 @@ async def _settle_leftovers(store: Store, run_ids: tuple[RunId, ...]) -> None:
             claimed = await store.claim(W2, data.at(10**7), LEASE)
 
 
-def _must_override(message: str) -> Store:
-    """Stand-in body of a fixture the adapter's subclass has to provide; never returns."""
-    pytest.fail(message)
-
-
-class StoreContract:
+class StoreContract(Suite):
     """Conformance cases every Store adapter must pass.
 
     Capability flags (override as class attributes in your subclass):
@@ -283,7 +260,6 @@ class StoreContract:
     """
 
     __test__: ClassVar[bool] = False
-    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
 
     supports_notifier: ClassVar[bool] = True
     cross_process_notifier: ClassVar[bool] = False
@@ -296,16 +272,10 @@ class StoreContract:
     model_examples: ClassVar[int] = 60
     model_steps: ClassVar[int] = 25
 
-    def __init_subclass__(cls) -> None:
-        """Make subclasses collectable; the base itself is never run on its own."""
-        super().__init_subclass__()
-        if "__test__" not in cls.__dict__:
-            cls.__test__ = True
-
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[Store]:
         """Override: yield a fresh, empty store, and close it after the test."""
-        yield _must_override("override the `store` fixture in your StoreContract subclass")
+        yield must_override("override the `store` fixture in your StoreContract subclass")
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[Store]:
@@ -317,7 +287,7 @@ class StoreContract:
         """
         if self.single_process:
             pytest.skip("the adapter declares single_process = True: no second instance")
-        yield _must_override(
+        yield must_override(
             "override `peer_store` to yield a second instance on the same backend, or "
             "declare single_process = True if the store cannot have one"
         )
@@ -331,7 +301,7 @@ class StoreContract:
         """
         if not self.has_schema:
             pytest.skip("the adapter declares has_schema = False")
-        yield _must_override("has_schema is True: override `unmigrated_store` too")
+        yield must_override("has_schema is True: override `unmigrated_store` too")
 
     @pytest.fixture
     def contenders(self, store: Store, request: pytest.FixtureRequest) -> list[Store]:
@@ -385,7 +355,7 @@ class StoreContract:
         run = await _admit(store)
         marker = f"raw-record-{uuid.uuid4().hex}"
         await store.append(run.run_id, 2, [data.consumer_record(run, 2, marker)])
-        items = await _raw(store).raw_storage()
+        items = await raw_items(store, "Store")
         assert mentions(items, [marker]), (
             f"an appended record is not in raw_storage(): {items!r:.300}"
         )
@@ -435,9 +405,9 @@ class StoreContract:
         kept = f"kept-{uuid.uuid4().hex}"
         gone = await _settled(store, key=f"key-{secret}", notes=(secret, secret + "-2"))
         await _settled(store, created_s=1, notes=(kept,))
-        assert mentions(await _raw(store).raw_storage(), [secret]), "raw_storage() misses a Run"
+        assert mentions(await raw_items(store, "Store"), [secret]), "raw_storage() misses a Run"
         assert await deleter.delete_runs([gone.run_id], tenant="tenant-a") == [gone.run_id]
-        items = await _raw(store).raw_storage()
+        items = await raw_items(store, "Store")
         left = mentions(items, [secret])
         assert left == [], f"a deleted Run's bytes are still stored: {left}"
         assert mentions(items, [kept]), "deleting one Run took another's bytes too"
@@ -1062,8 +1032,7 @@ class StoreContract:
         await _append(store, run_a, 2, 3)
         await _append(store, run_b, 2, 3)
         for run, tenant in ((run_a, "tenant-a"), (run_b, "tenant-b")):
-            got = await store.get_run(run.run_id)
-            assert got is not None
+            got = await _stored(store, run.run_id)
             assert got.scope.tenant == tenant
             records = await store.read(run.run_id)
             assert len(records) == 4
@@ -1188,8 +1157,7 @@ class StoreContract:
         taken = [run_id for part in await asyncio.gather(*map(drain, workers)) for run_id in part]
         assert sorted(taken) == sorted(run.run_id for run in runs)
         for run in runs:
-            header = await store.get_run(run.run_id)
-            assert header is not None
+            header = await _stored(store, run.run_id)
             assert header.attempt_count == 1
 
     async def test_claim_skips_a_run_with_a_live_lease(self, store: Store) -> None:
@@ -1204,8 +1172,7 @@ class StoreContract:
         await _claim_only(store, run, W1, 0)
         reclaimed = await _claim_only(store, run, W2, 31)
         assert reclaimed.lease_holder == W2
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.lease_holder == W2
         assert stored.lease_expires_at == data.at(31 + LEASE)
 
@@ -1222,8 +1189,7 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         assert await store.renew(run.run_id, W1, data.at(20), LEASE)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.lease_expires_at == data.at(20 + LEASE)
         assert await store.claim(W2, data.at(40), LEASE) is None
 
@@ -1265,8 +1231,7 @@ class StoreContract:
         assert not await store.renew(run.run_id, W1, data.at(61), LEASE, attempt_count=1)
         assert await store.get_run(run.run_id) == again
         assert await store.renew(run.run_id, W1, data.at(62), LEASE, attempt_count=2)
-        renewed = await store.get_run(run.run_id)
-        assert renewed is not None
+        renewed = await _stored(store, run.run_id)
         assert renewed.lease_expires_at == data.at(62 + LEASE)
         assert not await store.renew(run.run_id, W2, data.at(63), LEASE, attempt_count=2)
 
@@ -1286,8 +1251,7 @@ class StoreContract:
         await store.release(
             run.run_id, W1, RunState.RUNNABLE, runnable_at=data.at(90), attempt_count=2
         )
-        released = await store.get_run(run.run_id)
-        assert released is not None
+        released = await _stored(store, run.run_id)
         assert released.state is RunState.RUNNABLE
         assert released.lease_holder is None
         assert released.runnable_at == data.at(90)
@@ -1297,8 +1261,7 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.SETTLED)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.state is RunState.SETTLED
         assert stored.lease_holder is None
         assert stored.lease_expires_at is None
@@ -1328,8 +1291,7 @@ class StoreContract:
         run = await _admit(store)
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.RUNNABLE, runnable_at=data.at(300))
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.runnable_at == data.at(300)
         assert await store.claim(W2, data.at(299), LEASE) is None
         await _claim_only(store, run, W2, 300)
@@ -1339,13 +1301,11 @@ class StoreContract:
         run = await _admit(store, deadline_at=data.at(600))
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.RUNNABLE)
-        kept = await store.get_run(run.run_id)
-        assert kept is not None
+        kept = await _stored(store, run.run_id)
         assert kept.deadline_at == data.at(600)
         await _claim_only(store, run, W1, 1)
         await store.release(run.run_id, W1, RunState.SUSPENDED, deadline_at=data.at(5000))
-        moved = await store.get_run(run.run_id)
-        assert moved is not None
+        moved = await _stored(store, run.run_id)
         assert moved.deadline_at == data.at(5000)
         assert await store.overdue_deadlines(data.at(1000)) == []
 
@@ -1355,8 +1315,7 @@ class StoreContract:
         """A nested Run moves to settled and the call reports True."""
         run = await _admit(store, state=RunState.NESTED)
         assert await store.settle_inline(run.run_id)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.state is RunState.SETTLED
 
     async def test_settle_inline_is_idempotent(self, store: Store) -> None:
@@ -1426,8 +1385,7 @@ class StoreContract:
         """A parked Run is unclaimable before ``runnable_at`` and claimable from it on."""
         run = await _admit(store)
         await store.set_runnable_at(run.run_id, data.at(300))
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.runnable_at == data.at(300)
         assert await store.claim(W1, data.at(299), LEASE) is None
         await _claim_only(store, run, W1, 300)
@@ -1436,8 +1394,7 @@ class StoreContract:
         """Clearing the parking makes the Run claimable at once."""
         run = await _admit(store, runnable_at=data.at(3000))
         await store.set_runnable_at(run.run_id, None)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.runnable_at is None
         await _claim_only(store, run, W1, 1)
 
@@ -1455,8 +1412,7 @@ class StoreContract:
         await store.release(run.run_id, W1, RunState.SUSPENDED)
         assert await store.claim(W2, data.at(100), LEASE) is None
         await store.set_runnable_at(run.run_id, None)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.state is RunState.RUNNABLE
         assert stored.runnable_at is None
         assert (await _claim_only(store, run, W2, 100)).attempt_count == 2
@@ -1467,8 +1423,7 @@ class StoreContract:
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.SUSPENDED)
         await store.set_runnable_at(run.run_id, data.at(300))
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.state is RunState.SUSPENDED
         assert await store.claim(W2, data.at(400), LEASE) is None
 
@@ -1478,8 +1433,7 @@ class StoreContract:
         await _claim_only(store, run, W1, 0)
         await store.release(run.run_id, W1, RunState.SETTLED)
         await store.set_runnable_at(run.run_id, None)
-        stored = await store.get_run(run.run_id)
-        assert stored is not None
+        stored = await _stored(store, run.run_id)
         assert stored.state is RunState.SETTLED
         assert await store.claim(W2, data.at(100), LEASE) is None
 
@@ -1827,8 +1781,7 @@ class StoreContract:
         assert claimed is not None
         assert claimed.lease_expires_at == data.at(1.5)
         assert await store.renew(run.run_id, W1, data.at(1), 2.25)
-        header = await store.get_run(run.run_id)
-        assert header is not None
+        header = await _stored(store, run.run_id)
         assert header.lease_expires_at == data.at(3.25)
         assert await store.claim(W2, data.at(3), LEASE) is None
         assert await store.expired_leases(data.at(3)) == []

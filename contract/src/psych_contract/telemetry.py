@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import must_override, overridden_without_xfail
 from psych_runtime import (
     AgentSpec,
     CodeTool,
@@ -109,11 +109,6 @@ class TelemetryHarness:
     finished: Callable[[], list[FinishedSpan]]
     activate: Callable[[TelemetrySpan], contextlib.AbstractContextManager[Any]] | None = None
     measurements: Callable[[], list[Measurement]] | None = None
-
-
-def _must_override(message: str) -> TelemetryHarness:
-    """Stand-in body of the fixture a subclass has to provide; never returns."""
-    pytest.fail(message)
 
 
 def lookup(order_id: str) -> str:
@@ -219,7 +214,7 @@ class TelemetryContract:
     @pytest_asyncio.fixture
     async def telemetry_harness(self) -> AsyncIterator[TelemetryHarness]:
         """Override: yield a ``TelemetryHarness`` around a fresh adapter."""
-        yield _must_override(
+        yield must_override(
             "override the telemetry_harness fixture in your TelemetryContract subclass"
         )
 
