@@ -51,7 +51,7 @@ _SCOPE = Scope(tenant="contract")
 _PROVIDER = "openai"
 """What the suite's model client says it reaches, so ``gen_ai.provider.name`` is known."""
 
-_AGENT_TURNS = [
+AGENT_RUN_SPANS = (
     "psych.run",
     "psych.attempt",
     "psych.turn",
@@ -59,8 +59,8 @@ _AGENT_TURNS = [
     "chat m",
     "chat m",
     "execute_tool lookup",
-]
-"""The spans of an agent Run that calls one tool, then answers."""
+)
+"""The span names of a Run whose model ``m`` calls ``lookup`` once, then answers."""
 
 _PRICES = StaticPriceTable(
     {
@@ -246,7 +246,7 @@ class TelemetryContract:
         )
         spans = telemetry_harness.finished()
         assert check_spans(spans) == []
-        assert sorted(span.name for span in spans) == sorted(_AGENT_TURNS)
+        assert sorted(span.name for span in spans) == sorted(AGENT_RUN_SPANS)
         assert all(span.kind is not None for span in spans), "the harness must report kinds"
         trace_id, parent_id = _traceparent(log)
         assert {span.trace_id for span in spans} == {trace_id}
@@ -498,4 +498,4 @@ def _check_units_and_attributes(measured: list[Measurement]) -> None:
         assert not extra, f"{point.metric} carries {sorted(extra)}, not in the schema"
 
 
-__all__ = ["Measurement", "TelemetryContract", "TelemetryHarness"]
+__all__ = ["AGENT_RUN_SPANS", "Measurement", "TelemetryContract", "TelemetryHarness"]

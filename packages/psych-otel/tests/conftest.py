@@ -18,8 +18,19 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import psych_runtime
 from psych_otel import OtelTelemetry
-from psych_runtime import Runtime, Scope, Store, ToolRegistry, Worker
+from psych_runtime import (
+    AgentSpec,
+    CodeTool,
+    Runtime,
+    Scope,
+    Store,
+    ToolRegistry,
+    Version,
+    Worker,
+    publish,
+)
 from psych_runtime.adapters import FinishedSpan, Telemetry
 from psych_runtime.models import ModelClient
 from psych_runtime.testing import FAST_WORKER, worker_in_background
@@ -110,6 +121,22 @@ async def running_worker(
 
 OTEL_WORKER = Path(__file__).parent / "e2e" / "otel_worker.py"
 """A Worker with psych-otel installed, in a process of its own (see the script)."""
+
+
+@asynccontextmanager
+async def clerk_on_sqlite(tmp_path: Path) -> AsyncIterator[tuple[str, Store, Version]]:
+    """A migrated SQLite store under ``tmp_path``, for ``OTEL_WORKER`` processes to share.
+
+    Yields the store's URL, the store (closed on the way out) and the published Version
+    of the agent the worker script's model drives: ``clerk``, with its ``lookup`` tool.
+    """
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = await psych_runtime.open_store(url, migrate=True)
+    try:
+        spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
+        yield url, store, await publish(store, spec, scope=ACME)
+    finally:
+        await store.close()
 
 
 def worker_command(url: str, spans_file: Path, run_id: str, *more: str) -> list[str]:

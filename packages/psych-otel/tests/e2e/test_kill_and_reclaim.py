@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-import psych_runtime
-from psych_runtime import AgentSpec, CodeTool, dispatch, publish
+from psych_runtime import dispatch
 from psych_runtime.adapters import check_spans
 from psych_runtime.records import AttemptStarted, Record, ToolCallFinished, ToolCallStarted
 from tests.support.processes import wait_for
@@ -30,6 +29,7 @@ from tests.support.processes import wait_for
 from ..conftest import (
     ACME,
     as_finished,
+    clerk_on_sqlite,
     read_exported,
     work_in_another_process,
     worker_command,
@@ -60,11 +60,7 @@ def _one(spans: list[dict[str, Any]], **wanted: Any) -> dict[str, Any]:
 async def test_a_killed_attempt_and_its_reclaim_tell_the_logs_story_in_one_trace(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    store = await psych_runtime.open_store(url, migrate=True)
-    try:
-        spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
-        version = await publish(store, spec, scope=ACME)
+    async with clerk_on_sqlite(tmp_path) as (url, store, version):
         run = await dispatch(store, version, "Where is A1?", scope=ACME)  # no span active
         marker = tmp_path / "lookup-started"
         first_file, second_file = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
@@ -88,8 +84,6 @@ async def test_a_killed_attempt_and_its_reclaim_tell_the_logs_story_in_one_trace
         assert first.returncode == -signal.SIGKILL
         await work_in_another_process(url, second_file, run.run_id)
         log: list[Record] = await store.read(run.run_id)
-    finally:
-        await store.close()
 
     assert log[-1].state == "completed"  # type: ignore[union-attr]
     attempts = [r for r in log if isinstance(r, AttemptStarted)]

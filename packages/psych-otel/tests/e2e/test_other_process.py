@@ -7,39 +7,30 @@ the spans that process exports must hang from the test's span, in the test's tra
 
 from pathlib import Path
 
-import psych_runtime
+from psych_contract.telemetry import AGENT_RUN_SPANS
 from psych_otel import OtelTelemetry
-from psych_runtime import AgentSpec, CodeTool, dispatch, publish
+from psych_runtime import dispatch
 from psych_runtime.adapters import check_spans, installed_telemetry
 
-from ..conftest import ACME, Otel, as_finished, read_exported, work_in_another_process
-
-_AGENT_TURNS = [
-    "psych.run",
-    "psych.attempt",
-    "psych.turn",
-    "psych.turn",
-    "chat m",
-    "chat m",
-    "execute_tool lookup",
-]
+from ..conftest import (
+    ACME,
+    Otel,
+    as_finished,
+    clerk_on_sqlite,
+    read_exported,
+    work_in_another_process,
+)
 
 
 async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_span(
     otel: Otel, tmp_path: Path
 ) -> None:
     assert isinstance(installed_telemetry(), OtelTelemetry)  # the plugin is what is tested
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    store = await psych_runtime.open_store(url, migrate=True)
-    try:
-        spec = AgentSpec(name="clerk", model="m", tools=(CodeTool(name="lookup"),))
-        version = await publish(store, spec, scope=ACME)
+    async with clerk_on_sqlite(tmp_path) as (url, store, version):
         tracer = otel.tracer_provider.get_tracer("consumer")
         with tracer.start_as_current_span("handle request") as consumer:
             run = await dispatch(store, version, "Where is A1?", scope=ACME)
         [admitted] = await store.read(run.run_id, limit=1)
-    finally:
-        await store.close()
     assert admitted.trace_context["traceparent"].split("-")[2] == format(  # type: ignore[union-attr]
         consumer.get_span_context().span_id, "016x"
     )
@@ -53,5 +44,5 @@ async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_sp
     assert {s["trace_id"] for s in exported} == {format(context.trace_id, "032x")}
     assert run_span["attributes"]["psych.run.id"] == run.run_id
     names = sorted(s["name"] for s in exported)
-    assert names == sorted(_AGENT_TURNS)
+    assert names == sorted(AGENT_RUN_SPANS)
     assert check_spans(as_finished(exported)) == []
