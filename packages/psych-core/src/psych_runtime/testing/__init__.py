@@ -14,8 +14,9 @@ so is ``LogBuilder``, which builds a log record by record for folding::
     assert reduce(log.build()).model_calls == 1
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from psych_runtime.plugins.offer import lazy_exports
 from psych_runtime.testing.log_builder import LogBuilder
 
 if TYPE_CHECKING:
@@ -39,18 +40,7 @@ _LAZY = {
     "worker_in_background": "psych_runtime.testing.background",
 }
 
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'psych_runtime.testing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
