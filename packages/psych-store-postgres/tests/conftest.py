@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -54,6 +54,24 @@ async def record_a_newer_schema(dsn: str, schema: str) -> int:
     finally:
         await conn.close()
     return newer
+
+
+async def schema_at(dsn: str, schema: str, version: int) -> None:
+    """Create ``schema`` as the release whose schema was at ``version`` left it."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+            await conn.execute(version_table_sql(schema))
+            for migration in MIGRATIONS[:version]:
+                await conn.execute(migration.render(schema))
+                await conn.execute(
+                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                    migration.version,
+                    migration.name,
+                )
+    finally:
+        await conn.close()
 
 
 async def require_server(dsn: str) -> str:

@@ -10,11 +10,12 @@ import pytest_asyncio
 
 import psych_runtime
 from psych_contract.memory import check_bad_input_refused_offline
+from psych_contract.migrations import check_unmigrated_memory_refused
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_postgres import PostgresMemoryStore, PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
 
-from ..conftest import record_a_newer_schema
+from ..conftest import record_a_newer_schema, schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")
@@ -56,16 +57,7 @@ async def test_an_unmigrated_schema_raises_schema_not_migrated(
     make_memory: Callable[..., Awaitable[PostgresMemoryStore]],
 ) -> None:
     memory = await make_memory(migrate=False)
-    with pytest.raises(SchemaNotMigrated, match="migrate"):
-        await memory.remember(ALICE, "prefers email")
-    with pytest.raises(SchemaNotMigrated):
-        await memory.recall(ALICE)
-    with pytest.raises(SchemaNotMigrated):
-        await memory.forget(ALICE, "mem_x")
-    with pytest.raises(SchemaNotMigrated):
-        await memory.erase(ALICE)
-    assert await memory.migrate() == [migration.version for migration in MIGRATIONS]
-    assert await memory.recall(ALICE) == ()
+    await check_unmigrated_memory_refused(memory, [migration.version for migration in MIGRATIONS])
 
 
 async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
@@ -74,20 +66,7 @@ async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
     server: str,
     schema: str,
 ) -> None:
-    conn = await asyncpg.connect(server)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            for migration in MIGRATIONS[:3]:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                    migration.version,
-                    migration.name,
-                )
-    finally:
-        await conn.close()
+    await schema_at(server, schema, 3)
     memory = await make_memory(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="at version 3"):
         await memory.recall(ALICE)

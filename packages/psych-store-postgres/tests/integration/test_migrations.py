@@ -12,9 +12,9 @@ from psych_runtime import RunId
 from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
 
-from ..conftest import record_a_newer_schema
+from ..conftest import record_a_newer_schema, schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 EVERY_VERSION = [migration.version for migration in MIGRATIONS]
@@ -80,20 +80,7 @@ async def test_migrate_into_an_existing_empty_schema(
 async def test_a_schema_at_version_one_is_upgraded_in_place(
     make_store: Factory, server: str, schema: str
 ) -> None:
-    first = MIGRATIONS[0]
-    conn = await asyncpg.connect(server)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            await conn.execute(first.render(schema))
-            await conn.execute(
-                f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                first.version,
-                first.name,
-            )
-    finally:
-        await conn.close()
+    await schema_at(server, schema, 1)
     store = await make_store(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="migrate"):
         await store.head(RunId("run_x"))
@@ -147,25 +134,16 @@ async def test_versions_stored_before_grants_existed_become_shared(
     make_store: Factory, server: str, schema: str
 ) -> None:
     legacy = data.version("legacy", published_s=7)
+    await schema_at(server, schema, 2)
     conn = await asyncpg.connect(server)
     try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            for migration in MIGRATIONS[:2]:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                    migration.version,
-                    migration.name,
-                )
-            await conn.execute(
-                f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
-                "VALUES ($1, $2, $3)",
-                legacy.hash,
-                legacy.published_at,
-                legacy.export_json(),
-            )
+        await conn.execute(
+            f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
+            "VALUES ($1, $2, $3)",
+            legacy.hash,
+            legacy.published_at,
+            legacy.export_json(),
+        )
     finally:
         await conn.close()
     store = await make_store(migrate=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from psych_contract.memory import check_bad_input_refused_offline
+from psych_contract.migrations import check_unmigrated_memory_refused
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, schema
 
@@ -21,16 +22,11 @@ def _url(path: Path) -> str:
 async def test_an_unmigrated_file_raises_schema_not_migrated(tmp_path: Path) -> None:
     memory = SqliteMemoryStore(_url(tmp_path / "fresh.db"))
     try:
-        with pytest.raises(SchemaNotMigrated, match=r"no Psych schema.*migrate\(\)"):
-            await memory.remember(ALICE, "prefers email")
-        with pytest.raises(SchemaNotMigrated):
-            await memory.recall(ALICE)
-        with pytest.raises(SchemaNotMigrated):
-            await memory.forget(ALICE, "mem_x")
-        with pytest.raises(SchemaNotMigrated):
-            await memory.erase(ALICE)
-        assert await memory.migrate() == list(range(1, schema.SCHEMA_VERSION + 1))
-        assert await memory.recall(ALICE) == ()
+        await check_unmigrated_memory_refused(
+            memory,
+            list(range(1, schema.SCHEMA_VERSION + 1)),
+            match=r"no Psych schema.*migrate\(\)",
+        )
     finally:
         await memory.close()
 
