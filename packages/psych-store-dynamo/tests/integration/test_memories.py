@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 import psych_runtime
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId
 from psych_runtime.adapters import (
     AUTOLOAD_ENV,
@@ -197,15 +198,12 @@ async def test_the_longest_keys_are_kept_under_a_digest(memory: DynamoMemoryStor
 
 
 async def test_an_unmigrated_table_is_refused(table_url: str) -> None:
-    memory = DynamoMemoryStore(table_url)
-    try:
+    async with closing(DynamoMemoryStore(table_url)) as memory:
         with pytest.raises(SchemaNotMigrated, match="migrate"):
             await memory.remember(ALICE, "nowhere to go")
         with pytest.raises(SchemaNotMigrated):
             await memory.recall(ALICE)
         assert await memory.schema_version() == 0
-    finally:
-        await memory.close()
 
 
 async def test_a_table_without_the_schema_record_is_refused(

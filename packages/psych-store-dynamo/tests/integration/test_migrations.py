@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId, StoreError
 from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
@@ -144,11 +145,8 @@ async def test_a_table_with_another_key_schema_is_refused(
 async def test_create_table_and_drop_table_helpers(table_url: str) -> None:
     assert await create_table(table_url) == _EVERY_VERSION
     assert await create_table(table_url) == []
-    store = DynamoStore(table_url)
-    try:
+    async with closing(DynamoStore(table_url)) as store:
         assert await store.head(RunId("r")) == 0
-    finally:
-        await store.close()
     assert await drop_table(table_url) is True
     assert await drop_table(table_url) is False
 
