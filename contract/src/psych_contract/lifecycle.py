@@ -1,4 +1,4 @@
-"""Helpers an adapter's own tests use around the stores they open by hand."""
+"""Helpers an adapter's own tests and fixtures use around the stores they open by hand."""
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,4 +25,24 @@ async def closing[C: Closable](resource: C) -> AsyncIterator[C]:
         await resource.close()
 
 
-__all__ = ["Closable", "closing"]
+class MigratableClosable(Closable, Protocol):
+    """A store with a schema: migrated before use, closed after."""
+
+    async def migrate(self) -> list[int]:
+        """Bring the schema up to date; the versions applied."""
+        ...
+
+
+@asynccontextmanager
+async def migrated[M: MigratableClosable](resource: M) -> AsyncIterator[M]:
+    """Migrate ``resource``, yield it, and close it on the way out (also when migrating fails).
+
+    The body of most adapter fixtures: ``async with migrated(MyStore(url)) as store:
+    yield store``.
+    """
+    async with closing(resource):
+        await resource.migrate()
+        yield resource
+
+
+__all__ = ["Closable", "MigratableClosable", "closing", "migrated"]

@@ -3,6 +3,7 @@ refuses a table a newer release migrated."""
 
 import asyncio
 import importlib
+from typing import Any
 
 import pytest
 
@@ -16,12 +17,17 @@ from psych_store_dynamo import DynamoStore, _rows as it, create_table, drop_tabl
 from ..conftest import REGION, StoreFactory
 
 
-async def _describe(endpoint: str, table: str) -> dict[str, object]:
+async def _raw_call(endpoint: str, operation: str, **request: object) -> Any:
+    """Call DynamoDB directly, past the store, as an operator or another tool would."""
     aioboto3 = importlib.import_module("aioboto3")
     async with aioboto3.Session().client(
         "dynamodb", region_name=REGION, endpoint_url=endpoint
     ) as client:
-        response = await client.describe_table(TableName=table)
+        return await getattr(client, operation)(**request)
+
+
+async def _describe(endpoint: str, table: str) -> dict[str, object]:
+    response = await _raw_call(endpoint, "describe_table", TableName=table)
     described: dict[str, object] = response["Table"]
     return described
 
@@ -67,11 +73,9 @@ async def test_a_table_without_the_schema_record_says_to_migrate(
 ) -> None:
     owner = await make_store()
     await owner.drop_table()
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(TableName=owner.table_name, **schema.table_definition())
+    await _raw_call(
+        moto_endpoint, "create_table", TableName=owner.table_name, **schema.table_definition()
+    )
     fresh = await make_store(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="has no Psych schema yet"):
         await fresh.connect()
@@ -96,22 +100,20 @@ async def test_migrate_adds_missing_indexes_to_a_hand_made_table(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(
-            TableName=store.table_name,
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "N"},
-            ],
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
-        )
+    await _raw_call(
+        moto_endpoint,
+        "create_table",
+        TableName=store.table_name,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+    )
     assert await store.migrate() == _EVERY_VERSION
     described = await _describe(moto_endpoint, store.table_name)
     indexes = described["GlobalSecondaryIndexes"]
@@ -126,16 +128,14 @@ async def test_a_table_with_another_key_schema_is_refused(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(
-            TableName=store.table_name,
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+    await _raw_call(
+        moto_endpoint,
+        "create_table",
+        TableName=store.table_name,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     with pytest.raises(StoreError, match="key schema"):
         await store.migrate()
     with pytest.raises(StoreError, match="key schema"):

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import MemoryContract
+from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_sqlite import SqliteMemoryStore
 
@@ -18,10 +19,8 @@ class TestSqliteMemoryStore(MemoryContract):
         # A new directory (and so a new, empty file) for every case; the fixture takes
         # no arguments because it overrides the suite's own, hence no tmp_path.
         with tempfile.TemporaryDirectory(prefix="psych-sqlite-memory-") as folder:
-            memory = SqliteMemoryStore(f"sqlite:///{folder}/memory.db")
-            await memory.migrate()
-            yield memory
-            await memory.close()
+            async with migrated(SqliteMemoryStore(f"sqlite:///{folder}/memory.db")) as memory:
+                yield memory
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> SqliteMemoryStore:
         assert isinstance(memory_store, SqliteMemoryStore)
