@@ -10,10 +10,14 @@ import pytest
 import psych_runtime
 import psych_store_dynamo
 from psych_contract.memory import check_bad_input_refused_offline
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    modules_loaded_by,
+    plugin_alone,
+)
 from psych_runtime.adapters import (
     blob_store_backends,
-    memory_store_backends,
     store_backends,
 )
 from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
@@ -44,10 +48,9 @@ def test_the_backends_claim_dynamodb_and_s3() -> None:
     blobs = blob_store_backends()["s3"]
     assert blobs.package == "psych-store-dynamo"
     assert blobs.schemes == ("s3",)
-    memories = memory_store_backends()["dynamodb"]
-    assert memories.package == "psych-store-dynamo"
-    assert memories.schemes == store.schemes
-    assert memories.open is plugin.open_dynamo_memory_store
+    check_memory_backend_beside_store(
+        "dynamodb", package="psych-store-dynamo", open=plugin.open_dynamo_memory_store
+    )
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")

@@ -8,11 +8,15 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    modules_loaded_by,
+    plugin_alone,
+)
 from psych_runtime.adapters import (
     MemoryKey,
     SchemaNotMigrated,
-    memory_store_backends,
     store_backends,
 )
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, plugin, schema
@@ -42,10 +46,9 @@ def test_the_backend_claims_the_sqlite_scheme() -> None:
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 def test_the_memory_backend_claims_the_same_scheme() -> None:
-    backend = memory_store_backends()["sqlite"]
-    assert backend.package == "psych-store-sqlite"
-    assert backend.schemes == store_backends()["sqlite"].schemes
-    assert backend.open is plugin.open_sqlite_memory_store
+    check_memory_backend_beside_store(
+        "sqlite", package="psych-store-sqlite", open=plugin.open_sqlite_memory_store
+    )
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
