@@ -32,6 +32,23 @@ async def _describe(endpoint: str, table: str) -> dict[str, object]:
     return described
 
 
+async def _hand_made_table(
+    endpoint: str, name: str, keys: dict[str, tuple[str, str]], **request: object
+) -> None:
+    """Create table ``name`` as someone would by hand: ``keys`` maps each key attribute
+    to its type and role (``("S", "HASH")``)."""
+    await _raw_call(
+        endpoint,
+        "create_table",
+        TableName=name,
+        AttributeDefinitions=[
+            {"AttributeName": key, "AttributeType": kind} for key, (kind, _) in keys.items()
+        ],
+        KeySchema=[{"AttributeName": key, "KeyType": role} for key, (_, role) in keys.items()],
+        **request,
+    )
+
+
 _EVERY_VERSION = list(range(1, schema.SCHEMA_VERSION + 1))
 """What migrating a brand-new table records."""
 
@@ -100,18 +117,10 @@ async def test_migrate_adds_missing_indexes_to_a_hand_made_table(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    await _raw_call(
+    await _hand_made_table(
         moto_endpoint,
-        "create_table",
-        TableName=store.table_name,
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "N"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
+        store.table_name,
+        {"pk": ("S", "HASH"), "sk": ("N", "RANGE")},
         ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
     )
     assert await store.migrate() == _EVERY_VERSION
@@ -128,13 +137,8 @@ async def test_a_table_with_another_key_schema_is_refused(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    await _raw_call(
-        moto_endpoint,
-        "create_table",
-        TableName=store.table_name,
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
+    await _hand_made_table(
+        moto_endpoint, store.table_name, {"id": ("S", "HASH")}, BillingMode="PAY_PER_REQUEST"
     )
     with pytest.raises(StoreError, match="key schema"):
         await store.migrate()
