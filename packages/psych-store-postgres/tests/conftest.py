@@ -13,6 +13,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from psych_contract.lifecycle import closing
 from psych_store_postgres import PostgresStore
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
@@ -34,44 +35,34 @@ def new_schema_name() -> str:
 
 
 async def drop_schema(dsn: str, schema: str) -> None:
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def record_a_newer_schema(dsn: str, schema: str) -> int:
     """Mark ``schema`` as migrated by a later release than this one; that version."""
     newer = LATEST_VERSION + 1
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         await conn.execute(
             f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
             newer,
             "from the future",
         )
-    finally:
-        await conn.close()
     return newer
 
 
 async def schema_at(dsn: str, schema: str, version: int) -> None:
     """Create ``schema`` as the release whose schema was at ``version`` left it."""
-    conn = await asyncpg.connect(dsn)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            for migration in MIGRATIONS[:version]:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                    migration.version,
-                    migration.name,
-                )
-    finally:
-        await conn.close()
+    async with closing(await asyncpg.connect(dsn)) as conn, conn.transaction():
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+        await conn.execute(version_table_sql(schema))
+        for migration in MIGRATIONS[:version]:
+            await conn.execute(migration.render(schema))
+            await conn.execute(
+                f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                migration.version,
+                migration.name,
+            )
 
 
 async def require_server(dsn: str) -> str:

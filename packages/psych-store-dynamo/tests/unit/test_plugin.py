@@ -9,6 +9,7 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.plugin import (
     check_entry_point,
@@ -56,32 +57,30 @@ def test_the_backends_claim_dynamodb_and_s3() -> None:
 @pytest.mark.usefixtures("dynamo_plugin_only")
 async def test_open_store_returns_a_dynamo_store_without_any_request() -> None:
     # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    store = await psych_runtime.open_store(
-        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
-        read_timeout=3,
-    )
-    try:
+    async with closing(
+        await psych_runtime.open_store(
+            "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
+            read_timeout=3,
+        )
+    ) as store:
         assert isinstance(store, DynamoStore)
         assert store.table_name == "psych-runs"
         assert store.settings.aws.region == "eu-west-1"
         assert store.settings.aws.read_timeout == 3.0
-    finally:
-        await store.close()
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
 async def test_open_memory_store_returns_a_dynamo_memory_store_without_any_request() -> None:
     # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    memory = await psych_runtime.open_memory_store(
-        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
-        read_timeout=3,
-    )
-    try:
+    async with closing(
+        await psych_runtime.open_memory_store(
+            "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
+            read_timeout=3,
+        )
+    ) as memory:
         assert isinstance(memory, DynamoMemoryStore)
         assert memory.table_name == "psych-runs"
         assert memory.settings.aws.read_timeout == 3.0
-    finally:
-        await memory.close()
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -110,16 +109,13 @@ async def test_a_closed_memory_store_refuses_further_use() -> None:
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
 async def test_open_blob_store_returns_an_s3_blob_store() -> None:
-    blobs = await psych_runtime.open_blob_store(
-        "s3://my-bucket/psych?region=eu-west-1", max_attempts=2
-    )
-    try:
+    async with closing(
+        await psych_runtime.open_blob_store("s3://my-bucket/psych?region=eu-west-1", max_attempts=2)
+    ) as blobs:
         assert isinstance(blobs, S3BlobStore)
         assert blobs.settings.bucket == "my-bucket"
         assert blobs.settings.prefix == "psych"
         assert blobs.settings.aws.max_attempts == 2
-    finally:
-        await blobs.close()
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")

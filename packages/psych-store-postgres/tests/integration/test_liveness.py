@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime.adapters import WORK, Fence, LeaseLost, RunHeader
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
@@ -43,11 +44,10 @@ async def _claim_within(
 
 
 async def _terminate(store: PostgresStore, pid: int) -> None:
-    conn = await asyncpg.connect(os.environ.get("PSYCH_TEST_POSTGRES_DSN", _dsn_of(store)))
-    try:
+    async with closing(
+        await asyncpg.connect(os.environ.get("PSYCH_TEST_POSTGRES_DSN", _dsn_of(store)))
+    ) as conn:
         assert await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
-    finally:
-        await conn.close()
 
 
 def _dsn_of(store: PostgresStore) -> str:

@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import RunId, StoreUnavailable
 from psych_runtime.adapters.store import RunHeader
@@ -102,13 +103,10 @@ async def _append_waiting_on_a_lock(
     run_id = await data.admitted_run(victim.store)
     header = await victim.store.get_run(run_id)
     assert header is not None
-    blocker = await victim.lock_run(run_id, schema)
-    try:
+    async with closing(await victim.lock_run(run_id, schema)):
         append = asyncio.ensure_future(victim.store.append(run_id, 2, data.batch(header, 2, 1)))
         await victim.wait_until_waiting_on_a_lock()
         yield run_id, header, append
-    finally:
-        await blocker.close()
 
 
 async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(

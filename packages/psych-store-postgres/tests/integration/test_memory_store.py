@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 import psych_runtime
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.migrations import check_unmigrated_memory_refused
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
@@ -43,14 +44,13 @@ async def make_memory(
 async def test_open_memory_store_with_migrate_returns_a_ready_postgres_memory_store(
     server: str, schema: str
 ) -> None:
-    memory = await psych_runtime.open_memory_store(f"{server}?schema={schema}", migrate=True)
-    try:
+    async with closing(
+        await psych_runtime.open_memory_store(f"{server}?schema={schema}", migrate=True)
+    ) as memory:
         assert isinstance(memory, PostgresMemoryStore)
         assert await memory.schema_version() == LATEST_VERSION
         fact = await memory.remember(ALICE, "prefers email")
         assert await memory.recall(ALICE) == (fact,)
-    finally:
-        await memory.close()
 
 
 async def test_an_unmigrated_schema_raises_schema_not_migrated(
@@ -99,13 +99,10 @@ async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
     assert await memory.recall(ALICE, limit=2**70) == (fact,)  # past any SQL integer
     assert recalled == fact
     assert recalled.created_at.utcoffset() == timedelta(0)
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         rows = await conn.fetch(
             f'SELECT tenant, end_user_id, id, content, created_at FROM "{schema}".psych_memories'
         )
-    finally:
-        await conn.close()
     assert [tuple(row.values()) for row in rows] == [
         ("acme", "alice", fact.id, "likes tea", fact.created_at)
     ]

@@ -7,6 +7,7 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import RunId
 from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
@@ -22,11 +23,8 @@ EVERY_VERSION = [migration.version for migration in MIGRATIONS]
 
 
 async def _tables(dsn: str, schema: str) -> set[str]:
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
-    finally:
-        await conn.close()
     return {row["tablename"] for row in rows}
 
 
@@ -50,11 +48,8 @@ async def test_migrating_twice_is_a_no_op(make_store: Factory, server: str, sche
     again = await make_store(migrate=False)
     assert await again.migrate() == []
     assert await _tables(server, schema) == tables
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         count = await conn.fetchval(f'SELECT count(*) FROM "{schema}".psych_schema_version')
-    finally:
-        await conn.close()
     assert count == LATEST_VERSION
 
 
@@ -68,11 +63,8 @@ async def test_concurrent_migrations_apply_each_step_once(make_store: Factory) -
 async def test_migrate_into_an_existing_empty_schema(
     make_store: Factory, server: str, schema: str
 ) -> None:
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         await conn.execute(f'CREATE SCHEMA "{schema}"')
-    finally:
-        await conn.close()
     store = await make_store(migrate=False)
     assert await store.migrate() == EVERY_VERSION
 
@@ -135,8 +127,7 @@ async def test_versions_stored_before_grants_existed_become_shared(
 ) -> None:
     legacy = data.version("legacy", published_s=7)
     await schema_at(server, schema, 2)
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         await conn.execute(
             f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
             "VALUES ($1, $2, $3)",
@@ -144,8 +135,6 @@ async def test_versions_stored_before_grants_existed_become_shared(
             legacy.published_at,
             legacy.export_json(),
         )
-    finally:
-        await conn.close()
     store = await make_store(migrate=False)
     assert await store.migrate() == EVERY_VERSION[2:]
     await check_versions_before_grants(store, legacy)
