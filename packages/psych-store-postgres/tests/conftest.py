@@ -8,6 +8,7 @@ can never pass as green.
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 
 import asyncpg
 import pytest
@@ -15,6 +16,7 @@ import pytest_asyncio
 
 from psych_contract.lifecycle import closing
 from psych_store_postgres import PostgresStore
+from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
@@ -106,31 +108,34 @@ async def extra_schema(server: str) -> AsyncIterator[Callable[[], str]]:
         await drop_schema(server, name)
 
 
+async def kept[D: PostgresDatabase](opened: AsyncExitStack, database: D, *, migrate: bool) -> D:
+    """``database``, closed when ``opened`` closes, and migrated first when asked."""
+    opened.push_async_callback(database.close)
+    if migrate:
+        await database.migrate()
+    return database
+
+
 @pytest_asyncio.fixture
 async def make_store(server: str, schema: str) -> AsyncIterator[StoreFactory]:
     """Build stores on the test's schema; every store built is closed afterwards."""
-    made: list[PostgresStore] = []
+    async with AsyncExitStack() as opened:
 
-    async def make(
-        *,
-        migrate: bool = True,
-        schema_name: str | None = None,
-        listen: bool | None = None,
-        liveness_locks: bool | None = None,
-        watch_peers: int | None = None,
-    ) -> PostgresStore:
-        store = PostgresStore(
-            server,
-            schema=schema_name or schema,
-            listen=listen,
-            liveness_locks=liveness_locks,
-            watch_peers=watch_peers,
-        )
-        made.append(store)
-        if migrate:
-            await store.migrate()
-        return store
+        async def make(
+            *,
+            migrate: bool = True,
+            schema_name: str | None = None,
+            listen: bool | None = None,
+            liveness_locks: bool | None = None,
+            watch_peers: int | None = None,
+        ) -> PostgresStore:
+            store = PostgresStore(
+                server,
+                schema=schema_name or schema,
+                listen=listen,
+                liveness_locks=liveness_locks,
+                watch_peers=watch_peers,
+            )
+            return await kept(opened, store, migrate=migrate)
 
-    yield make
-    for store in made:
-        await store.close()
+        yield make

@@ -2,6 +2,7 @@
 real server."""
 
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -31,17 +32,6 @@ async def test_open_store_with_migrate_returns_a_ready_store(
     assert await tables_of(prefix) == sorted(Tables(prefix).all)
 
 
-async def test_open_store_without_migrate_leaves_the_database_alone(
-    mysql_dsn: str, prefix: str, tables_of: TablesOf
-) -> None:
-    async with closing(
-        await psych_runtime.open_store(f"{mysql_dsn}?table_prefix={prefix}")
-    ) as store:
-        with pytest.raises(psych_runtime.adapters.SchemaNotMigrated):
-            await store.head(psych_runtime.RunId("nobody"))
-    assert await tables_of(prefix) == []
-
-
 @pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
 async def test_open_memory_store_with_migrate_returns_a_ready_memory_store(
     scheme: str, mysql_dsn: str, prefix: str, cleanup: list[str], tables_of: TablesOf
@@ -56,12 +46,29 @@ async def test_open_memory_store_with_migrate_returns_a_ready_memory_store(
     assert await tables_of(prefix) == sorted(Tables(prefix).all)
 
 
-async def test_open_memory_store_without_migrate_leaves_the_database_alone(
-    mysql_dsn: str, prefix: str, tables_of: TablesOf
+async def _first_store_call(store: MySQLStore) -> object:
+    return await store.head(psych_runtime.RunId("nobody"))
+
+
+async def _first_memory_call(memory: MySQLMemoryStore) -> object:
+    return await memory.recall(psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u"))
+
+
+@pytest.mark.parametrize(
+    ("open_backend", "first_call"),
+    [
+        pytest.param(psych_runtime.open_store, _first_store_call, id="store"),
+        pytest.param(psych_runtime.open_memory_store, _first_memory_call, id="memory"),
+    ],
+)
+async def test_opening_without_migrate_leaves_the_database_alone(
+    open_backend: Callable[..., Awaitable[Any]],
+    first_call: Callable[[Any], Awaitable[object]],
+    mysql_dsn: str,
+    prefix: str,
+    tables_of: TablesOf,
 ) -> None:
-    async with closing(
-        await psych_runtime.open_memory_store(f"{mysql_dsn}?table_prefix={prefix}")
-    ) as memory:
+    async with closing(await open_backend(f"{mysql_dsn}?table_prefix={prefix}")) as opened:
         with pytest.raises(psych_runtime.adapters.SchemaNotMigrated):
-            await memory.recall(psych_runtime.adapters.MemoryKey(tenant="t", end_user_id="u"))
+            await first_call(opened)
     assert await tables_of(prefix) == []

@@ -2,6 +2,7 @@
 
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import timedelta
 
 import asyncpg
@@ -16,7 +17,7 @@ from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_postgres import PostgresMemoryStore, PostgresStore
 from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
 
-from ..conftest import record_a_newer_schema, schema_at
+from ..conftest import kept, record_a_newer_schema, schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")
@@ -27,18 +28,12 @@ async def make_memory(
     server: str, schema: str
 ) -> AsyncIterator[Callable[..., Awaitable[PostgresMemoryStore]]]:
     """Build memory stores on the test's schema; every one built is closed afterwards."""
-    made: list[PostgresMemoryStore] = []
+    async with AsyncExitStack() as opened:
 
-    async def make(*, migrate: bool = True) -> PostgresMemoryStore:
-        memory = PostgresMemoryStore(server, schema=schema)
-        made.append(memory)
-        if migrate:
-            await memory.migrate()
-        return memory
+        async def make(*, migrate: bool = True) -> PostgresMemoryStore:
+            return await kept(opened, PostgresMemoryStore(server, schema=schema), migrate=migrate)
 
-    yield make
-    for memory in made:
-        await memory.close()
+        yield make
 
 
 async def test_open_memory_store_with_migrate_returns_a_ready_postgres_memory_store(
