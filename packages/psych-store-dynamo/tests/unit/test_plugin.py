@@ -3,7 +3,7 @@
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
@@ -22,6 +22,7 @@ from psych_runtime.adapters import (
     store_backends,
 )
 from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
+from psych_store_dynamo._database import DynamoDatabase
 
 DRIVER_MODULES = ("aioboto3", "aiobotocore", "botocore", "boto3", "aiohttp")
 
@@ -55,32 +56,26 @@ def test_the_backends_claim_dynamodb_and_s3() -> None:
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
-async def test_open_store_returns_a_dynamo_store_without_any_request() -> None:
+@pytest.mark.parametrize(
+    ("open_backend", "kind"),
+    [
+        pytest.param(psych_runtime.open_store, DynamoStore, id="store"),
+        pytest.param(psych_runtime.open_memory_store, DynamoMemoryStore, id="memory"),
+    ],
+)
+async def test_open_returns_a_dynamo_backend_without_any_request(
+    open_backend: Callable[..., Awaitable[object]], kind: type[DynamoDatabase]
+) -> None:
     # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    async with closing(
-        await psych_runtime.open_store(
-            "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
-            read_timeout=3,
-        )
-    ) as store:
-        assert isinstance(store, DynamoStore)
-        assert store.table_name == "psych-runs"
-        assert store.settings.aws.region == "eu-west-1"
-        assert store.settings.aws.read_timeout == 3.0
-
-
-@pytest.mark.usefixtures("dynamo_plugin_only")
-async def test_open_memory_store_returns_a_dynamo_memory_store_without_any_request() -> None:
-    # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    async with closing(
-        await psych_runtime.open_memory_store(
-            "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
-            read_timeout=3,
-        )
-    ) as memory:
-        assert isinstance(memory, DynamoMemoryStore)
-        assert memory.table_name == "psych-runs"
-        assert memory.settings.aws.read_timeout == 3.0
+    opened = await open_backend(
+        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
+        read_timeout=3,
+    )
+    assert isinstance(opened, kind)
+    async with closing(opened):
+        assert opened.table_name == "psych-runs"
+        assert opened.settings.aws.region == "eu-west-1"
+        assert opened.settings.aws.read_timeout == 3.0
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
