@@ -47,6 +47,13 @@ def _aborts(header: RunHeader, first: int, size: int, width: int = 300) -> list[
     ]
 
 
+async def _admitted(store: MySQLStore) -> tuple[RunHeader, RunAdmitted]:
+    """Admit a new Run to ``store``: its header and its ``run_admitted`` record."""
+    header, admitted = data.admission()
+    await store.create_run(header, admitted)
+    return header, admitted
+
+
 @pytest_asyncio.fixture
 async def small_packets(migrated_store: Callable[..., Awaitable[MySQLStore]]) -> MySQLStore:
     """A store told to keep every round trip under 4 KiB, so batches must be split."""
@@ -57,8 +64,7 @@ async def test_a_batch_larger_than_one_packet_is_split_but_stays_atomic(
     small_packets: MySQLStore,
 ) -> None:
     store = small_packets
-    header, admitted = data.admission(RunId("big-1"))
-    await store.create_run(header, admitted)
+    header, _ = await _admitted(store)
     records = _aborts(header, 2, 60)  # roughly 60 x 400 bytes: many packets
     assert sum(len(record_to_json(r)) for r in records) > 4 * BUDGET
     await store.append(header.run_id, 2, records)
@@ -68,8 +74,7 @@ async def test_a_batch_larger_than_one_packet_is_split_but_stays_atomic(
 
 async def test_a_refused_split_batch_writes_nothing(small_packets: MySQLStore) -> None:
     store = small_packets
-    header, admitted = data.admission(RunId("big-2"))
-    await store.create_run(header, admitted)
+    header, admitted = await _admitted(store)
     claimed = await store.claim(WorkerId("w1"), T0, 30)
     assert claimed is not None
     taken = await store.claim(WorkerId("w2"), T0 + timedelta(minutes=5), 30)
@@ -89,8 +94,7 @@ async def test_a_single_record_larger_than_a_packet_is_record_too_large(
     small_packets: MySQLStore,
 ) -> None:
     store = small_packets
-    header, admitted = data.admission(RunId("big-3"))
-    await store.create_run(header, admitted)
+    header, _ = await _admitted(store)
     huge = QueueEnqueued(
         run_id=header.run_id,
         seq=2,
@@ -178,8 +182,7 @@ async def test_a_small_pool_survives_many_refusals(
     store = MySQLStore(mysql_dsn, table_prefix=prefix, pool_min_size=1, pool_max_size=1)
     try:
         await store.migrate()
-        header, admitted = data.admission(RunId("pool-1"))
-        await store.create_run(header, admitted)
+        header, admitted = await _admitted(store)
         for _ in range(20):
             with pytest.raises(SeqConflict):
                 await store.append(header.run_id, 1, [admitted])
