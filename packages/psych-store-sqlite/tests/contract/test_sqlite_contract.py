@@ -1,6 +1,5 @@
 """SqliteStore against the shared Store conformance suite, one fresh file per test."""
 
-import tempfile
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
@@ -9,6 +8,8 @@ from psych_contract import StoreContract
 from psych_contract.lifecycle import closing, migrated
 from psych_runtime import Store
 from psych_store_sqlite import SqliteStore
+
+from ..conftest import new_file_url
 
 
 class TestSqliteStore(StoreContract):
@@ -19,10 +20,8 @@ class TestSqliteStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[SqliteStore]:
-        # A new directory (and so a new, empty file) for every case. The fixture takes
-        # no arguments because it overrides the suite's own, hence no tmp_path.
-        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
-            async with migrated(SqliteStore(f"sqlite:///{folder}/contract.db")) as store:
+        with new_file_url("contract.db") as url:
+            async with migrated(SqliteStore(url)) as store:
                 yield store
 
     @pytest_asyncio.fixture
@@ -34,6 +33,6 @@ class TestSqliteStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[SqliteStore]:
-        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
-            async with closing(SqliteStore(f"sqlite:///{folder}/unmigrated.db")) as store:
+        with new_file_url("unmigrated.db") as url:
+            async with closing(SqliteStore(url)) as store:
                 yield store
