@@ -5,10 +5,8 @@ the prefix folds cleanly (so the last record really is the cause), that the erro
 names that record's seq, and that a refused record leaves the state untouched.
 """
 
-import json
 from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -28,23 +26,11 @@ from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.testing import LogBuilder
 
-# The values as the product names them, kept in a data file beside these tests rather
-# than imported, so a value renamed or dropped in the implementation fails here.
-PINNED: dict[str, list[str]] = json.loads(
-    Path(__file__).with_name("pinned_values.json").read_text()
-)
+from .shared import PINNED, base, in_turn
 
 R = CorruptionReason
 Build = Callable[[], LogBuilder]
 RETRYABLE = ToolFailure(kind="timeout", message="slow", transient=True)
-
-
-def base() -> LogBuilder:
-    return LogBuilder().admitted().attempt()
-
-
-def in_turn() -> LogBuilder:
-    return base().turn()
 
 
 def usd(amount: str) -> Cost:
