@@ -6,6 +6,7 @@ import psych_runtime
 import psych_store_sqlite.plugin
 from psych_contract.plugin import (
     check_entry_point,
+    check_memory_backend_beside_store,
     modules_loaded_by,
     plugin_alone,
     plugins_as_installed,
@@ -43,3 +44,21 @@ def test_installed_plugins_load_even_where_autoload_was_off(
     monkeypatch.setenv("PSYCH_DISABLE_PLUGIN_AUTOLOAD", "1")
     with plugins_as_installed(monkeypatch):
         assert "sqlite" in store_backends()
+
+
+def test_a_memory_backend_from_elsewhere_or_with_another_opener_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plugin = psych_store_sqlite.plugin
+    with plugin_alone(monkeypatch, "sqlite"):
+        check_memory_backend_beside_store(
+            "sqlite", package="psych-store-sqlite", open=plugin.open_sqlite_memory_store
+        )
+        with pytest.raises(AssertionError):
+            check_memory_backend_beside_store(
+                "sqlite", package="psych-store-sqlite", open=plugin.open_sqlite_store
+            )
+        with pytest.raises(AssertionError):
+            check_memory_backend_beside_store(
+                "sqlite", package="psych-store-other", open=plugin.open_sqlite_memory_store
+            )

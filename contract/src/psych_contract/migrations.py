@@ -5,8 +5,18 @@ brings from an older release (rows written before a table or column existed) onl
 adapter's tests can set up. These helpers say what the store must then answer.
 """
 
+from typing import Protocol
+
+import pytest
+
 from psych_contract import _data as data
 from psych_runtime import Store, Version
+from psych_runtime.adapters.memory import MemoryKey, MemoryStore
+from psych_runtime.adapters.store import Migratable, SchemaNotMigrated
+
+
+class MigratableMemory(MemoryStore, Migratable, Protocol):
+    """A memory store with a schema of its own to migrate."""
 
 
 async def check_versions_before_grants(store: Store, legacy: Version) -> None:
@@ -25,4 +35,27 @@ async def check_versions_before_grants(store: Store, legacy: Version) -> None:
     assert await store.get_version(fresh.hash, tenant="tenant-b") is None
 
 
-__all__ = ["check_versions_before_grants"]
+async def check_unmigrated_memory_refused(
+    memory: MigratableMemory, applies: list[int], *, match: str = "migrate"
+) -> None:
+    """A memory store on a database never migrated refuses every call until it migrates.
+
+    Args:
+        memory: the store under test, on a database nobody has migrated yet.
+        applies: the schema versions its ``migrate()`` must then apply.
+        match: what the first refusal's message must contain (a regular expression).
+    """
+    key = MemoryKey(tenant="acme", end_user_id="alice")
+    with pytest.raises(SchemaNotMigrated, match=match):
+        await memory.remember(key, "prefers email")
+    with pytest.raises(SchemaNotMigrated):
+        await memory.recall(key)
+    with pytest.raises(SchemaNotMigrated):
+        await memory.forget(key, "mem_x")
+    with pytest.raises(SchemaNotMigrated):
+        await memory.erase(key)
+    assert await memory.migrate() == applies
+    assert await memory.recall(key) == ()
+
+
+__all__ = ["check_unmigrated_memory_refused", "check_versions_before_grants"]

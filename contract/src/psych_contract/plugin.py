@@ -42,8 +42,10 @@ from psych_runtime.adapters.plugins import (
     PLUGIN_API_VERSION,
     DoctorCheck,
     ToolSourceFactory,
+    memory_store_backends,
     register_plugin,
     reset_plugin_manager,
+    store_backends,
 )
 from psych_runtime.adapters.tools import RemoteTools
 from psych_runtime.spec import AgentSpec
@@ -123,6 +125,23 @@ def check_entry_point(name: str, plugin: ModuleType, *, distribution: str) -> No
     assert entry_point.dist.name == distribution
     assert entry_point.load() is plugin
     assert plugin.PSYCH_PLUGIN_API == PLUGIN_API_VERSION
+
+
+def check_memory_backend_beside_store(scheme: str, *, package: str, open: object) -> None:
+    """The memory backend of ``scheme`` opens with ``open`` on every scheme of the store's.
+
+    One URL reaches a deployment's Runs and its facts, so an adapter that offers both
+    registers them from the same ``package`` under exactly the same schemes.
+    """
+    store = store_backends()[scheme]
+    memories = memory_store_backends()
+    memory = memories[scheme]
+    assert store.package == package
+    assert memory.package == package
+    assert memory.open is open
+    assert memory.schemes == store.schemes
+    for alias in store.schemes:
+        assert memories[alias] is memory
 
 
 def modules_loaded_by(code: str, modules: Sequence[str]) -> list[str]:
@@ -231,6 +250,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ToolSourcePluginContract",
     "check_entry_point",
+    "check_memory_backend_beside_store",
     "check_the_runtime_builds_the_source",
     "modules_loaded_by",
     "plugin_alone",

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from psych_contract import _data as data
 from psych_runtime.adapters import RunHeader
 from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
 from psych_store_dynamo import DynamoStore, S3BlobStore
+from psych_store_dynamo._database import DynamoDatabase
 
 REGION = "us-east-1"
 START_TIMEOUT = 30.0
@@ -45,6 +47,54 @@ FAKE_AWS_ENV = {
 }
 
 StoreFactory = Callable[..., Awaitable[DynamoStore]]
+Call = Callable[..., Awaitable[dict[str, object]]]
+
+
+class ClientSpy:
+    """The real DynamoDB client, counting and keeping every request, with stand-ins.
+
+    ``stand_ins`` maps an operation to a function called as ``stand_in(real, **request)``
+    instead of the real call.
+    """
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+        self.calls: Counter[str] = Counter()
+        self.requests: list[tuple[str, dict[str, object]]] = []
+        self.stand_ins: dict[str, Call] = {}
+
+    def __getattr__(self, name: str) -> Call:
+        method: Call = getattr(self.client, name)
+
+        async def call(**request: object) -> dict[str, object]:
+            self.calls[name] += 1
+            self.requests.append((name, request))
+            stand_in = self.stand_ins.get(name)
+            if stand_in is not None:
+                return await stand_in(method, **request)
+            return await method(**request)
+
+        return call
+
+    @property
+    def indexed_queries(self) -> int:
+        """How many of the requests kept are queries of an index."""
+        return sum(name == "query" and "IndexName" in req for name, req in self.requests)
+
+    def take(self) -> Counter[str]:
+        """The calls counted since the last ``take``; the requests kept are dropped too."""
+        calls, self.calls = self.calls, Counter()
+        self.requests = []
+        return calls
+
+
+async def spy_on(database: DynamoDatabase) -> ClientSpy:
+    """Put a ``ClientSpy`` between ``database`` and DynamoDB, after its schema check."""
+    await database.connect()  # the one-time schema check is not part of any count
+    table = await database._open()
+    spy = ClientSpy(table.client)
+    table.client = spy  # type: ignore[assignment]
+    return spy
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,13 +8,16 @@ can never pass as green.
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 
 import asyncpg
 import pytest
 import pytest_asyncio
 
+from psych_contract.lifecycle import closing
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres._database import PostgresDatabase
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
 
 DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -34,26 +37,34 @@ def new_schema_name() -> str:
 
 
 async def drop_schema(dsn: str, schema: str) -> None:
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def record_a_newer_schema(dsn: str, schema: str) -> int:
     """Mark ``schema`` as migrated by a later release than this one; that version."""
     newer = LATEST_VERSION + 1
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         await conn.execute(
             f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
             newer,
             "from the future",
         )
-    finally:
-        await conn.close()
     return newer
+
+
+async def schema_at(dsn: str, schema: str, version: int) -> None:
+    """Create ``schema`` as the release whose schema was at ``version`` left it."""
+    async with closing(await asyncpg.connect(dsn)) as conn, conn.transaction():
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+        await conn.execute(version_table_sql(schema))
+        for migration in MIGRATIONS[:version]:
+            await conn.execute(migration.render(schema))
+            await conn.execute(
+                f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
+                migration.version,
+                migration.name,
+            )
 
 
 async def require_server(dsn: str) -> str:
@@ -97,31 +108,34 @@ async def extra_schema(server: str) -> AsyncIterator[Callable[[], str]]:
         await drop_schema(server, name)
 
 
+async def kept[D: PostgresDatabase](opened: AsyncExitStack, database: D, *, migrate: bool) -> D:
+    """``database``, closed when ``opened`` closes, and migrated first when asked."""
+    opened.push_async_callback(database.close)
+    if migrate:
+        await database.migrate()
+    return database
+
+
 @pytest_asyncio.fixture
 async def make_store(server: str, schema: str) -> AsyncIterator[StoreFactory]:
     """Build stores on the test's schema; every store built is closed afterwards."""
-    made: list[PostgresStore] = []
+    async with AsyncExitStack() as opened:
 
-    async def make(
-        *,
-        migrate: bool = True,
-        schema_name: str | None = None,
-        listen: bool | None = None,
-        liveness_locks: bool | None = None,
-        watch_peers: int | None = None,
-    ) -> PostgresStore:
-        store = PostgresStore(
-            server,
-            schema=schema_name or schema,
-            listen=listen,
-            liveness_locks=liveness_locks,
-            watch_peers=watch_peers,
-        )
-        made.append(store)
-        if migrate:
-            await store.migrate()
-        return store
+        async def make(
+            *,
+            migrate: bool = True,
+            schema_name: str | None = None,
+            listen: bool | None = None,
+            liveness_locks: bool | None = None,
+            watch_peers: int | None = None,
+        ) -> PostgresStore:
+            store = PostgresStore(
+                server,
+                schema=schema_name or schema,
+                listen=listen,
+                liveness_locks=liveness_locks,
+                watch_peers=watch_peers,
+            )
+            return await kept(opened, store, migrate=migrate)
 
-    yield make
-    for store in made:
-        await store.close()
+        yield make

@@ -33,7 +33,6 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal, Self
 
 import mcp_types as types
@@ -45,6 +44,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from psych_runtime.adapters.tools import ClosedOnExit
 
 type Handler = Callable[[dict[str, Any]], Any]
 """Computes a tool's answer from the call's arguments; may be a coroutine function."""
@@ -84,7 +85,7 @@ class _StubTool:
     scopes: tuple[str, ...] = ()
 
 
-class McpStubServer:
+class McpStubServer(ClosedOnExit):
     """A scriptable MCP server for tests, listening on a free port of 127.0.0.1.
 
     Args:
@@ -261,17 +262,12 @@ class McpStubServer:
             await asyncio.to_thread(thread.join, _START_SECONDS)
         self._uvicorn = self._thread = None
 
+    # Leaving an ``async with`` stops the server.
+    close = stop
+
     async def __aenter__(self) -> Self:
         await self.start()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def _app(self) -> ASGIApp:
         server = Server(self.name, on_list_tools=self._list_tools, on_call_tool=self._call_tool)

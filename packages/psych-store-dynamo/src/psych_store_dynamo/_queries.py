@@ -7,6 +7,7 @@ fills in the names.
 """
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from psych_store_dynamo import _rows as it
 
@@ -28,6 +29,21 @@ def set_entry(
     values[f":{k_name}"] = it.s(entry[1])
 
 
+def set_time(
+    name: str,
+    when: datetime | None,
+    sets: list[str],
+    removes: list[str],
+    values: dict[str, it.Attribute],
+) -> None:
+    """Add the clause that stores the instant ``when`` as ``name``, or removes it for None."""
+    if when is None:
+        removes.append(f"#{name}")
+        return
+    sets.append(f"#{name} = :{name}")
+    values[f":{name}"] = it.time_value(when)
+
+
 def update_expression(sets: Sequence[str], removes: Sequence[str]) -> str:
     """``SET a = :a, ... REMOVE b, ...``, leaving out an empty part."""
     parts = []
@@ -38,4 +54,4 @@ def update_expression(sets: Sequence[str], removes: Sequence[str]) -> str:
     return " ".join(parts)
 
 
-__all__ = ["set_entry", "update_expression"]
+__all__ = ["set_entry", "set_time", "update_expression"]

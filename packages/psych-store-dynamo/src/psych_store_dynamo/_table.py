@@ -88,6 +88,15 @@ class Table:
             return errors.unexpected(failure, _SERVICE, operation)
         return exc
 
+    async def _send(
+        self, operation: str, call: Callable[..., Awaitable[Response]], **request: object
+    ) -> Response:
+        """Send one request by ``call``; a failure is raised as ``_fail`` words it."""
+        try:
+            return await call(**request)
+        except Exception as exc:
+            raise self._fail(exc, operation) from exc
+
     async def get(self, key: Item, *, projection: Sequence[str] = ()) -> Item | None:
         """The item under ``key`` (strongly consistent), or None."""
         request: dict[str, object] = {
@@ -99,10 +108,7 @@ class Table:
             expression = ", ".join("#" + name for name in projection)
             request["ProjectionExpression"] = expression
             request["ExpressionAttributeNames"] = names_in(expression)
-        try:
-            response = await self.client.get_item(**request)
-        except Exception as exc:
-            raise self._fail(exc, "GetItem") from exc
+        response = await self._send("GetItem", self.client.get_item, **request)
         return wire_item(response.get("Item"))
 
     async def put(
@@ -118,10 +124,7 @@ class Table:
             ConditionFailed: the condition did not hold.
         """
         request = self._expressions({"TableName": self.name, "Item": item}, condition, values)
-        try:
-            await self.client.put_item(**request)
-        except Exception as exc:
-            raise self._fail(exc, "PutItem") from exc
+        await self._send("PutItem", self.client.put_item, **request)
 
     async def update(
         self,
@@ -149,10 +152,7 @@ class Table:
         )
         if return_new:
             request["ReturnValues"] = "ALL_NEW"
-        try:
-            response = await self.client.update_item(**request)
-        except Exception as exc:
-            raise self._fail(exc, "UpdateItem") from exc
+        response = await self._send("UpdateItem", self.client.update_item, **request)
         return wire_item(response.get("Attributes")) if return_new else None
 
     async def query(
@@ -196,10 +196,7 @@ class Table:
             request["ExclusiveStartKey"] = start
         if filter_expression is not None:
             request["FilterExpression"] = filter_expression
-        try:
-            response = await self.client.query(**request)
-        except Exception as exc:
-            raise self._fail(exc, "Query") from exc
+        response = await self._send("Query", self.client.query, **request)
         return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
 
     async def scan(
@@ -224,10 +221,7 @@ class Table:
             request["ExpressionAttributeNames"] = names
         if start is not None:
             request["ExclusiveStartKey"] = start
-        try:
-            response = await self.client.scan(**request)
-        except Exception as exc:
-            raise self._fail(exc, "Scan") from exc
+        response = await self._send("Scan", self.client.scan, **request)
         return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
 
     async def scan_all(self, *, start: Item | None = None) -> tuple[list[Item], Item | None]:
@@ -238,10 +232,7 @@ class Table:
         request: dict[str, object] = {"TableName": self.name, "ConsistentRead": True}
         if start is not None:
             request["ExclusiveStartKey"] = start
-        try:
-            response = await self.client.scan(**request)
-        except Exception as exc:
-            raise self._fail(exc, "Scan") from exc
+        response = await self._send("Scan", self.client.scan, **request)
         return wire_items(response.get("Items")), wire_item(response.get("LastEvaluatedKey"))
 
     async def batch_get(self, keys: Sequence[Item]) -> list[Item]:
@@ -250,10 +241,9 @@ class Table:
 
         async def send(pending: list[Item]) -> list[Item]:
             request = {self.name: {"Keys": pending, "ConsistentRead": True}}
-            try:
-                response = await self.client.batch_get_item(RequestItems=request)
-            except Exception as exc:
-                raise self._fail(exc, "BatchGetItem") from exc
+            response = await self._send(
+                "BatchGetItem", self.client.batch_get_item, RequestItems=request
+            )
             responses = response.get("Responses")
             if isinstance(responses, dict):
                 found.extend(wire_items(responses.get(self.name)))
@@ -271,10 +261,9 @@ class Table:
 
         async def send(pending: list[Item]) -> list[Item]:
             request = {self.name: [{"DeleteRequest": {"Key": key}} for key in pending]}
-            try:
-                response = await self.client.batch_write_item(RequestItems=request)
-            except Exception as exc:
-                raise self._fail(exc, "BatchWriteItem") from exc
+            response = await self._send(
+                "BatchWriteItem", self.client.batch_write_item, RequestItems=request
+            )
             return _unprocessed_deletes(response, self.name)
 
         await _in_batches(keys, _BATCH_WRITE_MAX, send)
@@ -292,10 +281,7 @@ class Table:
             ConditionFailed: the condition did not hold; nothing was deleted.
         """
         request = self._expressions({"TableName": self.name, "Key": key}, condition, values)
-        try:
-            await self.client.delete_item(**request)
-        except Exception as exc:
-            raise self._fail(exc, "DeleteItem") from exc
+        await self._send("DeleteItem", self.client.delete_item, **request)
 
     async def transact(self, operations: Sequence[Mapping[str, object]]) -> None:
         """Run ``operations`` as one all-or-nothing ``TransactWriteItems``.
@@ -320,10 +306,9 @@ class Table:
             if names:
                 complete["ExpressionAttributeNames"] = names
             items.append({kind: complete})
-        try:
-            await self.client.transact_write_items(TransactItems=items)
-        except Exception as exc:
-            raise self._fail(exc, "TransactWriteItems") from exc
+        await self._send(
+            "TransactWriteItems", self.client.transact_write_items, TransactItems=items
+        )
 
     async def describe(self) -> Response | None:
         """The table's description, or None when it does not exist."""

@@ -56,7 +56,7 @@ from psych_runtime.records import (
 from psych_store_dynamo import _claiming, _rows as it
 from psych_store_dynamo._batches import check_sizes
 from psych_store_dynamo._database import DynamoDatabase
-from psych_store_dynamo._queries import set_entry, update_expression
+from psych_store_dynamo._queries import set_entry, set_time, update_expression
 from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
 from psych_store_dynamo.settings import DynamoSettings
 
@@ -515,14 +515,9 @@ class DynamoStore(DynamoDatabase):
         removes = ["#lease_holder", "#lease_expires_at"]
         values: dict[str, it.Attribute] = {":state": it.s(state.value)}
         holder = _holder(worker_id, attempt_count, values)
-        if runnable_at is None:
-            removes.append("#runnable_at")
-        else:
-            sets.append("#runnable_at = :runnable_at")
-            values[":runnable_at"] = it.time_value(runnable_at)
+        set_time("runnable_at", runnable_at, sets, removes, values)
         if deadline_at is not None:
-            sets.append("#deadline_at = :deadline_at")
-            values[":deadline_at"] = it.time_value(deadline_at)
+            set_time("deadline_at", deadline_at, sets, removes, values)
         claim = it.claim_entry(state, run_id, created_at, runnable_at, None)
         set_entry(claim, it.CLAIM_Q, it.CLAIM_K, sets, removes, values)
         if state is RunState.SETTLED:
@@ -589,11 +584,7 @@ class DynamoStore(DynamoDatabase):
             sets: list[str] = []
             removes: list[str] = []
             values: dict[str, it.Attribute] = {":seen": it.s(seen.value)}
-            if runnable_at is None:
-                removes.append("#runnable_at")
-            else:
-                sets.append("#runnable_at = :runnable_at")
-                values[":runnable_at"] = it.time_value(runnable_at)
+            set_time("runnable_at", runnable_at, sets, removes, values)
             if state is not seen:
                 sets.append("#state = :state")
                 values[":state"] = it.s(state.value)

@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_contract.lifecycle import closing, migrated
 from psych_runtime import Store
 from psych_store_dynamo import DynamoStore
 
@@ -30,30 +31,22 @@ class TestDynamoStore(StoreContract):
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[DynamoStore]:
         url = dynamo_url(self.endpoint, new_table_name())
-        store = DynamoStore(url)
-        await store.migrate()
-        yield store
-        await store.close()
-        cleaner = DynamoStore(url)  # the case may have closed `store` already
-        try:
+        async with migrated(DynamoStore(url)) as store:
+            yield store
+        # The case may have closed `store` already: another instance drops the table.
+        async with closing(DynamoStore(url)) as cleaner:
             await cleaner.drop_table()
-        finally:
-            await cleaner.close()
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[DynamoStore]:
         # A second instance (its own client) on the same table, as another process has.
         assert isinstance(store, DynamoStore)
-        peer = DynamoStore(dynamo_url(self.endpoint, store.table_name))
-        yield peer
-        await peer.close()
+        async with closing(DynamoStore(dynamo_url(self.endpoint, store.table_name))) as peer:
+            yield peer
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[DynamoStore]:
         # A table name nobody has used: the table only exists once the store migrates.
-        store = DynamoStore(dynamo_url(self.endpoint, new_table_name()))
-        yield store
-        try:
+        async with closing(DynamoStore(dynamo_url(self.endpoint, new_table_name()))) as store:
+            yield store
             await store.drop_table()
-        finally:
-            await store.close()

@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import MemoryContract
+from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_dynamo import DynamoMemoryStore, drop_table
 
@@ -29,12 +30,10 @@ class TestDynamoMemoryStore(MemoryContract):
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[DynamoMemoryStore]:  # type: ignore[override]
         url = dynamo_url(self.endpoint, new_table_name())
-        memory = DynamoMemoryStore(url)
         try:
-            await memory.migrate()
-            yield memory
+            async with migrated(DynamoMemoryStore(url)) as memory:
+                yield memory
         finally:
-            await memory.close()
             await drop_table(url)
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:

@@ -9,6 +9,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import BlobStoreContract
+from psych_contract.lifecycle import closing
 from psych_runtime.adapters import BlobStore
 from psych_store_dynamo import S3BlobStore
 
@@ -25,14 +26,12 @@ class TestS3BlobStore(BlobStoreContract):
     async def blob_store(self) -> AsyncIterator[S3BlobStore]:
         bucket = new_table_name()
         await make_bucket(self.endpoint, bucket)
-        store = S3BlobStore(s3_url(self.endpoint, bucket))
-        yield store
-        await store.close()
+        async with closing(S3BlobStore(s3_url(self.endpoint, bucket))) as store:
+            yield store
 
     @pytest_asyncio.fixture
     async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[S3BlobStore]:
         # A second client on the same bucket and prefix.
         assert isinstance(blob_store, S3BlobStore)
-        peer = S3BlobStore(blob_store.settings)
-        yield peer
-        await peer.close()
+        async with closing(S3BlobStore(blob_store.settings)) as peer:
+            yield peer

@@ -2,13 +2,13 @@
 schema check, and how many requests each call sends."""
 
 import importlib.metadata
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
 import psych_runtime
+from psych_contract.lifecycle import closing, migrated
 from psych_runtime import RunId
 from psych_runtime.adapters import (
     AUTOLOAD_ENV,
@@ -25,56 +25,16 @@ from psych_store_dynamo import (
     schema,
 )
 
-from ..conftest import REGION
-
-Call = Callable[..., Awaitable[dict[str, object]]]
-
-
-class Wrapped:
-    """The real client, counting calls, with optional stand-ins for some of them."""
-
-    def __init__(self, client: object) -> None:
-        self.client = client
-        self.calls: Counter[str] = Counter()
-        self.requests: list[tuple[str, dict[str, object]]] = []
-        self.stand_ins: dict[str, Call] = {}
-
-    def __getattr__(self, name: str) -> Call:
-        method: Call = getattr(self.client, name)
-
-        async def call(**request: object) -> dict[str, object]:
-            self.calls[name] += 1
-            self.requests.append((name, request))
-            stand_in = self.stand_ins.get(name)
-            if stand_in is not None:
-                return await stand_in(method, **request)
-            return await method(**request)
-
-        return call
-
-    def take(self) -> Counter[str]:
-        calls, self.calls = self.calls, Counter()
-        self.requests = []
-        return calls
+from ..conftest import REGION, Call, spy_on
 
 
 @pytest_asyncio.fixture
 async def memory(table_url: str) -> AsyncIterator[DynamoMemoryStore]:
-    store = DynamoMemoryStore(table_url)
     try:
-        await store.migrate()
-        yield store
+        async with migrated(DynamoMemoryStore(table_url)) as store:
+            yield store
     finally:
-        await store.close()
         await drop_table(table_url)
-
-
-async def _wrapped(memory: DynamoMemoryStore) -> Wrapped:
-    await memory.connect()  # the one-time schema check is not part of any count
-    table = await memory._open()
-    wrapper = Wrapped(table.client)
-    table.client = wrapper  # type: ignore[assignment]
-    return wrapper
 
 
 def _small_pages(size: int) -> Call:
@@ -92,7 +52,7 @@ ALICE = MemoryKey(tenant="acme", end_user_id="alice")
 
 
 async def test_requests_per_call(memory: DynamoMemoryStore) -> None:
-    client = await _wrapped(memory)
+    client = await spy_on(memory)
     fact = await memory.remember(ALICE, "one")
     assert client.take() == {"put_item": 1}
     await memory.recall(ALICE)
@@ -119,7 +79,7 @@ async def test_recall_and_erase_follow_every_page(memory: DynamoMemoryStore) -> 
     bob = MemoryKey(tenant="acme", end_user_id="bob")
     facts = [await memory.remember(ALICE, f"fact {n}") for n in range(60)]
     kept = await memory.remember(bob, "bob's")
-    client = await _wrapped(memory)
+    client = await spy_on(memory)
     client.stand_ins["query"] = _small_pages(7)
     assert await memory.recall(ALICE) == tuple(facts)
     assert await memory.recall(ALICE, limit=20) == tuple(facts[-20:])
@@ -137,7 +97,7 @@ async def test_recall_and_erase_follow_every_page(memory: DynamoMemoryStore) -> 
 
 async def test_erase_sends_unprocessed_deletes_again(memory: DynamoMemoryStore) -> None:
     facts = [await memory.remember(ALICE, f"fact {n}") for n in range(40)]
-    client = await _wrapped(memory)
+    client = await spy_on(memory)
     refusals = 0
 
     async def half_done(real: Call, **request: object) -> dict[str, object]:
@@ -164,7 +124,7 @@ async def test_erase_sends_unprocessed_deletes_again(memory: DynamoMemoryStore) 
 
 async def test_a_taken_microsecond_mints_the_fact_again(memory: DynamoMemoryStore) -> None:
     """Another process kept a fact of the same end user in the same microsecond."""
-    client = await _wrapped(memory)
+    client = await spy_on(memory)
     squatters: list[dict[str, object]] = []
 
     async def taken_first(real: Call, **request: object) -> dict[str, object]:
@@ -197,15 +157,12 @@ async def test_the_longest_keys_are_kept_under_a_digest(memory: DynamoMemoryStor
 
 
 async def test_an_unmigrated_table_is_refused(table_url: str) -> None:
-    memory = DynamoMemoryStore(table_url)
-    try:
+    async with closing(DynamoMemoryStore(table_url)) as memory:
         with pytest.raises(SchemaNotMigrated, match="migrate"):
             await memory.remember(ALICE, "nowhere to go")
         with pytest.raises(SchemaNotMigrated):
             await memory.recall(ALICE)
         assert await memory.schema_version() == 0
-    finally:
-        await memory.close()
 
 
 async def test_a_table_without_the_schema_record_is_refused(

@@ -3,10 +3,12 @@ refuses a table a newer release migrated."""
 
 import asyncio
 import importlib
+from typing import Any
 
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId, StoreError
 from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
@@ -15,14 +17,36 @@ from psych_store_dynamo import DynamoStore, _rows as it, create_table, drop_tabl
 from ..conftest import REGION, StoreFactory
 
 
-async def _describe(endpoint: str, table: str) -> dict[str, object]:
+async def _raw_call(endpoint: str, operation: str, **request: object) -> Any:
+    """Call DynamoDB directly, past the store, as an operator or another tool would."""
     aioboto3 = importlib.import_module("aioboto3")
     async with aioboto3.Session().client(
         "dynamodb", region_name=REGION, endpoint_url=endpoint
     ) as client:
-        response = await client.describe_table(TableName=table)
+        return await getattr(client, operation)(**request)
+
+
+async def _describe(endpoint: str, table: str) -> dict[str, object]:
+    response = await _raw_call(endpoint, "describe_table", TableName=table)
     described: dict[str, object] = response["Table"]
     return described
+
+
+async def _hand_made_table(
+    endpoint: str, name: str, keys: dict[str, tuple[str, str]], **request: object
+) -> None:
+    """Create table ``name`` as someone would by hand: ``keys`` maps each key attribute
+    to its type and role (``("S", "HASH")``)."""
+    await _raw_call(
+        endpoint,
+        "create_table",
+        TableName=name,
+        AttributeDefinitions=[
+            {"AttributeName": key, "AttributeType": kind} for key, (kind, _) in keys.items()
+        ],
+        KeySchema=[{"AttributeName": key, "KeyType": role} for key, (_, role) in keys.items()],
+        **request,
+    )
 
 
 _EVERY_VERSION = list(range(1, schema.SCHEMA_VERSION + 1))
@@ -66,11 +90,9 @@ async def test_a_table_without_the_schema_record_says_to_migrate(
 ) -> None:
     owner = await make_store()
     await owner.drop_table()
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(TableName=owner.table_name, **schema.table_definition())
+    await _raw_call(
+        moto_endpoint, "create_table", TableName=owner.table_name, **schema.table_definition()
+    )
     fresh = await make_store(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="has no Psych schema yet"):
         await fresh.connect()
@@ -95,22 +117,12 @@ async def test_migrate_adds_missing_indexes_to_a_hand_made_table(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(
-            TableName=store.table_name,
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "N"},
-            ],
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
-        )
+    await _hand_made_table(
+        moto_endpoint,
+        store.table_name,
+        {"pk": ("S", "HASH"), "sk": ("N", "RANGE")},
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+    )
     assert await store.migrate() == _EVERY_VERSION
     described = await _describe(moto_endpoint, store.table_name)
     indexes = described["GlobalSecondaryIndexes"]
@@ -125,16 +137,9 @@ async def test_a_table_with_another_key_schema_is_refused(
     make_store: StoreFactory, moto_endpoint: str
 ) -> None:
     store = await make_store(migrate=False)
-    aioboto3 = importlib.import_module("aioboto3")
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        await client.create_table(
-            TableName=store.table_name,
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+    await _hand_made_table(
+        moto_endpoint, store.table_name, {"id": ("S", "HASH")}, BillingMode="PAY_PER_REQUEST"
+    )
     with pytest.raises(StoreError, match="key schema"):
         await store.migrate()
     with pytest.raises(StoreError, match="key schema"):
@@ -144,11 +149,8 @@ async def test_a_table_with_another_key_schema_is_refused(
 async def test_create_table_and_drop_table_helpers(table_url: str) -> None:
     assert await create_table(table_url) == _EVERY_VERSION
     assert await create_table(table_url) == []
-    store = DynamoStore(table_url)
-    try:
+    async with closing(DynamoStore(table_url)) as store:
         assert await store.head(RunId("r")) == 0
-    finally:
-        await store.close()
     assert await drop_table(table_url) is True
     assert await drop_table(table_url) is False
 

@@ -4,55 +4,18 @@ The append is the hot path (two per tool turn): it must stay one request. A coun
 that grows here is a performance regression even when every behaviour still passes.
 """
 
-from collections import Counter
-from collections.abc import Awaitable, Callable
-
 from psych_contract import _data as data
 from psych_runtime.adapters import Fence, RunState
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import DynamoStore
 
-from ..conftest import StoreFactory
+from ..conftest import StoreFactory, spy_on
 
 W = WorkerId("w")
 
 
-class Recorder:
-    """Passes every call through to the real client and counts it by operation."""
-
-    def __init__(self, client: object) -> None:
-        self.client = client
-        self.calls: Counter[str] = Counter()
-        self.indexed_queries = 0
-
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[object]]:
-        method = getattr(self.client, name)
-
-        async def call(**request: object) -> object:
-            self.calls[name] += 1
-            if name == "query" and "IndexName" in request:
-                self.indexed_queries += 1
-            result: object = await method(**request)
-            return result
-
-        return call
-
-    def take(self) -> Counter[str]:
-        calls, self.calls = self.calls, Counter()
-        return calls
-
-
-async def _recorded(store: DynamoStore) -> Recorder:
-    await store.connect()  # the one-time schema check is not part of any count
-    table = await store._open()
-    recorder = Recorder(table.client)
-    table.client = recorder  # type: ignore[assignment]
-    return recorder
-
-
 async def test_requests_per_operation(make_store: StoreFactory) -> None:
     store = await make_store()
-    recorder = await _recorded(store)
+    recorder = await spy_on(store)
     run, admitted = data.admission(idempotency_key=data.new_key())
 
     await store.create_run(run, admitted)
@@ -93,7 +56,7 @@ async def test_a_duplicate_admission_reads_only_the_original_header(
     store = await make_store()
     key = data.new_key()
     await store.create_run(*data.admission(idempotency_key=key))
-    recorder = await _recorded(store)
+    recorder = await spy_on(store)
     again = await store.create_run(*data.admission(idempotency_key=key))
     assert not again.created
     assert recorder.take() == {"transact_write_items": 1, "get_item": 1}
@@ -101,7 +64,7 @@ async def test_a_duplicate_admission_reads_only_the_original_header(
 
 async def test_nothing_ever_scans(make_store: StoreFactory) -> None:
     store = await make_store()
-    recorder = await _recorded(store)
+    recorder = await spy_on(store)
     runs = [await store.create_run(*data.admission(created_at=data.at(i))) for i in range(5)]
     for _ in runs:
         await store.claim(W, data.at(10), 30)

@@ -102,20 +102,22 @@ async def test_a_failed_header_condition_uses_the_returned_item_without_a_read()
     assert client.reads == 0
 
 
-async def test_a_failed_header_condition_without_an_item_reads_it_back() -> None:
+@pytest.mark.parametrize(
+    ("header_reason", "record_reason", "error", "reads"),
+    [
+        # Without the item the condition failed on, the header is read back to tell why.
+        pytest.param("ConditionalCheckFailed", "None", RunNotFound, 1, id="header-without-item"),
+        pytest.param("None", "ConditionalCheckFailed", SeqConflict, 0, id="record-key-taken"),
+    ],
+)
+async def test_a_failed_condition_names_its_cause(
+    header_reason: str, record_reason: str, error: type[Exception], reads: int
+) -> None:
     run = data.header()
-    client = ScriptedClient([_cancelled("ConditionalCheckFailed", "None")], None)
-    with pytest.raises(RunNotFound):
+    client = ScriptedClient([_cancelled(header_reason, record_reason)], None)
+    with pytest.raises(error):
         await _store(client).append(run.run_id, 2, data.batch(run, 2, 1))
-    assert client.reads == 1
-
-
-async def test_a_taken_record_key_is_a_seq_conflict() -> None:
-    run = data.header()
-    client = ScriptedClient([_cancelled("None", "ConditionalCheckFailed")], None)
-    with pytest.raises(SeqConflict):
-        await _store(client).append(run.run_id, 2, data.batch(run, 2, 1))
-    assert client.reads == 0
+    assert client.reads == reads
 
 
 async def test_an_unknown_cancellation_reason_is_reported_not_retried() -> None:

@@ -3,20 +3,26 @@
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
 import psych_runtime
 import psych_store_dynamo
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    modules_loaded_by,
+    plugin_alone,
+)
 from psych_runtime.adapters import (
     blob_store_backends,
-    memory_store_backends,
     store_backends,
 )
 from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
+from psych_store_dynamo._database import DynamoDatabase
 
 DRIVER_MODULES = ("aioboto3", "aiobotocore", "botocore", "boto3", "aiohttp")
 
@@ -44,41 +50,32 @@ def test_the_backends_claim_dynamodb_and_s3() -> None:
     blobs = blob_store_backends()["s3"]
     assert blobs.package == "psych-store-dynamo"
     assert blobs.schemes == ("s3",)
-    memories = memory_store_backends()["dynamodb"]
-    assert memories.package == "psych-store-dynamo"
-    assert memories.schemes == store.schemes
-    assert memories.open is plugin.open_dynamo_memory_store
+    check_memory_backend_beside_store(
+        "dynamodb", package="psych-store-dynamo", open=plugin.open_dynamo_memory_store
+    )
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
-async def test_open_store_returns_a_dynamo_store_without_any_request() -> None:
+@pytest.mark.parametrize(
+    ("open_backend", "kind"),
+    [
+        pytest.param(psych_runtime.open_store, DynamoStore, id="store"),
+        pytest.param(psych_runtime.open_memory_store, DynamoMemoryStore, id="memory"),
+    ],
+)
+async def test_open_returns_a_dynamo_backend_without_any_request(
+    open_backend: Callable[..., Awaitable[object]], kind: type[DynamoDatabase]
+) -> None:
     # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    store = await psych_runtime.open_store(
+    opened = await open_backend(
         "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
         read_timeout=3,
     )
-    try:
-        assert isinstance(store, DynamoStore)
-        assert store.table_name == "psych-runs"
-        assert store.settings.aws.region == "eu-west-1"
-        assert store.settings.aws.read_timeout == 3.0
-    finally:
-        await store.close()
-
-
-@pytest.mark.usefixtures("dynamo_plugin_only")
-async def test_open_memory_store_returns_a_dynamo_memory_store_without_any_request() -> None:
-    # Nothing listens on the endpoint: opening must not talk to it unless asked to.
-    memory = await psych_runtime.open_memory_store(
-        "dynamodb://psych-runs?region=eu-west-1&endpoint_url=http://127.0.0.1:9",
-        read_timeout=3,
-    )
-    try:
-        assert isinstance(memory, DynamoMemoryStore)
-        assert memory.table_name == "psych-runs"
-        assert memory.settings.aws.read_timeout == 3.0
-    finally:
-        await memory.close()
+    assert isinstance(opened, kind)
+    async with closing(opened):
+        assert opened.table_name == "psych-runs"
+        assert opened.settings.aws.region == "eu-west-1"
+        assert opened.settings.aws.read_timeout == 3.0
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
@@ -107,16 +104,13 @@ async def test_a_closed_memory_store_refuses_further_use() -> None:
 
 @pytest.mark.usefixtures("dynamo_plugin_only")
 async def test_open_blob_store_returns_an_s3_blob_store() -> None:
-    blobs = await psych_runtime.open_blob_store(
-        "s3://my-bucket/psych?region=eu-west-1", max_attempts=2
-    )
-    try:
+    async with closing(
+        await psych_runtime.open_blob_store("s3://my-bucket/psych?region=eu-west-1", max_attempts=2)
+    ) as blobs:
         assert isinstance(blobs, S3BlobStore)
         assert blobs.settings.bucket == "my-bucket"
         assert blobs.settings.prefix == "psych"
         assert blobs.settings.aws.max_attempts == 2
-    finally:
-        await blobs.close()
 
 
 @pytest.mark.usefixtures("dynamo_plugin_only")

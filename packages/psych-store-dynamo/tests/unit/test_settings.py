@@ -47,34 +47,43 @@ def test_query_numbers_are_converted_and_keywords_win() -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "fragment"),
+    ("settings", "url", "fragment"),
     [
-        ("psych", "not a dynamodb:// URL"),
-        ("postgresql://psych", "not a dynamodb:// URL"),
-        ("dynamodb:psych", "lacks the '//'"),
-        ("dynamodb://", "names no table"),
-        ("dynamodb://ab", "not a DynamoDB table name"),
-        ("dynamodb://bad name", "not a DynamoDB table name"),
-        ("dynamodb://psych/extra", "not a path"),
-        ("dynamodb://user:secret@psych", "credentials and ports"),
-        ("dynamodb://psych:8000", "credentials and ports"),
-        ("dynamodb://psych#frag", "fragment"),
-        ("dynamodb://psych?colour=blue", "unknown option 'colour'"),
-        ("dynamodb://psych?region=a&region=b", "given twice"),
-        ("dynamodb://psych?region=Not_A_Region", "region"),
-        ("dynamodb://psych?max_attempts=many", "whole number"),
-        ("dynamodb://psych?max_attempts=0", "at least 1"),
-        ("dynamodb://psych?connect_timeout=-1", "positive"),
-        ("dynamodb://psych?wait_seconds=nan", "positive"),
-        ("dynamodb://psych?endpoint_url=ftp://host", "http:// or https://"),
-        ("dynamodb://psych?endpoint_url=http://", "http:// or https://"),
-        ("dynamodb://psych?endpoint_url=http://h:99999", "not a URL"),
-        ("dynamodb://psych?region", "malformed query"),
+        (DynamoSettings, "psych", "not a dynamodb:// URL"),
+        (DynamoSettings, "postgresql://psych", "not a dynamodb:// URL"),
+        (DynamoSettings, "dynamodb:psych", "lacks the '//'"),
+        (DynamoSettings, "dynamodb://", "names no table"),
+        (DynamoSettings, "dynamodb://ab", "not a DynamoDB table name"),
+        (DynamoSettings, "dynamodb://bad name", "not a DynamoDB table name"),
+        (DynamoSettings, "dynamodb://psych/extra", "not a path"),
+        (DynamoSettings, "dynamodb://user:secret@psych", "credentials and ports"),
+        (DynamoSettings, "dynamodb://psych:8000", "credentials and ports"),
+        (DynamoSettings, "dynamodb://psych#frag", "fragment"),
+        (DynamoSettings, "dynamodb://psych?colour=blue", "unknown option 'colour'"),
+        (DynamoSettings, "dynamodb://psych?region=a&region=b", "given twice"),
+        (DynamoSettings, "dynamodb://psych?region=Not_A_Region", "region"),
+        (DynamoSettings, "dynamodb://psych?max_attempts=many", "whole number"),
+        (DynamoSettings, "dynamodb://psych?max_attempts=0", "at least 1"),
+        (DynamoSettings, "dynamodb://psych?connect_timeout=-1", "positive"),
+        (DynamoSettings, "dynamodb://psych?wait_seconds=nan", "positive"),
+        (DynamoSettings, "dynamodb://psych?endpoint_url=ftp://host", "http:// or https://"),
+        (DynamoSettings, "dynamodb://psych?endpoint_url=http://", "http:// or https://"),
+        (DynamoSettings, "dynamodb://psych?endpoint_url=http://h:99999", "not a URL"),
+        (DynamoSettings, "dynamodb://psych?region", "malformed query"),
+        (S3Settings, "s3://", "names no bucket"),
+        (S3Settings, "s3://My_Bucket", "not an S3 bucket name"),
+        (S3Settings, "s3://a..b", "not an S3 bucket name"),
+        (S3Settings, "s3://bucket/a//b", "empty folder"),
+        (S3Settings, "s3://bucket?addressing_style=sideways", "addressing_style"),
+        (S3Settings, "s3://bucket?wait_seconds=3", "unknown option 'wait_seconds'"),
+        (S3Settings, "dynamodb://bucket", "not a s3:// URL"),
     ],
 )
-def test_a_malformed_dynamodb_url_is_refused_clearly(url: str, fragment: str) -> None:
+def test_a_malformed_url_is_refused_clearly(
+    settings: type[DynamoSettings] | type[S3Settings], url: str, fragment: str
+) -> None:
     with pytest.raises(InvalidStoreUrl, match=fragment):
-        DynamoSettings.from_url(url)
+        settings.from_url(url)
 
 
 def test_bad_keyword_options_raise_type_and_value_errors() -> None:
@@ -106,23 +115,6 @@ def test_s3_defaults_to_path_addressing_for_a_local_endpoint() -> None:
         "s3://my-bucket?endpoint_url=http://127.0.0.1:9000&addressing_style=virtual"
     )
     assert chosen.addressing_style == "virtual"
-
-
-@pytest.mark.parametrize(
-    ("url", "fragment"),
-    [
-        ("s3://", "names no bucket"),
-        ("s3://My_Bucket", "not an S3 bucket name"),
-        ("s3://a..b", "not an S3 bucket name"),
-        ("s3://bucket/a//b", "empty folder"),
-        ("s3://bucket?addressing_style=sideways", "addressing_style"),
-        ("s3://bucket?wait_seconds=3", "unknown option 'wait_seconds'"),
-        ("dynamodb://bucket", "not a s3:// URL"),
-    ],
-)
-def test_a_malformed_s3_url_is_refused_clearly(url: str, fragment: str) -> None:
-    with pytest.raises(InvalidStoreUrl, match=fragment):
-        S3Settings.from_url(url)
 
 
 def test_redact_hides_credentials_in_an_endpoint() -> None:

@@ -24,7 +24,7 @@ import psych_runtime
 from psych_runtime.adapters.store import WORK
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
-from psych_store_mysql._batches import Batch, Result, pack
+from psych_store_mysql._batches import Batch, Result, Statement, pack
 from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import BEGIN, COMMIT, ROLLBACK, Statements
 from psych_store_mysql._rows import (
@@ -385,21 +385,29 @@ class MySQLStore(MySQLDatabase):
 
     # --- sweeps ------------------------------------------------------------------------
 
+    async def _headers(
+        self, doing: str, statement: Statement
+    ) -> list[psych_runtime.adapters.RunHeader]:
+        """The headers ``statement`` selects, in its order, read for ``doing``."""
+        async with self._lend(doing) as batch:
+            (result,) = await batch.run(statement)
+        return [header_from_row(row) for row in result.rows]
+
     async def expired_leases(
         self, now: datetime, limit: int = 100
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.expired_leases``; an index range scan over running Runs only."""
-        async with self._lend("listing expired leases") as batch:
-            (result,) = await batch.run(self._sql.expired_leases(to_db_time(now), limit))
-        return [header_from_row(row) for row in result.rows]
+        return await self._headers(
+            "listing expired leases", self._sql.expired_leases(to_db_time(now), limit)
+        )
 
     async def overdue_deadlines(
         self, now: datetime, limit: int = 100
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``Store.overdue_deadlines``; an index range scan over unsettled Runs."""
-        async with self._lend("listing overdue deadlines") as batch:
-            (result,) = await batch.run(self._sql.overdue_deadlines(to_db_time(now), limit))
-        return [header_from_row(row) for row in result.rows]
+        return await self._headers(
+            "listing overdue deadlines", self._sql.overdue_deadlines(to_db_time(now), limit)
+        )
 
     async def recent_runs(
         self,
@@ -411,9 +419,9 @@ class MySQLStore(MySQLDatabase):
         """See ``RunListing.recent_runs``; newest admission first."""
         psych_runtime.adapters.check_listing_limit(limit)
         chosen = sorted({state.value for state in states or ()})
-        async with self._lend("listing recent runs") as batch:
-            (result,) = await batch.run(self._sql.recent_runs(tenant, chosen, limit))
-        return [header_from_row(row) for row in result.rows]
+        return await self._headers(
+            "listing recent runs", self._sql.recent_runs(tenant, chosen, limit)
+        )
 
     async def settled_runs(
         self,
@@ -428,9 +436,7 @@ class MySQLStore(MySQLDatabase):
         if unmatchable(tenant):
             return []
         statement = self._sql.settled_runs(tenant, created_before, after, limit)
-        async with self._lend("listing settled runs") as batch:
-            (result,) = await batch.run(statement)
-        return [header_from_row(row) for row in result.rows]
+        return await self._headers("listing settled runs", statement)
 
     async def delete_runs(
         self, run_ids: Collection[psych_runtime.RunId], *, tenant: str

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_contract.lifecycle import closing
 from psych_store_mysql import MySQLStore
 
 from ..conftest import new_prefix
@@ -39,9 +40,8 @@ class TestMySQLStore(StoreContract):
         # A table prefix nobody has used (not even `store`, which a case may also ask
         # for): no tables exist until the store migrates.
         prefix = new_prefix()
-        store = MySQLStore(mysql_dsn, table_prefix=prefix)
         try:
-            yield store
+            async with closing(MySQLStore(mysql_dsn, table_prefix=prefix)) as store:
+                yield store
         finally:
-            await store.close()
             await drop_tables(prefix)

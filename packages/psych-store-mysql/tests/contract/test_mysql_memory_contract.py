@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import MemoryContract
+from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_mysql import MySQLMemoryStore
 
@@ -22,12 +23,10 @@ class TestMySQLMemoryStore(MemoryContract):
     async def memory_store(  # type: ignore[override]
         self, mysql_dsn: str, prefix: str, drop_tables: DropTables
     ) -> AsyncIterator[MySQLMemoryStore]:
-        memory = MySQLMemoryStore(mysql_dsn, table_prefix=prefix)
         try:
-            await memory.migrate()
-            yield memory
+            async with migrated(MySQLMemoryStore(mysql_dsn, table_prefix=prefix)) as memory:
+                yield memory
         finally:
-            await memory.close()
             await drop_tables(prefix)
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> MemoryStore:

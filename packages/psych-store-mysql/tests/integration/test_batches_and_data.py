@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import pytest_asyncio
 
-from psych_runtime import RunId, Scope, StoreError, VersionHash
+from psych_contract import _data as data
+from psych_runtime import RunId, StoreError
 from psych_runtime.adapters import (
     Fence,
     LeaseLost,
     RecordTooLarge,
     RunHeader,
-    RunState,
     SeqConflict,
 )
 from psych_runtime.records import (
@@ -29,33 +29,8 @@ from psych_store_mysql import MySQLStore
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]
 DropTables = Callable[[str], Awaitable[list[str]]]
-T0 = datetime(2030, 1, 1, tzinfo=UTC)
+T0 = data.T0
 BUDGET = 4096
-
-
-def _admission(
-    name: str, *, tenant: str = "tenant-a", created_at: datetime = T0
-) -> tuple[RunHeader, RunAdmitted]:
-    scope = Scope(tenant=tenant)
-    run_id = RunId(name)
-    header = RunHeader(
-        run_id=run_id,
-        scope=scope,
-        version_hash=VersionHash("sha256:" + "0" * 64),
-        state=RunState.RUNNABLE,
-        created_at=created_at,
-        deadline_at=created_at + timedelta(hours=1),
-    )
-    admitted = RunAdmitted(
-        run_id=run_id,
-        seq=1,
-        at=created_at,
-        scope=scope,
-        version_hash=header.version_hash,
-        input={"message": "hi"},
-        deadline_at=header.deadline_at,
-    )
-    return header, admitted
 
 
 def _aborts(header: RunHeader, first: int, size: int, width: int = 300) -> list[AbortRequested]:
@@ -72,6 +47,13 @@ def _aborts(header: RunHeader, first: int, size: int, width: int = 300) -> list[
     ]
 
 
+async def _admitted(store: MySQLStore) -> tuple[RunHeader, RunAdmitted]:
+    """Admit a new Run to ``store``: its header and its ``run_admitted`` record."""
+    header, admitted = data.admission()
+    await store.create_run(header, admitted)
+    return header, admitted
+
+
 @pytest_asyncio.fixture
 async def small_packets(migrated_store: Callable[..., Awaitable[MySQLStore]]) -> MySQLStore:
     """A store told to keep every round trip under 4 KiB, so batches must be split."""
@@ -82,8 +64,7 @@ async def test_a_batch_larger_than_one_packet_is_split_but_stays_atomic(
     small_packets: MySQLStore,
 ) -> None:
     store = small_packets
-    header, admitted = _admission("big-1")
-    await store.create_run(header, admitted)
+    header, _ = await _admitted(store)
     records = _aborts(header, 2, 60)  # roughly 60 x 400 bytes: many packets
     assert sum(len(record_to_json(r)) for r in records) > 4 * BUDGET
     await store.append(header.run_id, 2, records)
@@ -93,8 +74,7 @@ async def test_a_batch_larger_than_one_packet_is_split_but_stays_atomic(
 
 async def test_a_refused_split_batch_writes_nothing(small_packets: MySQLStore) -> None:
     store = small_packets
-    header, admitted = _admission("big-2")
-    await store.create_run(header, admitted)
+    header, admitted = await _admitted(store)
     claimed = await store.claim(WorkerId("w1"), T0, 30)
     assert claimed is not None
     taken = await store.claim(WorkerId("w2"), T0 + timedelta(minutes=5), 30)
@@ -114,8 +94,7 @@ async def test_a_single_record_larger_than_a_packet_is_record_too_large(
     small_packets: MySQLStore,
 ) -> None:
     store = small_packets
-    header, admitted = _admission("big-3")
-    await store.create_run(header, admitted)
+    header, _ = await _admitted(store)
     huge = QueueEnqueued(
         run_id=header.run_id,
         seq=2,
@@ -130,7 +109,7 @@ async def test_a_single_record_larger_than_a_packet_is_record_too_large(
             header.run_id, 2, [*_aborts(header, 2, 1), huge.model_copy(update={"seq": 3})]
         )
     assert await store.head(header.run_id) == 1
-    huge_header, huge_admitted = _admission("big-4")
+    huge_header, huge_admitted = data.admission(RunId("big-4"))
     huge_admitted = huge_admitted.model_copy(update={"input": {"message": "x" * 2 * BUDGET}})
     with pytest.raises(RecordTooLarge):
         await store.create_run(huge_header, huge_admitted)
@@ -138,7 +117,7 @@ async def test_a_single_record_larger_than_a_packet_is_record_too_large(
 
 
 async def test_records_are_stored_as_the_exact_compact_json(store: MySQLStore, sql: RunSql) -> None:
-    header, admitted = _admission("bytes-1")
+    header, admitted = data.admission(RunId("bytes-1"))
     await store.create_run(header, admitted)
     records = _aborts(header, 2, 3)
     await store.append(header.run_id, 2, records)
@@ -155,9 +134,9 @@ async def test_records_are_stored_as_the_exact_compact_json(store: MySQLStore, s
 
 async def test_tenants_and_ids_compare_byte_for_byte(store: MySQLStore) -> None:
     """No collation may fold case or trailing spaces: a tenant is an isolation boundary."""
-    lower = await store.create_run(*_admission("case-run", tenant="acme"))
-    upper = await store.create_run(*_admission("CASE-RUN", tenant="ACME"))
-    spaced = await store.create_run(*_admission("case-run ", tenant="acme "))
+    lower = await store.create_run(*data.admission(RunId("case-run"), tenant="acme"))
+    upper = await store.create_run(*data.admission(RunId("CASE-RUN"), tenant="ACME"))
+    spaced = await store.create_run(*data.admission(RunId("case-run "), tenant="acme "))
     assert lower.created and upper.created and spaced.created
     assert await store.get_run(RunId("case-run"), tenant="ACME") is None
     assert await store.get_run(RunId("case-run"), tenant="acme ") is None
@@ -170,7 +149,7 @@ async def test_tenants_and_ids_compare_byte_for_byte(store: MySQLStore) -> None:
 async def test_times_come_back_aware_utc_to_the_microsecond(store: MySQLStore) -> None:
     plus_two = timezone(timedelta(hours=2))
     created = datetime(2030, 6, 1, 14, 30, 15, 123456, tzinfo=plus_two)
-    header, admitted = _admission("time-1", created_at=created)
+    header, admitted = data.admission(RunId("time-1"), created_at=created)
     await store.create_run(header, admitted)
     got = await store.get_run(header.run_id)
     assert got is not None
@@ -191,7 +170,7 @@ async def test_naive_datetimes_are_refused(store: MySQLStore) -> None:
 
 async def test_overlong_ids_are_refused_before_reaching_the_server(store: MySQLStore) -> None:
     with pytest.raises(ValueError, match="run id"):
-        await store.create_run(*_admission("r" * 600))
+        await store.create_run(*data.admission(RunId("r" * 600)))
     with pytest.raises(ValueError, match="worker id"):
         await store.claim(WorkerId("w" * 600), T0, 30)
 
@@ -203,8 +182,7 @@ async def test_a_small_pool_survives_many_refusals(
     store = MySQLStore(mysql_dsn, table_prefix=prefix, pool_min_size=1, pool_max_size=1)
     try:
         await store.migrate()
-        header, admitted = _admission("pool-1")
-        await store.create_run(header, admitted)
+        header, admitted = await _admitted(store)
         for _ in range(20):
             with pytest.raises(SeqConflict):
                 await store.append(header.run_id, 1, [admitted])
@@ -226,7 +204,7 @@ async def test_racing_admissions_with_one_key_create_exactly_one_run(store: MySQ
     import asyncio
 
     def keyed(i: int) -> tuple[RunHeader, RunAdmitted]:
-        header, admitted = _admission(f"race-key-{i}")
+        header, admitted = data.admission(RunId(f"race-key-{i}"))
         return (
             header.model_copy(update={"idempotency_key": "same-key"}),
             admitted.model_copy(update={"idempotency_key": "same-key"}),
@@ -237,7 +215,9 @@ async def test_racing_admissions_with_one_key_create_exactly_one_run(store: MySQ
     winner = next(result.header for result in by_key if result.created)
     assert {result.header for result in by_key} == {winner}
 
-    same_id = await asyncio.gather(*(store.create_run(*_admission("race-id")) for _ in range(12)))
+    same_id = await asyncio.gather(
+        *(store.create_run(*data.admission(RunId("race-id"))) for _ in range(12))
+    )
     assert sum(result.created for result in same_id) == 1
     assert len({result.header for result in same_id}) == 1
     assert await store.head(RunId("race-id")) == 1

@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import StoreUnavailable
 from psych_store_mysql import MySQLStore, _connection
@@ -32,12 +33,9 @@ class Victim:
         self._root = root
 
     async def _rows(self, sql: str, *args: object) -> list[tuple[object, ...]]:
-        cursor = await self._root.cursor()
-        try:
+        async with closing(await self._root.cursor()) as cursor:
             await cursor.execute(cursor.mogrify(sql, args) if args else sql)
             return list(await cursor.fetchall())
-        finally:
-            await cursor.close()
 
     async def sessions(self) -> list[int]:
         rows = await self._rows(

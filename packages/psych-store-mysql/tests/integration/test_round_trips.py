@@ -4,18 +4,17 @@ Every round trip goes through ``aiomysql.Connection.query`` (one query packet, i
 replies read back), so counting its calls counts round trips.
 """
 
-from datetime import UTC, datetime
-
 import aiomysql  # type: ignore[import-untyped]
 import pytest
 
-from psych_runtime import RunId, Scope, VersionHash
-from psych_runtime.adapters import Fence, RunHeader, RunState, SeqConflict
-from psych_runtime.records import AbortRequested, RunAdmitted, WorkerId
+from psych_contract import _data as data
+from psych_runtime import RunId
+from psych_runtime.adapters import Fence, RunState, SeqConflict
+from psych_runtime.records import AbortRequested, WorkerId
 from psych_store_mysql import MySQLStore
 
-T0 = datetime(2030, 1, 1, tzinfo=UTC)
-SCOPE = Scope(tenant="tenant-a")
+T0 = data.T0
+SCOPE = data.scope()
 
 
 class Counter:
@@ -48,30 +47,6 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Counter:
     return counter
 
 
-def _admission(name: str, key: str | None = None) -> tuple[RunHeader, RunAdmitted]:
-    run_id = RunId(name)
-    header = RunHeader(
-        run_id=run_id,
-        scope=SCOPE,
-        version_hash=VersionHash("sha256:" + "0" * 64),
-        state=RunState.RUNNABLE,
-        created_at=T0,
-        deadline_at=T0.replace(year=2031),
-        idempotency_key=key,
-    )
-    admitted = RunAdmitted(
-        run_id=run_id,
-        seq=1,
-        at=T0,
-        scope=SCOPE,
-        version_hash=header.version_hash,
-        input={"message": "hi"},
-        idempotency_key=key,
-        deadline_at=header.deadline_at,
-    )
-    return header, admitted
-
-
 def _aborts(run_id: RunId, first: int, size: int) -> list[AbortRequested]:
     return [
         AbortRequested(run_id=run_id, seq=seq, at=T0, scope=SCOPE, reason=f"r{seq}")
@@ -85,7 +60,7 @@ async def test_create_run_append_and_claim_round_trips(
     await store.head(RunId("warm-up"))  # opens the pool and checks the schema
     round_trips.reset()
 
-    header, admitted = _admission("rt-1", key="k-1")
+    header, admitted = data.admission(RunId("rt-1"), idempotency_key="k-1")
     assert (await store.create_run(header, admitted)).created
     assert round_trips.count == 1
 
@@ -109,7 +84,7 @@ async def test_create_run_append_and_claim_round_trips(
     assert round_trips.count == 2
 
     round_trips.reset()
-    again = await store.create_run(*_admission("rt-2", key="k-1"))
+    again = await store.create_run(*data.admission(RunId("rt-2"), idempotency_key="k-1"))
     assert not again.created
     assert again.header == claimed  # the stored header, not the one passed in
     assert round_trips.count == 2
@@ -118,7 +93,7 @@ async def test_create_run_append_and_claim_round_trips(
 async def test_reads_and_lease_calls_are_one_round_trip_each(
     store: MySQLStore, round_trips: Counter
 ) -> None:
-    header, admitted = _admission("rt-3")
+    header, admitted = data.admission(RunId("rt-3"))
     await store.create_run(header, admitted)
     claimed = await store.claim(WorkerId("w"), T0, 30)
     assert claimed is not None

@@ -4,20 +4,23 @@ import doctest
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
 import psych_runtime
 import psych_store_mysql
 import psych_store_mysql.plugin as plugin
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
-from psych_contract.plugin import check_entry_point, plugins_as_installed
-from psych_runtime.adapters import (
-    memory_store_backends,
-    store_backends,
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    plugins_as_installed,
 )
+from psych_runtime.adapters import store_backends
 from psych_store_mysql import MySQLMemoryStore, MySQLStore
+from psych_store_mysql._database import MySQLDatabase
 
 
 @pytest.fixture(autouse=True)
@@ -37,32 +40,42 @@ def test_both_schemes_are_registered_by_this_package() -> None:
 
 
 def test_the_memory_backend_claims_the_same_schemes() -> None:
-    memories = memory_store_backends()
-    assert memories["mysql"] is memories["mariadb"]
-    assert memories["mysql"].package == "psych-store-mysql"
-    assert memories["mysql"].schemes == store_backends()["mysql"].schemes
-    assert memories["mysql"].open is plugin.open_mysql_memory_store
+    check_memory_backend_beside_store(
+        "mysql", package="psych-store-mysql", open=plugin.open_mysql_memory_store
+    )
+
+
+OPENERS = [
+    pytest.param(psych_runtime.open_store, MySQLStore, id="store"),
+    pytest.param(psych_runtime.open_memory_store, MySQLMemoryStore, id="memory"),
+]
+"""Both backends this package registers: how each is opened, and what it opens."""
 
 
 @pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
-async def test_open_memory_store_returns_a_mysql_memory_store_without_connecting(
-    scheme: str,
+@pytest.mark.parametrize(("open_backend", "kind"), OPENERS)
+async def test_open_returns_a_mysql_backend_without_connecting(
+    scheme: str, open_backend: Callable[..., Awaitable[object]], kind: type[MySQLDatabase]
 ) -> None:
     # Port 9 (discard) is never a MySQL server: opening must not touch the network.
-    memory = await psych_runtime.open_memory_store(
-        f"{scheme}://u:pw@127.0.0.1:9/db?table_prefix=x_", pool_max_size=3
-    )
-    try:
-        assert isinstance(memory, MySQLMemoryStore)
-        assert memory.settings.pool_max_size == 3
-        assert memory.tables.memories == "x_psych_memories"
-    finally:
-        await memory.close()
+    opened = await open_backend(f"{scheme}://u:pw@127.0.0.1:9/db?table_prefix=x_", pool_max_size=3)
+    assert isinstance(opened, kind)
+    async with closing(opened):
+        assert opened.settings.pool_max_size == 3
+        assert opened.tables.runs == "x_psych_runs"
+        assert opened.tables.memories == "x_psych_memories"
 
 
-async def test_open_memory_store_refuses_an_unknown_option() -> None:
+@pytest.mark.parametrize(
+    "open_backend",
+    [psych_runtime.open_store, psych_runtime.open_memory_store],
+    ids=["store", "memory"],
+)
+async def test_open_refuses_an_unknown_option(
+    open_backend: Callable[..., Awaitable[object]],
+) -> None:
     with pytest.raises(TypeError, match="nonsense"):
-        await psych_runtime.open_memory_store("mysql://127.0.0.1/db", nonsense=1)
+        await open_backend("mysql://127.0.0.1/db", nonsense=1)
 
 
 async def test_a_bad_key_or_limit_is_refused_before_any_connection() -> None:
@@ -70,28 +83,9 @@ async def test_a_bad_key_or_limit_is_refused_before_any_connection() -> None:
     await check_bad_input_refused_offline(MySQLMemoryStore("mysql://u@127.0.0.1:9/db"))
 
 
-@pytest.mark.parametrize("scheme", ["mysql", "mariadb"])
-async def test_open_store_returns_a_mysql_store_without_connecting(scheme: str) -> None:
-    # Port 9 (discard) is never a MySQL server: opening must not touch the network.
-    store = await psych_runtime.open_store(
-        f"{scheme}://u:pw@127.0.0.1:9/db?table_prefix=x_", pool_max_size=3
-    )
-    try:
-        assert isinstance(store, MySQLStore)
-        assert store.settings.pool_max_size == 3
-        assert store.tables.runs == "x_psych_runs"
-    finally:
-        await store.close()
-
-
 async def test_open_store_refuses_a_malformed_url() -> None:
     with pytest.raises(psych_runtime.adapters.InvalidStoreUrl):
         await psych_runtime.open_store("mysql://127.0.0.1/")
-
-
-async def test_open_store_refuses_an_unknown_option() -> None:
-    with pytest.raises(TypeError, match="nonsense"):
-        await psych_runtime.open_store("mysql://127.0.0.1/db", nonsense=1)
 
 
 def test_importing_the_plugin_loads_neither_the_driver_nor_the_store() -> None:

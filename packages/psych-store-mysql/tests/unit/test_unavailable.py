@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId, StoreUnavailable
 from psych_store_mysql import MySQLStore
 
@@ -18,27 +19,25 @@ def closed_port() -> int:
 
 
 async def test_migrate_against_a_closed_port_is_store_unavailable(closed_port: int) -> None:
-    store = MySQLStore(f"mysql://app:hunter2@127.0.0.1:{closed_port}/db?connect_timeout=2")
-    try:
+    async with closing(
+        MySQLStore(f"mysql://app:hunter2@127.0.0.1:{closed_port}/db?connect_timeout=2")
+    ) as store:
         with pytest.raises(StoreUnavailable) as caught:
             await store.migrate()
-    finally:
-        await store.close()
     message = str(caught.value)
     assert f"127.0.0.1:{closed_port}" in message
     assert "hunter2" not in message
 
 
 async def test_first_use_against_a_closed_port_is_store_unavailable(closed_port: int) -> None:
-    store = MySQLStore(f"mariadb://app:hunter2@127.0.0.1:{closed_port}/db?connect_timeout=2")
-    try:
+    async with closing(
+        MySQLStore(f"mariadb://app:hunter2@127.0.0.1:{closed_port}/db?connect_timeout=2")
+    ) as store:
         with pytest.raises(StoreUnavailable, match=f"127.0.0.1:{closed_port}"):
             await store.head(RunId("r"))
         # A failed open leaves nothing half-built: the next call fails the same way.
         with pytest.raises(StoreUnavailable):
             await store.head(RunId("r"))
-    finally:
-        await store.close()
 
 
 async def test_open_store_with_migrate_reports_an_unreachable_server(

@@ -9,6 +9,7 @@ this file is also the example of wiring ``StoreContract`` to a database.
 import os
 import secrets
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import ClassVar
 
 import asyncpg
@@ -16,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_contract.lifecycle import closing
 from psych_runtime import Store
 from psych_store_postgres import PostgresStore
 
@@ -30,6 +32,19 @@ async def _admin() -> asyncpg.Connection:
         pytest.fail(f"PostgreSQL is required and {DSN!r} is unreachable ({exc})")
 
 
+@asynccontextmanager
+async def _scratch_store() -> AsyncIterator[PostgresStore]:
+    """A store on a schema name nobody has used, dropped with all it holds afterwards."""
+    admin = await _admin()
+    schema = f"psych_t_{secrets.token_hex(6)}"
+    try:
+        async with closing(PostgresStore(DSN, schema=schema)) as store:
+            yield store
+    finally:
+        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+
+
 class TestPostgresStore(StoreContract):
     supports_notifier: ClassVar[bool] = True
     cross_process_notifier: ClassVar[bool] = True
@@ -40,38 +55,21 @@ class TestPostgresStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[PostgresStore]:
-        admin = await _admin()
-        schema = f"psych_t_{secrets.token_hex(6)}"
-        store = PostgresStore(DSN, schema=schema)
-        try:
+        async with _scratch_store() as store:
             await store.migrate()
             yield store
-        finally:
-            await store.close()
-            await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-            await admin.close()
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[PostgresStore]:
         # A second instance with its own pool and LISTEN connection: another process,
         # as far as PostgreSQL can tell. It listens before the case starts.
         assert isinstance(store, PostgresStore)
-        peer = PostgresStore(DSN, schema=store.schema)
-        try:
+        async with closing(PostgresStore(DSN, schema=store.schema)) as peer:
             assert await peer.start_listening()
             yield peer
-        finally:
-            await peer.close()
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[PostgresStore]:
         # A schema name nobody has used: the store finds no tables until it migrates.
-        admin = await _admin()
-        schema = f"psych_t_{secrets.token_hex(6)}"
-        store = PostgresStore(DSN, schema=schema)
-        try:
+        async with _scratch_store() as store:
             yield store
-        finally:
-            await store.close()
-            await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-            await admin.close()

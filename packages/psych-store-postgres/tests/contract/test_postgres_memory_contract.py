@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import MemoryContract
+from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_postgres import PostgresMemoryStore
 
@@ -23,12 +24,8 @@ class TestPostgresMemoryStore(MemoryContract):
         self, server: str, schema: str
     ) -> AsyncIterator[PostgresMemoryStore]:
         self.dsn = server
-        memory = PostgresMemoryStore(server, schema=schema)
-        try:
-            await memory.migrate()
+        async with migrated(PostgresMemoryStore(server, schema=schema)) as memory:
             yield memory
-        finally:
-            await memory.close()
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> PostgresMemoryStore:
         # Its own pool on the same schema: another process, as far as the server can tell.

@@ -8,6 +8,7 @@ import asyncpg
 import pytest
 
 import psych_store_postgres
+from psych_contract.lifecycle import closing
 from psych_runtime.adapters import reset_plugin_manager
 
 EXAMPLE_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -22,11 +23,8 @@ async def _reachable(dsn: str) -> None:
 
 
 async def _drop(dsn: str, schema: str) -> None:
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 def test_the_package_docstring_example_runs(dsn: str) -> None:

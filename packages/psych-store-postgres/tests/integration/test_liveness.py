@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime.adapters import WORK, Fence, LeaseLost, RunHeader
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
@@ -43,26 +44,31 @@ async def _claim_within(
 
 
 async def _terminate(store: PostgresStore, pid: int) -> None:
-    conn = await asyncpg.connect(os.environ.get("PSYCH_TEST_POSTGRES_DSN", _dsn_of(store)))
-    try:
+    async with closing(
+        await asyncpg.connect(os.environ.get("PSYCH_TEST_POSTGRES_DSN", _dsn_of(store)))
+    ) as conn:
         assert await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
-    finally:
-        await conn.close()
 
 
 def _dsn_of(store: PostgresStore) -> str:
     return store._settings.dsn
 
 
-async def test_a_dead_holders_run_is_claimable_before_its_lease_expires(
-    make_store: Factory,
-) -> None:
+async def _a_run_held_by_a(make_store: Factory) -> tuple[PostgresStore, PostgresStore, RunHeader]:
+    """Processes A and B on one schema, and a Run A has just claimed for ``W``."""
     process_a = await make_store()
     process_b = await make_store()
     run = (await process_a.create_run(*data.admission())).header
     held = await process_a.claim(W, data.at(0), LEASE)
     assert held is not None
     assert held.run_id == run.run_id
+    return process_a, process_b, run
+
+
+async def test_a_dead_holders_run_is_claimable_before_its_lease_expires(
+    make_store: Factory,
+) -> None:
+    process_a, process_b, run = await _a_run_held_by_a(make_store)
 
     # Alive: the lease is live and the holder's session holds its lock.
     assert await process_b.claim(OTHER, data.at(1), LEASE) is None
@@ -84,10 +90,7 @@ async def test_a_dead_holders_run_is_claimable_before_its_lease_expires(
 
 
 async def test_expired_leases_reports_a_run_whose_holder_died(make_store: Factory) -> None:
-    process_a = await make_store()
-    process_b = await make_store()
-    run = (await process_a.create_run(*data.admission())).header
-    assert await process_a.claim(W, data.at(0), LEASE) is not None
+    process_a, process_b, run = await _a_run_held_by_a(make_store)
     lock_conn = process_a._liveness.connection_of(W)
     assert lock_conn is not None
     await _terminate(process_b, lock_conn.get_server_pid())
@@ -103,10 +106,7 @@ async def test_a_live_but_silent_holder_keeps_its_run_until_the_lease_expires(
     make_store: Factory,
 ) -> None:
     # A hung Worker keeps its connection and lock: only the lease can free its Run.
-    process_a = await make_store()
-    process_b = await make_store()
-    run = (await process_a.create_run(*data.admission())).header
-    assert await process_a.claim(W, data.at(0), LEASE) is not None
+    _, process_b, run = await _a_run_held_by_a(make_store)
     assert await process_b.claim(OTHER, data.at(int(LEASE) - 1), LEASE) is None
     taken = await process_b.claim(OTHER, data.at(int(LEASE)), LEASE)
     assert taken is not None
@@ -118,11 +118,7 @@ async def test_a_live_holder_that_lost_its_lock_connection_relocks_on_renew(
 ) -> None:
     # The lock connection dropped but the process lives on: its next heartbeat takes a
     # new lock and re-points its Run at it, so the Run stops looking abandoned.
-    process_a = await make_store()
-    process_b = await make_store()
-    run = (await process_a.create_run(*data.admission())).header
-    claimed = await process_a.claim(W, data.at(0), LEASE)
-    assert claimed is not None
+    process_a, process_b, run = await _a_run_held_by_a(make_store)
     old = process_a._liveness.connection_of(W)
     assert old is not None
     await _terminate(process_b, old.get_server_pid())
@@ -141,10 +137,7 @@ async def test_a_live_holder_that_lost_its_lock_connection_relocks_on_renew(
 
 
 async def test_closing_a_store_frees_its_runs_for_other_processes(make_store: Factory) -> None:
-    process_a = await make_store()
-    process_b = await make_store()
-    run = (await process_a.create_run(*data.admission())).header
-    assert await process_a.claim(W, data.at(0), LEASE) is not None
+    process_a, process_b, run = await _a_run_held_by_a(make_store)
     await process_a.close()
     taken = await _claim_within(process_b, OTHER, 1)
     assert taken is not None

@@ -8,14 +8,17 @@ pool holds one connection, so every call after a loss reuses the same pool slot.
 import asyncio
 import secrets
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import asyncpg
 import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import RunId, StoreUnavailable
+from psych_runtime.adapters.store import RunHeader
 from psych_store_postgres import PostgresStore
 
 
@@ -92,6 +95,20 @@ async def victim(server: str, schema: str) -> AsyncIterator[Victim]:
         await killer.close()
 
 
+@asynccontextmanager
+async def _append_waiting_on_a_lock(
+    victim: Victim, schema: str
+) -> AsyncIterator[tuple[RunId, RunHeader, asyncio.Future[None]]]:
+    """A new Run's second record on its way, held up by a row lock until the block ends."""
+    run_id = await data.admitted_run(victim.store)
+    header = await victim.store.get_run(run_id)
+    assert header is not None
+    async with closing(await victim.lock_run(run_id, schema)):
+        append = asyncio.ensure_future(victim.store.append(run_id, 2, data.batch(header, 2, 1)))
+        await victim.wait_until_waiting_on_a_lock()
+        yield run_id, header, append
+
+
 async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(
     victim: Victim,
 ) -> None:
@@ -109,18 +126,10 @@ async def test_an_ended_session_costs_at_most_one_call_and_the_pool_recovers(
 async def test_a_call_whose_session_is_ended_mid_statement_is_store_unavailable(
     victim: Victim, schema: str
 ) -> None:
-    run_id = await data.admitted_run(victim.store)
-    header = await victim.store.get_run(run_id)
-    assert header is not None
-    blocker = await victim.lock_run(run_id, schema)
-    try:
-        append = asyncio.ensure_future(victim.store.append(run_id, 2, data.batch(header, 2, 1)))
-        await victim.wait_until_waiting_on_a_lock()
+    async with _append_waiting_on_a_lock(victim, schema) as (run_id, header, append):
         assert await victim.terminate() == 1
         with pytest.raises(StoreUnavailable, match="terminating connection"):
             await append
-    finally:
-        await blocker.close()
     # The append was rolled back with its session; the next call works and writes it.
     assert await victim.store.head(run_id) == 1
     await victim.store.append(run_id, 2, data.batch(header, 2, 1))
@@ -130,18 +139,10 @@ async def test_a_call_whose_session_is_ended_mid_statement_is_store_unavailable(
 async def test_a_cancelled_call_leaves_no_busy_connection_behind(
     victim: Victim, schema: str
 ) -> None:
-    run_id = await data.admitted_run(victim.store)
-    header = await victim.store.get_run(run_id)
-    assert header is not None
-    blocker = await victim.lock_run(run_id, schema)
-    try:
-        append = asyncio.ensure_future(victim.store.append(run_id, 2, data.batch(header, 2, 1)))
-        await victim.wait_until_waiting_on_a_lock()
+    async with _append_waiting_on_a_lock(victim, schema) as (run_id, header, append):
         append.cancel()
         with pytest.raises(asyncio.CancelledError):
             await append
-    finally:
-        await blocker.close()
     # The one pool slot is free and its connection is usable (a fresh one: the old
     # session was dropped while the server was still working on it). Whether that
     # session's append committed before the server noticed is unknown to the caller,

@@ -2,6 +2,7 @@
 
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import timedelta
 
 import asyncpg
@@ -9,12 +10,14 @@ import pytest
 import pytest_asyncio
 
 import psych_runtime
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
+from psych_contract.migrations import check_unmigrated_memory_refused
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_postgres import PostgresMemoryStore, PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
 
-from ..conftest import record_a_newer_schema
+from ..conftest import kept, record_a_newer_schema, schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")
@@ -25,47 +28,31 @@ async def make_memory(
     server: str, schema: str
 ) -> AsyncIterator[Callable[..., Awaitable[PostgresMemoryStore]]]:
     """Build memory stores on the test's schema; every one built is closed afterwards."""
-    made: list[PostgresMemoryStore] = []
+    async with AsyncExitStack() as opened:
 
-    async def make(*, migrate: bool = True) -> PostgresMemoryStore:
-        memory = PostgresMemoryStore(server, schema=schema)
-        made.append(memory)
-        if migrate:
-            await memory.migrate()
-        return memory
+        async def make(*, migrate: bool = True) -> PostgresMemoryStore:
+            return await kept(opened, PostgresMemoryStore(server, schema=schema), migrate=migrate)
 
-    yield make
-    for memory in made:
-        await memory.close()
+        yield make
 
 
 async def test_open_memory_store_with_migrate_returns_a_ready_postgres_memory_store(
     server: str, schema: str
 ) -> None:
-    memory = await psych_runtime.open_memory_store(f"{server}?schema={schema}", migrate=True)
-    try:
+    async with closing(
+        await psych_runtime.open_memory_store(f"{server}?schema={schema}", migrate=True)
+    ) as memory:
         assert isinstance(memory, PostgresMemoryStore)
         assert await memory.schema_version() == LATEST_VERSION
         fact = await memory.remember(ALICE, "prefers email")
         assert await memory.recall(ALICE) == (fact,)
-    finally:
-        await memory.close()
 
 
 async def test_an_unmigrated_schema_raises_schema_not_migrated(
     make_memory: Callable[..., Awaitable[PostgresMemoryStore]],
 ) -> None:
     memory = await make_memory(migrate=False)
-    with pytest.raises(SchemaNotMigrated, match="migrate"):
-        await memory.remember(ALICE, "prefers email")
-    with pytest.raises(SchemaNotMigrated):
-        await memory.recall(ALICE)
-    with pytest.raises(SchemaNotMigrated):
-        await memory.forget(ALICE, "mem_x")
-    with pytest.raises(SchemaNotMigrated):
-        await memory.erase(ALICE)
-    assert await memory.migrate() == [migration.version for migration in MIGRATIONS]
-    assert await memory.recall(ALICE) == ()
+    await check_unmigrated_memory_refused(memory, [migration.version for migration in MIGRATIONS])
 
 
 async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
@@ -74,20 +61,7 @@ async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
     server: str,
     schema: str,
 ) -> None:
-    conn = await asyncpg.connect(server)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            for migration in MIGRATIONS[:3]:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                    migration.version,
-                    migration.name,
-                )
-    finally:
-        await conn.close()
+    await schema_at(server, schema, 3)
     memory = await make_memory(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="at version 3"):
         await memory.recall(ALICE)
@@ -120,13 +94,10 @@ async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
     assert await memory.recall(ALICE, limit=2**70) == (fact,)  # past any SQL integer
     assert recalled == fact
     assert recalled.created_at.utcoffset() == timedelta(0)
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         rows = await conn.fetch(
             f'SELECT tenant, end_user_id, id, content, created_at FROM "{schema}".psych_memories'
         )
-    finally:
-        await conn.close()
     assert [tuple(row.values()) for row in rows] == [
         ("acme", "alice", fact.id, "likes tea", fact.created_at)
     ]

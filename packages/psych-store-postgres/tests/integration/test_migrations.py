@@ -7,14 +7,15 @@ import asyncpg
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import RunId
 from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
 
-from ..conftest import record_a_newer_schema
+from ..conftest import record_a_newer_schema, schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 EVERY_VERSION = [migration.version for migration in MIGRATIONS]
@@ -22,11 +23,8 @@ EVERY_VERSION = [migration.version for migration in MIGRATIONS]
 
 
 async def _tables(dsn: str, schema: str) -> set[str]:
-    conn = await asyncpg.connect(dsn)
-    try:
+    async with closing(await asyncpg.connect(dsn)) as conn:
         rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
-    finally:
-        await conn.close()
     return {row["tablename"] for row in rows}
 
 
@@ -50,11 +48,8 @@ async def test_migrating_twice_is_a_no_op(make_store: Factory, server: str, sche
     again = await make_store(migrate=False)
     assert await again.migrate() == []
     assert await _tables(server, schema) == tables
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         count = await conn.fetchval(f'SELECT count(*) FROM "{schema}".psych_schema_version')
-    finally:
-        await conn.close()
     assert count == LATEST_VERSION
 
 
@@ -68,11 +63,8 @@ async def test_concurrent_migrations_apply_each_step_once(make_store: Factory) -
 async def test_migrate_into_an_existing_empty_schema(
     make_store: Factory, server: str, schema: str
 ) -> None:
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         await conn.execute(f'CREATE SCHEMA "{schema}"')
-    finally:
-        await conn.close()
     store = await make_store(migrate=False)
     assert await store.migrate() == EVERY_VERSION
 
@@ -80,20 +72,7 @@ async def test_migrate_into_an_existing_empty_schema(
 async def test_a_schema_at_version_one_is_upgraded_in_place(
     make_store: Factory, server: str, schema: str
 ) -> None:
-    first = MIGRATIONS[0]
-    conn = await asyncpg.connect(server)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            await conn.execute(first.render(schema))
-            await conn.execute(
-                f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                first.version,
-                first.name,
-            )
-    finally:
-        await conn.close()
+    await schema_at(server, schema, 1)
     store = await make_store(migrate=False)
     with pytest.raises(SchemaNotMigrated, match="migrate"):
         await store.head(RunId("run_x"))
@@ -147,27 +126,15 @@ async def test_versions_stored_before_grants_existed_become_shared(
     make_store: Factory, server: str, schema: str
 ) -> None:
     legacy = data.version("legacy", published_s=7)
-    conn = await asyncpg.connect(server)
-    try:
-        async with conn.transaction():
-            await conn.execute(f'CREATE SCHEMA "{schema}"')
-            await conn.execute(version_table_sql(schema))
-            for migration in MIGRATIONS[:2]:
-                await conn.execute(migration.render(schema))
-                await conn.execute(
-                    f'INSERT INTO "{schema}".psych_schema_version (version, name) VALUES ($1, $2)',
-                    migration.version,
-                    migration.name,
-                )
-            await conn.execute(
-                f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
-                "VALUES ($1, $2, $3)",
-                legacy.hash,
-                legacy.published_at,
-                legacy.export_json(),
-            )
-    finally:
-        await conn.close()
+    await schema_at(server, schema, 2)
+    async with closing(await asyncpg.connect(server)) as conn:
+        await conn.execute(
+            f'INSERT INTO "{schema}".psych_versions (hash, published_at, document) '
+            "VALUES ($1, $2, $3)",
+            legacy.hash,
+            legacy.published_at,
+            legacy.export_json(),
+        )
     store = await make_store(migrate=False)
     assert await store.migrate() == EVERY_VERSION[2:]
     await check_versions_before_grants(store, legacy)

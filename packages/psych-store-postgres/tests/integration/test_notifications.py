@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime.adapters import WORK, RunState
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
@@ -97,11 +98,8 @@ async def test_a_lost_listen_connection_is_reopened_by_the_next_claim(
     assert await peer.start_listening()
     old = peer._listener._conn
     assert old is not None
-    admin = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as admin:
         await admin.fetchval("SELECT pg_terminate_backend($1)", old.get_server_pid())
-    finally:
-        await admin.close()
     for _ in range(100):
         if not _listening(peer):
             break

@@ -5,6 +5,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_store_postgres import PostgresStore
 from psych_store_postgres._rows import decompress
 
@@ -20,13 +21,10 @@ async def test_one_append_is_one_compressed_row_without_the_envelope(
     await store.append(run.run_id, 2, written)
     more = data.batch(run, 7, 1)
     await store.append(run.run_id, 7, more)
-    conn = await asyncpg.connect(server)
-    try:
+    async with closing(await asyncpg.connect(server)) as conn:
         rows = await conn.fetch(
             f'SELECT first_seq, last_seq, body FROM "{schema}".psych_records ORDER BY first_seq'
         )
-    finally:
-        await conn.close()
     assert [(row["first_seq"], row["last_seq"]) for row in rows] == [(1, 1), (2, 6), (7, 7)]
     for row in rows:
         lines = decompress(row["body"]).decode().split("\n")

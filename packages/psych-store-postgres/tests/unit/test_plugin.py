@@ -1,11 +1,18 @@
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
 import psych_runtime
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugins_as_installed
-from psych_runtime.adapters import memory_store_backends, store_backends
+from psych_contract.lifecycle import closing
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    modules_loaded_by,
+    plugins_as_installed,
+)
+from psych_runtime.adapters import store_backends
 from psych_store_postgres import PostgresMemoryStore, PostgresStore, plugin
+from psych_store_postgres._database import PostgresDatabase
 
 
 @pytest.fixture(autouse=True)
@@ -21,68 +28,56 @@ def test_the_entry_point_registers_both_schemes() -> None:
 
 
 def test_the_memory_backend_claims_the_same_schemes() -> None:
-    backends = memory_store_backends()
-    assert backends["postgresql"].package == "psych-store-postgres"
-    assert backends["postgresql"].open is plugin.open_postgres_memory_store
-    assert backends["postgres"] is backends["postgresql"]
-    assert backends["postgresql"].schemes == store_backends()["postgresql"].schemes
+    check_memory_backend_beside_store(
+        "postgresql", package="psych-store-postgres", open=plugin.open_postgres_memory_store
+    )
+
+
+OPEN = pytest.mark.parametrize(
+    "open_backend",
+    [psych_runtime.open_store, psych_runtime.open_memory_store],
+    ids=["store", "memory"],
+)
+"""Both backends this package registers, each by the function that opens it."""
 
 
 @pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
-async def test_open_memory_store_returns_a_postgres_memory_store_without_connecting(
-    scheme: str,
+@pytest.mark.parametrize(
+    ("open_backend", "kind"),
+    [
+        pytest.param(psych_runtime.open_store, PostgresStore, id="store"),
+        pytest.param(psych_runtime.open_memory_store, PostgresMemoryStore, id="memory"),
+    ],
+)
+async def test_open_returns_a_postgres_backend_without_connecting(
+    scheme: str, open_backend: Callable[..., Awaitable[object]], kind: type[PostgresDatabase]
 ) -> None:
     # Port 1 is closed: if opening tried to connect, this would fail.
-    memory = await psych_runtime.open_memory_store(
-        f"{scheme}://nobody@127.0.0.1:1/db?schema=psych_plugin", max_size=3
-    )
-    try:
-        assert isinstance(memory, PostgresMemoryStore)
-        assert memory.schema == "psych_plugin"
-    finally:
-        await memory.close()
+    opened = await open_backend(f"{scheme}://nobody@127.0.0.1:1/db?schema=psych_plugin", max_size=3)
+    assert isinstance(opened, kind)
+    async with closing(opened):
+        assert opened.schema == "psych_plugin"
 
 
-async def test_open_memory_store_refuses_an_unknown_option() -> None:
+@OPEN
+async def test_open_refuses_an_unknown_option(
+    open_backend: Callable[..., Awaitable[object]],
+) -> None:
     with pytest.raises(TypeError, match="pool_size"):
-        await psych_runtime.open_memory_store("postgresql://h/db", pool_size=3)
+        await open_backend("postgresql://h/db", pool_size=3)
 
 
-async def test_open_memory_store_with_migrate_on_an_unreachable_server_is_unavailable() -> None:
+@OPEN
+async def test_open_with_migrate_on_an_unreachable_server_is_store_unavailable(
+    open_backend: Callable[..., Awaitable[object]],
+) -> None:
     with pytest.raises(psych_runtime.StoreUnavailable):
-        await psych_runtime.open_memory_store(
-            "postgresql://nobody@127.0.0.1:1/db", migrate=True, connect_timeout=2
-        )
-
-
-@pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
-async def test_open_store_returns_a_postgres_store_without_connecting(scheme: str) -> None:
-    # Port 1 is closed: if opening tried to connect, this would fail.
-    store = await psych_runtime.open_store(
-        f"{scheme}://nobody@127.0.0.1:1/db?schema=psych_plugin", max_size=3
-    )
-    try:
-        assert isinstance(store, PostgresStore)
-        assert store.schema == "psych_plugin"
-    finally:
-        await store.close()
-
-
-async def test_open_store_refuses_an_unknown_option() -> None:
-    with pytest.raises(TypeError, match="pool_size"):
-        await psych_runtime.open_store("postgresql://h/db", pool_size=3)
+        await open_backend("postgresql://nobody@127.0.0.1:1/db", migrate=True, connect_timeout=2)
 
 
 async def test_open_store_checks_option_types() -> None:
     with pytest.raises(TypeError, match="max_size"):
         await psych_runtime.open_store("postgresql://h/db", max_size="3")
-
-
-async def test_open_store_with_migrate_on_an_unreachable_server_is_store_unavailable() -> None:
-    with pytest.raises(psych_runtime.StoreUnavailable):
-        await psych_runtime.open_store(
-            "postgresql://nobody@127.0.0.1:1/db", migrate=True, connect_timeout=2
-        )
 
 
 def test_importing_the_plugin_does_not_import_the_driver() -> None:

@@ -5,6 +5,7 @@ terminate, so a small object with those three methods stands in for asyncpg's.
 """
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -56,9 +57,24 @@ class Opener:
         return conn
 
 
-async def test_start_opens_min_size_and_calls_reuse_the_most_recent_connection() -> None:
+def _pool(*, min_size: int = 0, max_size: int = 1) -> tuple[Opener, GuardedPool]:
+    """A pool of stand-in connections, and the opener that makes them."""
     opener = Opener()
-    pool = GuardedPool(opener, min_size=2, max_size=4)
+    return opener, GuardedPool(opener, min_size=min_size, max_size=max_size)
+
+
+def _slow(opener: Opener, seconds: float) -> Callable[[], Awaitable[Any]]:
+    """``opener``, taking ``seconds`` longer to open each connection."""
+
+    async def open_slowly() -> Any:
+        await asyncio.sleep(seconds)
+        return await opener()
+
+    return open_slowly
+
+
+async def test_start_opens_min_size_and_calls_reuse_the_most_recent_connection() -> None:
+    opener, pool = _pool(min_size=2, max_size=4)
     await pool.start()
     assert (pool.size, pool.idle) == (2, 2)
     first = await pool.fetchval("q")
@@ -69,8 +85,7 @@ async def test_start_opens_min_size_and_calls_reuse_the_most_recent_connection()
 
 
 async def test_never_more_than_max_size_and_waiters_are_served_in_order() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=2)
+    opener, pool = _pool(max_size=2)
     order: list[int] = []
 
     async def call(i: int) -> None:
@@ -86,8 +101,7 @@ async def test_never_more_than_max_size_and_waiters_are_served_in_order() -> Non
 
 
 async def test_a_broken_connection_is_dropped_and_its_slot_goes_to_a_waiter() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    opener, pool = _pool()
     holder = asyncio.create_task(pool.fetchval("q", 0.05))
     await asyncio.sleep(0.01)
     with pytest.raises(ConnectionResetError):
@@ -100,8 +114,7 @@ async def test_a_broken_connection_is_dropped_and_its_slot_goes_to_a_waiter() ->
 
 
 async def test_a_plain_error_keeps_the_connection() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    opener, pool = _pool()
     with pytest.raises(ValueError):
         await pool.fetchval("wrong")
     assert await pool.fetchval("q") == 0
@@ -110,8 +123,7 @@ async def test_a_plain_error_keeps_the_connection() -> None:
 
 
 async def test_a_call_cancelled_mid_reply_closes_its_connection() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    opener, pool = _pool()
     call = asyncio.create_task(pool.fetchval("q", 10))
     await asyncio.sleep(0.01)
     call.cancel()
@@ -124,8 +136,7 @@ async def test_a_call_cancelled_mid_reply_closes_its_connection() -> None:
 
 
 async def test_a_waiter_cancelled_while_queued_loses_nothing() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    _, pool = _pool()
     busy = asyncio.create_task(pool.fetchval("q", 0.05))
     await asyncio.sleep(0.01)
     queued = asyncio.create_task(pool.fetchval("q"))
@@ -140,8 +151,7 @@ async def test_a_waiter_cancelled_while_queued_loses_nothing() -> None:
 
 
 async def test_a_failed_open_frees_its_slot_for_the_next_caller() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    opener, pool = _pool()
     opener.fail_next = True
     # The failure reaches the caller; it must not be left waiting for ever.
     with pytest.raises(Refused):
@@ -153,8 +163,7 @@ async def test_a_failed_open_frees_its_slot_for_the_next_caller() -> None:
 
 
 async def test_close_waits_for_lent_connections_and_refuses_waiters() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=0, max_size=1)
+    opener, pool = _pool()
     lent = asyncio.create_task(pool.fetchval("q", 0.05))
     await asyncio.sleep(0.01)
     queued = asyncio.create_task(pool.fetchval("q"))
@@ -169,8 +178,7 @@ async def test_close_waits_for_lent_connections_and_refuses_waiters() -> None:
 
 
 async def test_idle_connections_beyond_min_size_age_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=1, max_size=3)
+    _, pool = _pool(min_size=1, max_size=3)
     await asyncio.gather(*(pool.fetchval("q", 0.01) for _ in range(3)))
     assert (pool.size, pool.idle) == (3, 3)
     monkeypatch.setattr(_connection, "IDLE_SECONDS", 0.0)
@@ -181,15 +189,9 @@ async def test_idle_connections_beyond_min_size_age_out(monkeypatch: pytest.Monk
 
 
 async def test_a_caller_takes_a_connection_coming_back_rather_than_wait_for_a_new_one() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=1, max_size=4)
+    opener, pool = _pool(min_size=1, max_size=4)
     await pool.start()
-
-    async def slow_open() -> Any:
-        await asyncio.sleep(0.5)
-        return await opener()
-
-    pool._connect = slow_open
+    pool._connect = _slow(opener, 0.5)
     loop = asyncio.get_running_loop()
     short = asyncio.create_task(pool.fetchval("q", 0.01))
     await asyncio.sleep(0)
@@ -204,8 +206,7 @@ async def test_a_caller_takes_a_connection_coming_back_rather_than_wait_for_a_ne
 
 
 async def test_a_waiter_cancelled_just_as_it_is_handed_a_connection_passes_it_on() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=1, max_size=1)
+    _, pool = _pool(min_size=1)
     await pool.start()
     async with pool.acquire():
         queued = asyncio.create_task(pool.fetchval("q"))
@@ -220,15 +221,9 @@ async def test_a_waiter_cancelled_just_as_it_is_handed_a_connection_passes_it_on
 
 
 async def test_no_second_connection_is_opened_while_one_is_already_on_its_way() -> None:
-    opener = Opener()
-    pool = GuardedPool(opener, min_size=1, max_size=4)
+    opener, pool = _pool(min_size=1, max_size=4)
     await pool.start()
-
-    async def slow_open() -> Any:
-        await asyncio.sleep(0.3)
-        return await opener()
-
-    pool._connect = slow_open
+    pool._connect = _slow(opener, 0.3)
     short = asyncio.create_task(pool.fetchval("q", 0.01))
     await asyncio.sleep(0)
     await pool.fetchval("q", 0.05)  # served by the connection given back; one opening

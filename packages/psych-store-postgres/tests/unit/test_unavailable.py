@@ -2,6 +2,7 @@ import socket
 
 import pytest
 
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId, StoreUnavailable
 from psych_store_postgres import PostgresStore
 
@@ -15,24 +16,22 @@ def _closed_port() -> int:
 
 async def test_an_unreachable_server_is_store_unavailable_naming_host_and_port() -> None:
     port = _closed_port()
-    store = PostgresStore(f"postgresql://app:s3cret-pw@127.0.0.1:{port}/db", connect_timeout=2)
-    try:
+    async with closing(
+        PostgresStore(f"postgresql://app:s3cret-pw@127.0.0.1:{port}/db", connect_timeout=2)
+    ) as store:
         with pytest.raises(StoreUnavailable) as caught:
             await store.head(RunId("run_x"))
-    finally:
-        await store.close()
     message = str(caught.value)
     assert f"127.0.0.1:{port}" in message
     assert "s3cret-pw" not in message
 
 
 async def test_migrate_on_an_unreachable_server_is_store_unavailable() -> None:
-    store = PostgresStore(f"postgresql://app@127.0.0.1:{_closed_port()}/db", connect_timeout=2)
-    try:
+    async with closing(
+        PostgresStore(f"postgresql://app@127.0.0.1:{_closed_port()}/db", connect_timeout=2)
+    ) as store:
         with pytest.raises(StoreUnavailable):
             await store.migrate()
-    finally:
-        await store.close()
 
 
 async def test_a_closed_store_refuses_further_calls() -> None:

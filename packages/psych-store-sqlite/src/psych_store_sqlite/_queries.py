@@ -347,24 +347,26 @@ def set_runnable_at(
 # --- sweeps ----------------------------------------------------------------------------
 
 
-def expired_leases(conn: sqlite3.Connection, now: datetime, limit: int) -> list[RunHeader]:
-    """Running Runs whose lease passed, earliest expiry first."""
+def _due(
+    conn: sqlite3.Connection, states: str, column: str, now: datetime, limit: int
+) -> list[RunHeader]:
+    """Runs in ``states`` (a condition) whose ``column`` is at or before ``now``, earliest first."""
     rows = conn.execute(
-        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE state = 'running' "
-        "AND lease_expires_at <= ? ORDER BY lease_expires_at, run_id LIMIT ?",
+        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE {states} "
+        f"AND {column} <= ? ORDER BY {column}, run_id LIMIT ?",
         (to_micros(now), limit),
     ).fetchall()
     return [header_from_row(row) for row in rows]
+
+
+def expired_leases(conn: sqlite3.Connection, now: datetime, limit: int) -> list[RunHeader]:
+    """Running Runs whose lease passed, earliest expiry first."""
+    return _due(conn, "state = 'running'", "lease_expires_at", now, limit)
 
 
 def overdue_deadlines(conn: sqlite3.Connection, now: datetime, limit: int) -> list[RunHeader]:
     """Unsettled Runs past their deadline, earliest deadline first."""
-    rows = conn.execute(
-        f"SELECT {SELECT_HEADER} FROM psych_runs WHERE state <> 'settled' "
-        "AND deadline_at <= ? ORDER BY deadline_at, run_id LIMIT ?",
-        (to_micros(now), limit),
-    ).fetchall()
-    return [header_from_row(row) for row in rows]
+    return _due(conn, "state <> 'settled'", "deadline_at", now, limit)
 
 
 def recent_runs(

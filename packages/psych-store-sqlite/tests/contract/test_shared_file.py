@@ -16,6 +16,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime import RunId
 from psych_runtime.adapters import SeqConflict
 from psych_runtime.records import WorkerId
@@ -193,15 +194,12 @@ async def test_two_processes_claiming_from_one_file_take_every_run_exactly_once(
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path}/shared.db"
-    store = SqliteStore(url)
-    try:
+    async with closing(SqliteStore(url)) as store:
         await store.migrate()
         runs = [
             (await store.create_run(*data.admission(created_at=data.at(i)))).header.run_id
             for i in range(RUNS)
         ]
-    finally:
-        await store.close()
     results = await _run_together(_CLAIMER, [[url, "proc-a", "2.5"], [url, "proc-b", "2.5"]])
     claims_per_process: list[list[str]] = []
     for out, err in results:
@@ -214,15 +212,12 @@ async def test_two_processes_claiming_from_one_file_take_every_run_exactly_once(
     claimed = [run_id for part in claims_per_process for run_id in part]
     assert sorted(claimed) == sorted(runs), "a Run was claimed twice, or not at all"
     assert all(part for part in claims_per_process), "one process never won a claim"
-    check = SqliteStore(url)
-    try:
+    async with closing(SqliteStore(url)) as check:
         for run_id in runs:
             header = await check.get_run(run_id)
             assert header is not None
             assert (header.state.value, header.attempt_count) == ("settled", 1)
             assert await check.head(run_id) == 2
-    finally:
-        await check.close()
 
 
 @pytest.mark.slow

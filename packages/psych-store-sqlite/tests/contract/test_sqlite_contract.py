@@ -1,13 +1,15 @@
 """SqliteStore against the shared Store conformance suite, one fresh file per test."""
 
-import tempfile
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
 from psych_contract import StoreContract
+from psych_contract.lifecycle import closing, migrated
 from psych_runtime import Store
 from psych_store_sqlite import SqliteStore
+
+from ..conftest import new_file_url
 
 
 class TestSqliteStore(StoreContract):
@@ -18,25 +20,19 @@ class TestSqliteStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[SqliteStore]:
-        # A new directory (and so a new, empty file) for every case. The fixture takes
-        # no arguments because it overrides the suite's own, hence no tmp_path.
-        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
-            store = SqliteStore(f"sqlite:///{folder}/contract.db")
-            await store.migrate()
-            yield store
-            await store.close()
+        with new_file_url("contract.db") as url:
+            async with migrated(SqliteStore(url)) as store:
+                yield store
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[SqliteStore]:
         # A second store on the same file: another process, as far as SQLite can tell.
         assert isinstance(store, SqliteStore)
-        peer = SqliteStore(f"sqlite:///{store.path}")
-        yield peer
-        await peer.close()
+        async with closing(SqliteStore(f"sqlite:///{store.path}")) as peer:
+            yield peer
 
     @pytest_asyncio.fixture
     async def unmigrated_store(self) -> AsyncIterator[SqliteStore]:
-        with tempfile.TemporaryDirectory(prefix="psych-sqlite-contract-") as folder:
-            store = SqliteStore(f"sqlite:///{folder}/unmigrated.db")
-            yield store
-            await store.close()
+        with new_file_url("unmigrated.db") as url:
+            async with closing(SqliteStore(url)) as store:
+                yield store

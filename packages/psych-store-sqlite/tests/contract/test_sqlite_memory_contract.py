@@ -1,13 +1,15 @@
 """SqliteMemoryStore against the shared MemoryStore conformance suite, one file per test."""
 
-import tempfile
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
 from psych_contract import MemoryContract
+from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_sqlite import SqliteMemoryStore
+
+from ..conftest import new_file_url
 
 
 class TestSqliteMemoryStore(MemoryContract):
@@ -15,13 +17,9 @@ class TestSqliteMemoryStore(MemoryContract):
 
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[SqliteMemoryStore]:
-        # A new directory (and so a new, empty file) for every case; the fixture takes
-        # no arguments because it overrides the suite's own, hence no tmp_path.
-        with tempfile.TemporaryDirectory(prefix="psych-sqlite-memory-") as folder:
-            memory = SqliteMemoryStore(f"sqlite:///{folder}/memory.db")
-            await memory.migrate()
-            yield memory
-            await memory.close()
+        with new_file_url("memory.db") as url:
+            async with migrated(SqliteMemoryStore(url)) as memory:
+                yield memory
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> SqliteMemoryStore:
         assert isinstance(memory_store, SqliteMemoryStore)

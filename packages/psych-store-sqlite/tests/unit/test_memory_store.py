@@ -1,13 +1,15 @@
 """What the MemoryContract leaves to the adapter: schema checks, storage, input refusal."""
 
+import contextlib
 import sqlite3
-from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
+from psych_contract.migrations import check_unmigrated_memory_refused
 from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, schema
 
@@ -19,20 +21,12 @@ def _url(path: Path) -> str:
 
 
 async def test_an_unmigrated_file_raises_schema_not_migrated(tmp_path: Path) -> None:
-    memory = SqliteMemoryStore(_url(tmp_path / "fresh.db"))
-    try:
-        with pytest.raises(SchemaNotMigrated, match=r"no Psych schema.*migrate\(\)"):
-            await memory.remember(ALICE, "prefers email")
-        with pytest.raises(SchemaNotMigrated):
-            await memory.recall(ALICE)
-        with pytest.raises(SchemaNotMigrated):
-            await memory.forget(ALICE, "mem_x")
-        with pytest.raises(SchemaNotMigrated):
-            await memory.erase(ALICE)
-        assert await memory.migrate() == list(range(1, schema.SCHEMA_VERSION + 1))
-        assert await memory.recall(ALICE) == ()
-    finally:
-        await memory.close()
+    async with closing(SqliteMemoryStore(_url(tmp_path / "fresh.db"))) as memory:
+        await check_unmigrated_memory_refused(
+            memory,
+            list(range(1, schema.SCHEMA_VERSION + 1)),
+            match=r"no Psych schema.*migrate\(\)",
+        )
 
 
 async def test_a_file_at_an_older_version_is_refused_until_migrated(
@@ -45,24 +39,15 @@ async def test_a_file_at_an_older_version_is_refused_until_migrated(
         old = SqliteStore(_url(db))
         assert await old.migrate() == [1, 2]
         await old.close()
-    memory = SqliteMemoryStore(_url(db))
-    try:
+    async with closing(SqliteMemoryStore(_url(db))) as memory:
         with pytest.raises(SchemaNotMigrated, match="schema version 2"):
             await memory.recall(ALICE)
-    finally:
-        await memory.close()
     # Migrating the Run store brings the memory table too: one list of migrations.
-    store = SqliteStore(_url(db))
-    try:
+    async with closing(SqliteStore(_url(db))) as store:
         assert await store.migrate() == [3, 4]
-    finally:
-        await store.close()
-    memory = SqliteMemoryStore(_url(db))
-    try:
+    async with closing(SqliteMemoryStore(_url(db))) as memory:
         fact = await memory.remember(ALICE, "after the upgrade")
         assert await memory.recall(ALICE) == (fact,)
-    finally:
-        await memory.close()
 
 
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -70,7 +55,7 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     memory = SqliteMemoryStore(_url(db))
     await memory.migrate()
     await memory.close()
-    with closing(sqlite3.connect(db)) as conn, conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(f"UPDATE {schema.VERSION_TABLE} SET version = ?", (schema.SCHEMA_VERSION + 1,))
     memory = SqliteMemoryStore(_url(db))
     try:
@@ -86,18 +71,15 @@ async def test_facts_are_rows_with_separate_key_columns_and_exact_instants(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "rows.db"
-    memory = SqliteMemoryStore(_url(db))
-    try:
+    async with closing(SqliteMemoryStore(_url(db))) as memory:
         await memory.migrate()
         fact = await memory.remember(ALICE, "likes tea")
         (recalled,) = await memory.recall(ALICE)
         assert await memory.recall(ALICE, limit=2**70) == (fact,)  # past any SQL integer
-    finally:
-        await memory.close()
     assert recalled == fact
     assert recalled.created_at.tzinfo is UTC
     assert recalled.created_at.microsecond == fact.created_at.microsecond
-    with closing(sqlite3.connect(db)) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
         rows = conn.execute(
             "SELECT tenant, end_user_id, id, content, created_at FROM psych_memories"
         ).fetchall()

@@ -8,11 +8,16 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
+from psych_contract.lifecycle import closing
+from psych_contract.plugin import (
+    check_entry_point,
+    check_memory_backend_beside_store,
+    modules_loaded_by,
+    plugin_alone,
+)
 from psych_runtime.adapters import (
     MemoryKey,
     SchemaNotMigrated,
-    memory_store_backends,
     store_backends,
 )
 from psych_store_sqlite import SqliteMemoryStore, SqliteStore, plugin, schema
@@ -42,17 +47,17 @@ def test_the_backend_claims_the_sqlite_scheme() -> None:
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 def test_the_memory_backend_claims_the_same_scheme() -> None:
-    backend = memory_store_backends()["sqlite"]
-    assert backend.package == "psych-store-sqlite"
-    assert backend.schemes == store_backends()["sqlite"].schemes
-    assert backend.open is plugin.open_sqlite_memory_store
+    check_memory_backend_beside_store(
+        "sqlite", package="psych-store-sqlite", open=plugin.open_sqlite_memory_store
+    )
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 async def test_open_memory_store_returns_a_sqlite_memory_store(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/m.db"
-    memory = await psych_runtime.open_memory_store(url, migrate=True, readers=0)
-    try:
+    async with closing(
+        await psych_runtime.open_memory_store(url, migrate=True, readers=0)
+    ) as memory:
         assert isinstance(memory, SqliteMemoryStore)
         assert memory.path == tmp_path / "m.db"
         assert memory.settings.readers == 0
@@ -60,23 +65,20 @@ async def test_open_memory_store_returns_a_sqlite_memory_store(tmp_path: Path) -
         key = MemoryKey(tenant="acme", end_user_id="alice")
         fact = await memory.remember(key, "prefers email")
         assert await memory.recall(key) == (fact,)
-    finally:
-        await memory.close()
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 async def test_open_memory_store_opens_the_file_but_migrates_only_when_asked(
     tmp_path: Path,
 ) -> None:
-    memory = await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/n.db")
-    try:
+    async with closing(
+        await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/n.db")
+    ) as memory:
         assert isinstance(memory, SqliteMemoryStore)
         assert (tmp_path / "n.db").exists()  # opened eagerly
         assert await memory.schema_version() == 0
         with pytest.raises(SchemaNotMigrated, match="migrate"):
             await memory.recall(MemoryKey(tenant="acme", end_user_id="alice"))
-    finally:
-        await memory.close()
     with pytest.raises(psych_runtime.StoreUnavailable):
         await psych_runtime.open_memory_store(f"sqlite:///{tmp_path}/missing/dir.db")
     with pytest.raises(TypeError, match="no option 'pool_size'"):
@@ -85,27 +87,25 @@ async def test_open_memory_store_opens_the_file_but_migrates_only_when_asked(
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 async def test_open_store_returns_a_sqlite_store(tmp_path: Path) -> None:
-    store = await psych_runtime.open_store(f"sqlite:///{tmp_path}/a.db", migrate=True)
-    try:
+    async with closing(
+        await psych_runtime.open_store(f"sqlite:///{tmp_path}/a.db", migrate=True)
+    ) as store:
         assert isinstance(store, SqliteStore)
         assert store.path == tmp_path / "a.db"
         assert await store.schema_version() == schema.SCHEMA_VERSION
-    finally:
-        await store.close()
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")
 async def test_open_store_migrates_only_when_asked(tmp_path: Path) -> None:
-    store = await psych_runtime.open_store(f"sqlite:///{tmp_path}/b.db", readers=0)
-    try:
+    async with closing(
+        await psych_runtime.open_store(f"sqlite:///{tmp_path}/b.db", readers=0)
+    ) as store:
         assert isinstance(store, SqliteStore)
         assert store.settings.readers == 0
         assert (tmp_path / "b.db").exists()  # opened eagerly
         assert await store.schema_version() == 0
         with pytest.raises(psych_runtime.adapters.SchemaNotMigrated, match="migrate"):
             await store.head(psych_runtime.RunId("r"))
-    finally:
-        await store.close()
 
 
 @pytest.mark.usefixtures("sqlite_plugin_only")

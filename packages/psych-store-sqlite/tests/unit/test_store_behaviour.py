@@ -1,12 +1,12 @@
 """What the contract suite does not pin down: storage format, wake-up keys, threads."""
 
 import asyncio
+import contextlib
 import gc
 import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator
-from contextlib import closing
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime import StoreUnavailable
 from psych_runtime.adapters import WORK, Fence, RecordTooLarge, RunState, SeqConflict
 from psych_runtime.records import WorkerId, record_to_json
@@ -39,7 +40,7 @@ async def store(db: Path) -> AsyncIterator[SqliteStore]:
 
 
 def _query(db: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(db)) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
         return conn.execute(sql, params).fetchall()
 
 
@@ -103,15 +104,12 @@ async def test_everything_survives_closing_and_reopening(db: Path) -> None:
     version = data.version("reopen")
     await first.put_version(version, tenant="tenant-a")
     await first.close()
-    second = SqliteStore(f"sqlite:///{db}")
-    try:
+    async with closing(SqliteStore(f"sqlite:///{db}")) as second:
         assert await second.get_run(run.run_id) == claimed
         assert await second.read(run.run_id) == [admitted, *batch]
         got = await second.get_version(version.hash, tenant="tenant-a")
         assert got is not None
         assert got.hash == version.hash
-    finally:
-        await second.close()
 
 
 async def test_an_oversized_record_is_refused_and_nothing_is_written(store: SqliteStore) -> None:
@@ -130,8 +128,9 @@ async def test_an_oversized_record_is_refused_and_nothing_is_written(store: Sqli
 
 @pytest.mark.parametrize(("level", "code"), [("NORMAL", 1), ("FULL", 2), ("EXTRA", 3)])
 async def test_the_synchronous_level_is_applied(db: Path, level: str, code: int) -> None:
-    store = SqliteStore(f"sqlite:///{db}", synchronous=level, busy_timeout_ms=1234)
-    try:
+    async with closing(
+        SqliteStore(f"sqlite:///{db}", synchronous=level, busy_timeout_ms=1234)
+    ) as store:
         pragmas = await store._lanes.maintain(
             lambda conn: (
                 conn.execute("PRAGMA synchronous").fetchall(),
@@ -139,21 +138,16 @@ async def test_the_synchronous_level_is_applied(db: Path, level: str, code: int)
                 conn.execute("PRAGMA journal_mode").fetchall(),
             )
         )
-    finally:
-        await store.close()
     assert pragmas == ([(code,)], [(1234,)], [("wal",)])
 
 
 async def test_reads_on_the_writer_thread_work_too(db: Path) -> None:
-    store = SqliteStore(f"sqlite:///{db}", readers=0)
-    try:
+    async with closing(SqliteStore(f"sqlite:///{db}", readers=0)) as store:
         run, admitted = data.admission()
         await store.create_run(run, admitted)
         await store.append(run.run_id, 2, data.batch(run, 2, 2))
         assert await store.head(run.run_id) == 3
         assert len(await store.read(run.run_id)) == 3
-    finally:
-        await store.close()
 
 
 @pytest.mark.parametrize(
@@ -179,7 +173,7 @@ async def test_the_scans_use_their_partial_indexes(db: Path, sql: str, index: st
 
 
 def _query_plan(db: Path, sql: str, params: dict[str, object]) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(db)) as conn:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
         return conn.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from psych_contract import _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime import StoreUnavailable
 from psych_store_sqlite import SqliteStore
 from psych_store_sqlite.plugin import open_sqlite_store
@@ -18,8 +19,7 @@ def _lane_threads() -> list[str]:
 
 async def test_a_missing_directory_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir"
-    store = SqliteStore(f"sqlite:///{missing}/psych.db")
-    try:
+    async with closing(SqliteStore(f"sqlite:///{missing}/psych.db")) as store:
         with pytest.raises(StoreUnavailable) as caught:
             await store.connect()
         assert f"the directory {missing} does not exist" in str(caught.value)
@@ -28,29 +28,21 @@ async def test_a_missing_directory_is_named(tmp_path: Path) -> None:
             await store.head(data.new_run_id())
         with pytest.raises(StoreUnavailable, match="does not exist"):
             await store.migrate()
-    finally:
-        await store.close()
     assert not missing.exists()
 
 
 async def test_a_parent_that_is_a_file_is_named(tmp_path: Path) -> None:
     blocker = tmp_path / "plain-file"
     blocker.write_text("not a directory")
-    store = SqliteStore(f"sqlite:///{blocker}/psych.db")
-    try:
+    async with closing(SqliteStore(f"sqlite:///{blocker}/psych.db")) as store:
         with pytest.raises(StoreUnavailable, match="is not a directory"):
             await store.connect()
-    finally:
-        await store.close()
 
 
 async def test_a_directory_in_place_of_the_file_is_named(tmp_path: Path) -> None:
-    store = SqliteStore(f"sqlite:///{tmp_path}")
-    try:
+    async with closing(SqliteStore(f"sqlite:///{tmp_path}")) as store:
         with pytest.raises(StoreUnavailable, match="is a directory"):
             await store.connect()
-    finally:
-        await store.close()
 
 
 @pytest.mark.skipif(

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
+from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDecider, EgressPolicy, check_egress
 
@@ -55,7 +55,7 @@ def _as_timeout(value: Timeout) -> httpx.Timeout:
     return value if isinstance(value, httpx.Timeout) else httpx.Timeout(value)
 
 
-class HttpTransport:
+class HttpTransport(ClosedOnExit):
     """One ``httpx.AsyncClient`` behind an egress check.
 
     Args:
@@ -202,16 +202,8 @@ class HttpTransport:
         if client is not None and self._owns_client:
             await client.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    # ``aclose`` is httpx's name for it; ``ClosedOnExit`` calls it ``close``.
+    close = aclose
 
 
 __all__ = ["DEFAULT_PHASES", "HttpTransport", "default_timeout"]

@@ -26,6 +26,17 @@ def _check_name(kind: str, name: str) -> None:
         raise ValueError(f"a {kind} needs a non-empty name")
 
 
+def _check_factory(
+    kind: str, name: str, field: str, factory: object, package: object, *, is_async: bool
+) -> None:
+    """Reject, at registration, a factory that cannot be called or a package left unnamed."""
+    if not callable(factory):
+        what = "an async callable" if is_async else "callable"
+        raise ValueError(f"{kind} {name!r}: {field} must be {what}")
+    if not isinstance(package, str) or not package:
+        raise ValueError(f"{kind} {name!r}: package must name the distribution that ships it")
+
+
 def _checked_schemes(kind: str, name: str, schemes: Iterable[str]) -> tuple[str, ...]:
     """Validate the schemes a backend claims and return them as a tuple.
 
@@ -69,12 +80,7 @@ class _SchemeBackend[T]:
             raise ValueError(f"{self._kind} {self.name!r}: single_process must be a bool")
         schemes = _checked_schemes(self._kind, self.name, self.schemes)
         object.__setattr__(self, "schemes", schemes)
-        if not callable(self.open):
-            raise ValueError(f"{self._kind} {self.name!r}: open must be an async callable")
-        if not isinstance(self.package, str) or not self.package:
-            raise ValueError(
-                f"{self._kind} {self.name!r}: package must name the distribution that ships it"
-            )
+        _check_factory(self._kind, self.name, "open", self.open, self.package, is_async=True)
         if not isinstance(self.description, str):
             raise ValueError(f"{self._kind} {self.name!r}: description must be a string")
 
@@ -156,10 +162,7 @@ class SandboxBackend:
 
     def __post_init__(self) -> None:
         _check_name("sandbox backend", self.name)
-        if not callable(self.open):
-            raise ValueError(f"sandbox backend {self.name!r}: open must be an async callable")
-        if not isinstance(self.package, str) or not self.package:
-            raise ValueError(f"sandbox backend {self.name!r}: package must name its distribution")
+        _check_factory("sandbox backend", self.name, "open", self.open, self.package, is_async=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,10 +198,7 @@ class ToolSourceFactory:
         _check_name("tool source", self.name)
         if not isinstance(self.capability, str) or not self.capability:
             raise ValueError(f"tool source {self.name!r}: capability must name a Spec field")
-        if not callable(self.build):
-            raise ValueError(f"tool source {self.name!r}: build must be callable")
-        if not isinstance(self.package, str) or not self.package:
-            raise ValueError(f"tool source {self.name!r}: package must name its distribution")
+        _check_factory("tool source", self.name, "build", self.build, self.package, is_async=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,10 +223,9 @@ class TelemetryBackend:
 
     def __post_init__(self) -> None:
         _check_name("telemetry backend", self.name)
-        if not callable(self.build):
-            raise ValueError(f"telemetry backend {self.name!r}: build must be callable")
-        if not isinstance(self.package, str) or not self.package:
-            raise ValueError(f"telemetry backend {self.name!r}: package must name its distribution")
+        _check_factory(
+            "telemetry backend", self.name, "build", self.build, self.package, is_async=False
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 
 from psych_contract import BlobStoreContract
 from psych_contract.blob import AWKWARD_PARTS
+from psych_contract.lifecycle import closing
 from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
 from psych_runtime.blob.port import BlobKey, BlobNotFound, BlobStore
 from psych_runtime.core.ids import RunId, ToolCallId
@@ -18,17 +19,15 @@ from psych_runtime.core.ids import RunId, ToolCallId
 class TestFileBlobStore(BlobStoreContract):
     @pytest_asyncio.fixture
     async def blob_store(self, tmp_path: Path) -> AsyncIterator[FileBlobStore]:
-        blobs = FileBlobStore(tmp_path / "blobs")
-        yield blobs
-        await blobs.close()
+        async with closing(FileBlobStore(tmp_path / "blobs")) as blobs:
+            yield blobs
 
     @pytest_asyncio.fixture
     async def peer_blob_store(self, blob_store: BlobStore) -> AsyncIterator[FileBlobStore]:
         # Another instance on the same root: another process, as far as files can tell.
         assert isinstance(blob_store, FileBlobStore)
-        peer = FileBlobStore(blob_store.root)
-        yield peer
-        await peer.close()
+        async with closing(FileBlobStore(blob_store.root)) as peer:
+            yield peer
 
 
 def _files(root: Path) -> list[Path]:

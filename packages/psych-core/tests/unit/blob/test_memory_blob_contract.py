@@ -6,6 +6,7 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import BlobStoreContract
+from psych_contract.lifecycle import closing
 from psych_runtime.blob.memory import InMemoryBlobStore
 from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import RunId, ToolCallId
@@ -16,9 +17,8 @@ class TestInMemoryBlobStore(BlobStoreContract):
 
     @pytest_asyncio.fixture
     async def blob_store(self) -> AsyncIterator[InMemoryBlobStore]:
-        blobs = InMemoryBlobStore()
-        yield blobs
-        await blobs.close()
+        async with closing(InMemoryBlobStore()) as blobs:
+            yield blobs
 
 
 async def test_a_caller_reusing_its_buffer_cannot_change_the_stored_blob() -> None:

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.messages import ToolDefinition, UserMessage
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.model.openai_wire import (
     StreamTally,
     read_chunk,
@@ -14,7 +14,7 @@ from psych_runtime.model.openai_wire import (
 from psych_runtime.model.port import ModelRequest, StreamEvent, ToolCallDelta
 from psych_runtime.runtime.model_call import _CallAssembler
 
-LOOKUP = ToolDefinition(name="lookup")
+from ...support.tools import LOOKUP
 
 
 def request(**fields: Any) -> ModelRequest:

@@ -1,9 +1,10 @@
 """The model-facing conversation: compaction and turns cut short by a crash."""
 
 from psych_runtime.core.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from psych_runtime.core.records import ToolOutcome
 from psych_runtime.runtime.conversation import SUMMARY_PREFIX, Conversation
 from psych_runtime.testing.log_builder import LogBuilder
+
+from ...support.logs import SECOND_SUMMARY, cut_short_turn, twice_compacted
 
 
 def _messages(log: LogBuilder) -> list[Message]:
@@ -12,26 +13,16 @@ def _messages(log: LogBuilder) -> list[Message]:
     return conversation.messages()
 
 
-def _twice_compacted() -> LogBuilder:
-    log = LogBuilder().first_model_call(input={"message": "start"}).model_finished(text="one")
-    first_end = len(log.records)
-    log.compacted(1, first_end, summary="FIRST")
-    log.turn().model_started().model_finished(text="two")
-    log.compacted(first_end + 1, len(log.records), summary="SECOND, which covers FIRST")
-    log.turn().model_started().model_finished(text="three")
-    return log
-
-
 def test_a_second_compaction_replaces_the_first_summary_too() -> None:
-    messages = _messages(_twice_compacted())
+    messages = _messages(twice_compacted())
     assert [(type(m).__name__, m.content) for m in messages] == [
-        ("UserMessage", SUMMARY_PREFIX + "SECOND, which covers FIRST"),
+        ("UserMessage", SUMMARY_PREFIX + SECOND_SUMMARY),
         ("AssistantMessage", "three"),
     ]
 
 
 def test_a_second_compaction_gives_the_same_view_read_incrementally() -> None:
-    records = _twice_compacted().build()
+    records = twice_compacted().build()
     whole = Conversation()
     whole.update(records)
     piecewise = Conversation()
@@ -40,20 +31,8 @@ def test_a_second_compaction_gives_the_same_view_read_incrementally() -> None:
     assert piecewise.messages() == whole.messages()
 
 
-def _cut_short_turn() -> LogBuilder:
-    # The model asked for two calls; the crash came after the first had started.
-    return (
-        LogBuilder()
-        .first_model_call(input={"message": "charge and email"})
-        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
-        .tool_started("c1", tool="charge", arguments={"amount": 5})
-        .attempt(reclaimed=True)
-        .tool_finished("c1", outcome=ToolOutcome.UNKNOWN)
-    )
-
-
 def test_calls_that_never_started_are_not_sent_to_the_model() -> None:
-    messages = _messages(_cut_short_turn())
+    messages = _messages(cut_short_turn())
     assert isinstance(messages[0], UserMessage)
     assistant, result = messages[1:]
     assert isinstance(assistant, AssistantMessage)
@@ -65,7 +44,7 @@ def test_calls_that_never_started_are_not_sent_to_the_model() -> None:
 
 
 def test_every_call_sent_has_a_result_and_every_result_has_a_call() -> None:
-    log = _cut_short_turn().turn().model_started()
+    log = cut_short_turn().turn().model_started()
     log.model_finished(tool_calls=("c3",), finish_reason="tool_calls")
     log.tool_started("c3", tool="email").tool_finished("c3")
     messages = _messages(log)

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import StoreContract, _data as data
+from psych_contract.lifecycle import closing
 from psych_runtime.core.ids import WorkerId
 from psych_runtime.store.memory import InMemoryStore
 from psych_runtime.store.notify import WORK
@@ -17,9 +18,8 @@ class TestInMemoryStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[InMemoryStore]:
-        store = InMemoryStore()
-        yield store
-        await store.close()
+        async with closing(InMemoryStore()) as store:
+            yield store
 
 
 async def test_a_release_signals_the_run_key_whatever_the_state() -> None:

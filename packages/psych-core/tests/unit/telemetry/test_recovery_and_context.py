@@ -75,17 +75,27 @@ async def _crash(
     )
 
 
-async def test_a_call_left_in_doubt_is_rebuilt_backdated_and_closed_as_the_log_says() -> None:
-    telemetry = RecordingTelemetry()
-    recovery = await _crash(telemetry, "tool_call_finished")
+async def _recovered_to_completion(
+    telemetry: RecordingTelemetry, crash_before: str
+) -> tuple[Any, dict[str, RecordedSpan]]:
+    """Crash ``CLERK`` before ``crash_before`` and recover: the Run completes, its spans check.
+
+    Returns the final log and the spans rebuilt for the dead Attempt, by name.
+    """
+    recovery = await _crash(telemetry, crash_before)
     log = recovery.final_log
     assert log[-1].state == "completed"
     assert check_spans(telemetry.finished()) == []
+    return log, {span.name: span for span in _recovered(telemetry)}
+
+
+async def test_a_call_left_in_doubt_is_rebuilt_backdated_and_closed_as_the_log_says() -> None:
+    telemetry = RecordingTelemetry()
+    log, recovered = await _recovered_to_completion(telemetry, "tool_call_finished")
     assert all(span.ended for span in telemetry.spans)
     first = next(r for r in log if isinstance(r, AttemptStarted))
     started = next(r for r in log if isinstance(r, ToolCallStarted))
     turn_started = next(r for r in log if r.type == "turn_started")
-    recovered = {span.name: span for span in _recovered(telemetry)}
     assert sorted(recovered) == ["execute_tool lookup", "psych.attempt", "psych.run", "psych.turn"]
     # Backdated to the records' own times, in the Run's stored trace.
     assert recovered["psych.run"].start_time == first.at
@@ -131,11 +141,7 @@ async def test_a_call_run_again_ends_its_rebuilt_span_with_the_real_outcome() ->
 
 async def test_an_attempt_killed_during_a_model_call_is_rebuilt_with_that_call() -> None:
     telemetry = RecordingTelemetry()
-    recovery = await _crash(telemetry, "model_call_finished")
-    log = recovery.final_log
-    assert log[-1].state == "completed"
-    assert check_spans(telemetry.finished()) == []
-    recovered = {span.name: span for span in _recovered(telemetry)}
+    log, recovered = await _recovered_to_completion(telemetry, "model_call_finished")
     assert sorted(recovered) == ["chat m", "psych.attempt", "psych.run", "psych.turn"]
     first_call = next(r for r in log if isinstance(r, ModelCallStarted))
     assert recovered["chat m"].start_time == first_call.at

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
@@ -561,23 +561,9 @@ def derive_step_id(run_id: RunId, path: tuple[str | int, ...]) -> StepId:
     return StepId("stp_" + digest.hexdigest()[:32])
 
 
-for _model in (
-    Condition,
-    AgentStep,
-    ToolStep,
-    WorkflowStepRef,
-    ParallelStep,
-    BranchCase,
-    BranchStep,
-    ForeachStep,
-    LoopStep,
-    MapStep,
-    SetStateStep,
-    SleepStep,
-    WaitStep,
-    HumanStep,
-    WorkflowSpec,
-):
+# The models refer to one another (a step holds steps), so they are completed once all
+# are defined; the step classes are read from ``Step``'s union, the one list of them.
+for _model in (Condition, BranchCase, *get_args(get_args(Step)[0]), WorkflowSpec):
     _model.model_rebuild()
 
 __all__ = [

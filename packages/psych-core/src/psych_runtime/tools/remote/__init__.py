@@ -8,6 +8,7 @@ in one vocabulary (``FAILURE_KINDS``). A protocol subclasses both and adds only 
 is its own: how to open a connection, list a catalogue and make a call.
 """
 
+from psych_runtime._closing import ClosedOnExit
 from psych_runtime.tools.remote.failures import (
     FAILURE_KINDS,
     RemoteError,
@@ -29,7 +30,6 @@ from psych_runtime.tools.remote.names import (
 from psych_runtime.tools.remote.pool import (
     AnyPolicy,
     Catalogue,
-    ClosedOnExit,
     RemotePool,
     credential_digest,
 )

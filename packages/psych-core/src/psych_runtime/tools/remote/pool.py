@@ -14,12 +14,12 @@ do with it.
 """
 
 import hashlib
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import ClassVar
 
+from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDecider, EgressDenied, EgressPolicy, check_egress
 from psych_runtime.egress.transport import HttpTransport
@@ -64,25 +64,6 @@ class Catalogue[T]:
     def invalidate(self) -> None:
         """Forget freshness: the endpoint said its offer changed."""
         self.stale = True
-
-
-class ClosedOnExit(ABC):
-    """``async with`` closes it on the way out; ``close`` says what closing means for it."""
-
-    @abstractmethod
-    async def close(self) -> None:
-        """Close what is open."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
 
 class RemotePool[E: Endpoint, K: Hashable, C: Poolable](ClosedOnExit):

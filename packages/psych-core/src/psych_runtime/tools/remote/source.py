@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
+from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec
@@ -31,7 +32,7 @@ from psych_runtime.tools.access import TenantAccess, permitted_for
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.remote.failures import RemoteError, RemoteFailure
 from psych_runtime.tools.remote.names import Endpoint, admitted, offerable, qualified
-from psych_runtime.tools.remote.pool import ClosedOnExit, RemotePool
+from psych_runtime.tools.remote.pool import RemotePool
 from psych_runtime.tools.sources import (
     SourceCallFailed,
     SourceTool,

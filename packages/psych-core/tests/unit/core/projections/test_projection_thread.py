@@ -19,6 +19,8 @@ from psych_runtime.core.records import (
 )
 from psych_runtime.testing.log_builder import LogBuilder
 
+from ....support.logs import FIRST_SUMMARY, SECOND_SUMMARY, cut_short_turn, twice_compacted
+
 
 def roles_and_content(messages: tuple[MessageView, ...]) -> list[tuple[str, str]]:
     return [(m.role, m.content) for m in messages]
@@ -262,21 +264,15 @@ def test_combine_thread_keeps_runs_oldest_first() -> None:
 def test_each_compaction_keeps_its_own_summary_in_log_order() -> None:
     # Decided on purpose: the thread is history. The first summary stays where it took
     # effect; the second, written later, comes later and is the last summary shown.
-    log = LogBuilder().first_model_call(input={"message": "start"}).model_finished(text="one")
-    first_end = len(log.records)
-    log.compacted(1, first_end, summary="FIRST")
-    log.turn().model_started().model_finished(text="two")
-    log.compacted(first_end + 1, len(log.records), summary="SECOND")
-    log.turn().model_started().model_finished(text="three")
-    records = log.build()
+    records = twice_compacted().build()
     messages = thread_messages(records)
     prefix = "Summary of the earlier conversation:\n"
     assert roles_and_content(messages) == [
         ("user", "start"),
         ("assistant", "one"),
-        ("user", prefix + "FIRST"),
+        ("user", prefix + FIRST_SUMMARY),
         ("assistant", "two"),
-        ("user", prefix + "SECOND"),
+        ("user", prefix + SECOND_SUMMARY),
         ("assistant", "three"),
     ]
     compactions = [r.seq for r in records if r.type == "compaction_applied"]
@@ -287,12 +283,7 @@ def test_each_compaction_keeps_its_own_summary_in_log_order() -> None:
 def test_calls_that_never_started_are_not_listed() -> None:
     # A crash landed after the model asked for c1 and c2 but before c2 was started.
     log = (
-        LogBuilder()
-        .first_model_call(input={"message": "charge and email"})
-        .model_finished(tool_calls=("c1", "c2"), finish_reason="tool_calls")
-        .tool_started("c1", tool="charge")
-        .attempt(reclaimed=True)
-        .tool_finished("c1", outcome=ToolOutcome.UNKNOWN)
+        cut_short_turn()
         .turn()
         .model_started()
         .model_finished(tool_calls=("c3",), finish_reason="tool_calls")

@@ -5,10 +5,8 @@ the prefix folds cleanly (so the last record really is the cause), that the erro
 names that record's seq, and that a refused record leaves the state untouched.
 """
 
-import json
 from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -28,23 +26,11 @@ from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.testing import LogBuilder
 
-# The values as the product names them, kept in a data file beside these tests rather
-# than imported, so a value renamed or dropped in the implementation fails here.
-PINNED: dict[str, list[str]] = json.loads(
-    Path(__file__).with_name("pinned_values.json").read_text()
-)
+from .shared import PINNED, base, in_turn
 
 R = CorruptionReason
 Build = Callable[[], LogBuilder]
 RETRYABLE = ToolFailure(kind="timeout", message="slow", transient=True)
-
-
-def base() -> LogBuilder:
-    return LogBuilder().admitted().attempt()
-
-
-def in_turn() -> LogBuilder:
-    return base().turn()
 
 
 def usd(amount: str) -> Cost:
@@ -53,6 +39,19 @@ def usd(amount: str) -> Cost:
 
 def eur(amount: str) -> Cost:
     return Cost(amount=Decimal(amount), currency="EUR")
+
+
+def ran_code(*, readable: bool) -> LogBuilder:
+    """A turn in which ``run_code`` finished, leaving its stdout as attachment ``h-out``."""
+    stdout = ResultAttachment(
+        name="stdout", handle="h-out", data=b"x", size_bytes=1, observed_bytes=1, readable=readable
+    )
+    return in_turn().tool_started("c0", tool="run_code").tool_finished("c0", attachments=(stdout,))
+
+
+def read_stdout(log: LogBuilder) -> LogBuilder:
+    """``log`` with a ``read_tool_output`` call asking for the attachment ``h-out``."""
+    return log.tool_started("c1", tool="read_tool_output", arguments={"handle": "h-out"})
 
 
 def expect_corrupt(builder: LogBuilder, reason: CorruptionReason) -> CorruptLog:
@@ -67,263 +66,178 @@ def expect_corrupt(builder: LogBuilder, reason: CorruptionReason) -> CorruptLog:
     return info.value
 
 
-CASES: dict[CorruptionReason, list[object]] = {
-    R.NON_CONSECUTIVE_SEQ: [
-        pytest.param(lambda: base().turn(seq=5), id="gap"),
-        pytest.param(lambda: base().turn(seq=2), id="repeat"),
-        pytest.param(lambda: base().turn(seq=1), id="rewind-to-start"),
-    ],
-    R.UNKNOWN_OPERATION: [
-        pytest.param(lambda: base().turn(run_id="run_other"), id="a-other-run"),
-        pytest.param(lambda: base().turn(scope=Scope(tenant="globex")), id="b-other-tenant"),
-        pytest.param(lambda: LogBuilder().attempt(), id="c-attempt-as-first-record"),
-        pytest.param(lambda: LogBuilder().abort().attempt(), id="c-attempt-before-admission"),
-        pytest.param(lambda: base().model_started(), id="d-model-call-without-turn"),
-        pytest.param(
-            lambda: in_turn().model_started().model_finished().model_started(),
-            id="d-model-call-after-turn-closed",
+CASES: dict[CorruptionReason, dict[str, Build]] = {
+    R.NON_CONSECUTIVE_SEQ: {
+        "gap": lambda: base().turn(seq=5),
+        "repeat": lambda: base().turn(seq=2),
+        "rewind-to-start": lambda: base().turn(seq=1),
+    },
+    R.UNKNOWN_OPERATION: {
+        "a-other-run": lambda: base().turn(run_id="run_other"),
+        "b-other-tenant": lambda: base().turn(scope=Scope(tenant="globex")),
+        "c-attempt-as-first-record": lambda: LogBuilder().attempt(),
+        "c-attempt-before-admission": lambda: LogBuilder().abort().attempt(),
+        "d-model-call-without-turn": lambda: base().model_started(),
+        "d-model-call-after-turn-closed": lambda: (
+            in_turn().model_started().model_finished().model_started()
         ),
-        pytest.param(lambda: in_turn().model_started(turn=2), id="e-model-started-wrong-turn"),
-        pytest.param(
-            lambda: in_turn().model_started().model_finished(turn=3),
-            id="e-model-finished-wrong-turn",
+        "e-model-started-wrong-turn": lambda: in_turn().model_started(turn=2),
+        "e-model-finished-wrong-turn": lambda: in_turn().model_started().model_finished(turn=3),
+        "e-model-failed-wrong-turn": lambda: in_turn().model_started().model_failed(turn=3),
+        "e-tool-wrong-turn": lambda: in_turn().tool_started("c1", turn=2),
+        "e-tool-before-any-turn": lambda: base().tool_started("c1", turn=2),
+        "f-finished-without-call": lambda: in_turn().model_finished(),
+        "f-failed-without-call": lambda: in_turn().model_failed(),
+        "f-finished-twice": lambda: in_turn().model_started().model_finished().model_finished(),
+        "g-message-unknown-child": lambda: base().messaged_child("run_child"),
+        "g-finish-unknown-child": lambda: base().child_finished("run_child"),
+        "h-resume-not-suspended": lambda: base().resumed(),
+        "h-resume-twice": lambda: base().suspended(SuspendReason.QUESTION).resumed().resumed(),
+    },
+    R.RECORD_AFTER_FINISH: {
+        "turn": lambda: base().settled().turn(),
+        "external-abort": lambda: base().settled().abort(),
+        "next-run": lambda: base().settled().enqueued("e1", QueueKind.NEXT_RUN),
+        "attempt": lambda: base().settled().attempt(),
+        "second-run-settled": lambda: base().settled().settled(TerminalState.FAILED),
+    },
+    R.MULTIPLE_OPEN_OPERATIONS: {
+        "second-admission": lambda: base().admitted(),
+        "turn-while-turn-open": lambda: base().turn().turn(),
+        "model-call-while-open": lambda: in_turn().model_started().model_started(turn=1),
+        "child-run-id-reused": lambda: (
+            base().spawned("run_c1").child_finished("run_c1").spawned("run_c1", name="b")
         ),
-        pytest.param(
-            lambda: in_turn().model_started().model_failed(turn=3), id="e-model-failed-wrong-turn"
+        "name-of-live-child-reused": lambda: base().spawned("run_c1").spawned("run_c2"),
+        "child-finished-twice": lambda: (
+            base().spawned("run_c1").child_finished("run_c1").child_finished("run_c1")
         ),
-        pytest.param(lambda: in_turn().tool_started("c1", turn=2), id="e-tool-wrong-turn"),
-        pytest.param(lambda: base().tool_started("c1", turn=2), id="e-tool-before-any-turn"),
-        pytest.param(lambda: in_turn().model_finished(), id="f-finished-without-call"),
-        pytest.param(lambda: in_turn().model_failed(), id="f-failed-without-call"),
-        pytest.param(
-            lambda: in_turn().model_started().model_finished().model_finished(),
-            id="f-finished-twice",
+        "suspended-while-suspended": lambda: (
+            base().suspended(SuspendReason.QUESTION).suspended(SuspendReason.EXTERNAL)
         ),
-        pytest.param(lambda: base().messaged_child("run_child"), id="g-message-unknown-child"),
-        pytest.param(lambda: base().child_finished("run_child"), id="g-finish-unknown-child"),
-        pytest.param(lambda: base().resumed(), id="h-resume-not-suspended"),
-        pytest.param(
-            lambda: base().suspended(SuspendReason.QUESTION).resumed().resumed(),
-            id="h-resume-twice",
+    },
+    R.NON_CONSECUTIVE_ATTEMPT: {
+        "attempt-skipped": lambda: base().attempt(attempt_number=3),
+        "attempt-repeated": lambda: base().raw(AttemptStarted, worker_id="wrk_x", attempt_number=1),
+        "turn-skipped": lambda: base().turn(turn=2),
+        "turn-repeated": lambda: in_turn().model_started().model_finished().turn(turn=1),
+        "first-step-not-1": lambda: base().step_started("s1", attempt_number=2),
+        "step-retry-skips": lambda: (
+            base()
+            .step_started("s1")
+            .step_completed("s1", failure=RETRYABLE, will_retry=True)
+            .step_started("s1", attempt_number=3)
         ),
-    ],
-    R.RECORD_AFTER_FINISH: [
-        pytest.param(lambda: base().settled().turn(), id="turn"),
-        pytest.param(lambda: base().settled().abort(), id="external-abort"),
-        pytest.param(lambda: base().settled().enqueued("e1", QueueKind.NEXT_RUN), id="next-run"),
-        pytest.param(lambda: base().settled().attempt(), id="attempt"),
-        pytest.param(
-            lambda: base().settled().settled(TerminalState.FAILED), id="second-run-settled"
+        "step-restart-same-number": lambda: base().step_started("s1").step_started("s1"),
+    },
+    R.QUEUE_AFTER_ABORT: {
+        "steer": lambda: base().abort().enqueued("e1", QueueKind.STEER),
+        "follow-up": lambda: base().abort().enqueued("e1", QueueKind.FOLLOW_UP),
+        "after-two-aborts": lambda: base().abort().abort().enqueued("e1", QueueKind.STEER),
+    },
+    R.INVALID_QUEUE_CANCELLATION: {
+        "never-enqueued": lambda: base().cancelled("e1"),
+        "twice": lambda: base().enqueued("e1").cancelled("e1").cancelled("e1"),
+        "consumed": lambda: base().enqueued("e1").consumed("e1").cancelled("e1"),
+    },
+    R.INCONSISTENT_STEP: {
+        "restart-after-final-completion": lambda: (
+            base().step_started("s1").step_completed("s1").step_started("s1", attempt_number=2)
         ),
-    ],
-    R.MULTIPLE_OPEN_OPERATIONS: [
-        pytest.param(lambda: base().admitted(), id="second-admission"),
-        pytest.param(lambda: base().turn().turn(), id="turn-while-turn-open"),
-        pytest.param(
-            lambda: in_turn().model_started().model_started(turn=1), id="model-call-while-open"
+        "completed-never-started": lambda: base().step_completed("s1"),
+        "completed-twice": lambda: (
+            base().step_started("s1").step_completed("s1").step_completed("s1")
         ),
-        pytest.param(
-            lambda: base().spawned("run_c1").child_finished("run_c1").spawned("run_c1", name="b"),
-            id="child-run-id-reused",
+        "retrying-attempt-completed-again": lambda: (
+            base()
+            .step_started("s1")
+            .step_completed("s1", failure=RETRYABLE, will_retry=True)
+            .step_completed("s1")
         ),
-        pytest.param(
-            lambda: base().spawned("run_c1").spawned("run_c2"), id="name-of-live-child-reused"
+    },
+    R.TOOL_CALL_MISMATCH: {
+        "finish-never-started": lambda: in_turn().tool_finished("c1"),
+        "finish-twice": lambda: (
+            in_turn().tool_started("c1").tool_finished("c1").tool_finished("c1")
         ),
-        pytest.param(
-            lambda: base().spawned("run_c1").child_finished("run_c1").child_finished("run_c1"),
-            id="child-finished-twice",
+        "approval-for-unknown-call": lambda: in_turn().suspended(
+            SuspendReason.APPROVAL, pending_call_id="c1"
         ),
-        pytest.param(
-            lambda: base().suspended(SuspendReason.QUESTION).suspended(SuspendReason.EXTERNAL),
-            id="suspended-while-suspended",
+        "approval-for-settled-call": lambda: (
+            in_turn()
+            .tool_started("c1")
+            .tool_finished("c1")
+            .suspended(SuspendReason.APPROVAL, pending_call_id="c1")
         ),
-    ],
-    R.NON_CONSECUTIVE_ATTEMPT: [
-        pytest.param(lambda: base().attempt(attempt_number=3), id="attempt-skipped"),
-        pytest.param(
-            lambda: base().raw(AttemptStarted, worker_id="wrk_x", attempt_number=1),
-            id="attempt-repeated",
+    },
+    R.DUPLICATE_TOOL_INVOCATION: {
+        "while-open": lambda: in_turn().tool_started("c1").tool_started("c1"),
+        "after-settled": lambda: (
+            in_turn().tool_started("c1").tool_finished("c1").tool_started("c1")
         ),
-        pytest.param(lambda: base().turn(turn=2), id="turn-skipped"),
-        pytest.param(
-            lambda: in_turn().model_started().model_finished().turn(turn=1), id="turn-repeated"
+        "after-reclaim": lambda: (
+            in_turn()
+            .tool_started("c1")
+            .tool_finished("c1", ToolOutcome.UNKNOWN)
+            .attempt()
+            .tool_started("c1")
         ),
-        pytest.param(lambda: base().step_started("s1", attempt_number=2), id="first-step-not-1"),
-        pytest.param(
-            lambda: (
-                base()
-                .step_started("s1")
-                .step_completed("s1", failure=RETRYABLE, will_retry=True)
-                .step_started("s1", attempt_number=3)
-            ),
-            id="step-retry-skips",
+    },
+    R.PROVISIONED_ENTRY_MISMATCH: {
+        "enqueue-reused": lambda: base().enqueued("e1").enqueued("e1"),
+        "enqueue-reused-after-consumed": lambda: (
+            base().enqueued("e1").consumed("e1").enqueued("e1", QueueKind.NEXT_RUN)
         ),
-        pytest.param(
-            lambda: base().step_started("s1").step_started("s1"), id="step-restart-same-number"
+        "consume-never-enqueued": lambda: base().consumed("e1"),
+        "cancelled": lambda: base().enqueued("e1").cancelled("e1").consumed("e1"),
+        "twice": lambda: base().enqueued("e1").consumed("e1").consumed("e1"),
+    },
+    R.INVALID_DEFERRED_HANDLE: {
+        "never-issued": lambda: in_turn().tool_started(
+            "c1", tool="read_tool_output", arguments={"handle": "h1"}
         ),
-    ],
-    R.QUEUE_AFTER_ABORT: [
-        pytest.param(lambda: base().abort().enqueued("e1", QueueKind.STEER), id="steer"),
-        pytest.param(lambda: base().abort().enqueued("e1", QueueKind.FOLLOW_UP), id="follow-up"),
-        pytest.param(
-            lambda: base().abort().abort().enqueued("e1", QueueKind.STEER), id="after-two-aborts"
+        "unreadable-attachment": lambda: read_stdout(ran_code(readable=False)),
+        "program-read-does-not-register": lambda: (
+            in_turn()
+            .tool_started(
+                "c0", tool="read_tool_output", arguments={"handle": "h1"}, parent_call_id="p"
+            )
+            .tool_finished("c0")
+            .tool_started("c1", tool="read_tool_output", arguments={"handle": "h1"})
         ),
-    ],
-    R.INVALID_QUEUE_CANCELLATION: [
-        pytest.param(lambda: base().cancelled("e1"), id="never-enqueued"),
-        pytest.param(lambda: base().enqueued("e1").cancelled("e1").cancelled("e1"), id="twice"),
-        pytest.param(lambda: base().enqueued("e1").consumed("e1").cancelled("e1"), id="consumed"),
-    ],
-    R.INCONSISTENT_STEP: [
-        pytest.param(
-            lambda: (
-                base().step_started("s1").step_completed("s1").step_started("s1", attempt_number=2)
-            ),
-            id="restart-after-final-completion",
+    },
+    R.INVALID_COMPACTION_REASON: {
+        "inverted-range": lambda: in_turn().compacted(3, 2),
+        "ends-at-own-seq": lambda: in_turn().compacted(1, 4),
+        "ends-in-the-future": lambda: in_turn().compacted(1, 9),
+    },
+    R.INCONSISTENT_COST: {
+        "model-calls": lambda: (
+            in_turn()
+            .model_started()
+            .model_finished(cost=usd("0.01"))
+            .turn()
+            .model_started()
+            .model_finished(cost=eur("0.01"))
         ),
-        pytest.param(lambda: base().step_completed("s1"), id="completed-never-started"),
-        pytest.param(
-            lambda: base().step_started("s1").step_completed("s1").step_completed("s1"),
-            id="completed-twice",
+        "compaction": lambda: (
+            in_turn()
+            .model_started()
+            .model_finished(cost=usd("0.01"))
+            .compacted(1, 4, model="gpt-4o-mini", cost=eur("0.001"))
         ),
-        pytest.param(
-            lambda: (
-                base()
-                .step_started("s1")
-                .step_completed("s1", failure=RETRYABLE, will_retry=True)
-                .step_completed("s1")
-            ),
-            id="retrying-attempt-completed-again",
+        "after-unpriced-call": lambda: (
+            in_turn()
+            .model_started()
+            .model_finished(cost=eur("0.01"))
+            .turn()
+            .model_started()
+            .model_finished(cost=None)
+            .turn()
+            .model_started()
+            .model_finished(cost=usd("0.01"))
         ),
-    ],
-    R.TOOL_CALL_MISMATCH: [
-        pytest.param(lambda: in_turn().tool_finished("c1"), id="finish-never-started"),
-        pytest.param(
-            lambda: in_turn().tool_started("c1").tool_finished("c1").tool_finished("c1"),
-            id="finish-twice",
-        ),
-        pytest.param(
-            lambda: in_turn().suspended(SuspendReason.APPROVAL, pending_call_id="c1"),
-            id="approval-for-unknown-call",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .tool_started("c1")
-                .tool_finished("c1")
-                .suspended(SuspendReason.APPROVAL, pending_call_id="c1")
-            ),
-            id="approval-for-settled-call",
-        ),
-    ],
-    R.DUPLICATE_TOOL_INVOCATION: [
-        pytest.param(lambda: in_turn().tool_started("c1").tool_started("c1"), id="while-open"),
-        pytest.param(
-            lambda: in_turn().tool_started("c1").tool_finished("c1").tool_started("c1"),
-            id="after-settled",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .tool_started("c1")
-                .tool_finished("c1", ToolOutcome.UNKNOWN)
-                .attempt()
-                .tool_started("c1")
-            ),
-            id="after-reclaim",
-        ),
-    ],
-    R.PROVISIONED_ENTRY_MISMATCH: [
-        pytest.param(lambda: base().enqueued("e1").enqueued("e1"), id="enqueue-reused"),
-        pytest.param(
-            lambda: base().enqueued("e1").consumed("e1").enqueued("e1", QueueKind.NEXT_RUN),
-            id="enqueue-reused-after-consumed",
-        ),
-        pytest.param(lambda: base().consumed("e1"), id="consume-never-enqueued"),
-        pytest.param(lambda: base().enqueued("e1").cancelled("e1").consumed("e1"), id="cancelled"),
-        pytest.param(lambda: base().enqueued("e1").consumed("e1").consumed("e1"), id="twice"),
-    ],
-    R.INVALID_DEFERRED_HANDLE: [
-        pytest.param(
-            lambda: in_turn().tool_started(
-                "c1", tool="read_tool_output", arguments={"handle": "h1"}
-            ),
-            id="never-issued",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .tool_started("c0", tool="run_code")
-                .tool_finished(
-                    "c0",
-                    attachments=(
-                        ResultAttachment(
-                            name="stdout",
-                            handle="h-out",
-                            data=b"x",
-                            size_bytes=1,
-                            observed_bytes=1,
-                            readable=False,
-                        ),
-                    ),
-                )
-                .tool_started("c1", tool="read_tool_output", arguments={"handle": "h-out"})
-            ),
-            id="unreadable-attachment",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .tool_started(
-                    "c0", tool="read_tool_output", arguments={"handle": "h1"}, parent_call_id="p"
-                )
-                .tool_finished("c0")
-                .tool_started("c1", tool="read_tool_output", arguments={"handle": "h1"})
-            ),
-            id="program-read-does-not-register",
-        ),
-    ],
-    R.INVALID_COMPACTION_REASON: [
-        pytest.param(lambda: in_turn().compacted(3, 2), id="inverted-range"),
-        pytest.param(lambda: in_turn().compacted(1, 4), id="ends-at-own-seq"),
-        pytest.param(lambda: in_turn().compacted(1, 9), id="ends-in-the-future"),
-    ],
-    R.INCONSISTENT_COST: [
-        pytest.param(
-            lambda: (
-                in_turn()
-                .model_started()
-                .model_finished(cost=usd("0.01"))
-                .turn()
-                .model_started()
-                .model_finished(cost=eur("0.01"))
-            ),
-            id="model-calls",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .model_started()
-                .model_finished(cost=usd("0.01"))
-                .compacted(1, 4, model="gpt-4o-mini", cost=eur("0.001"))
-            ),
-            id="compaction",
-        ),
-        pytest.param(
-            lambda: (
-                in_turn()
-                .model_started()
-                .model_finished(cost=eur("0.01"))
-                .turn()
-                .model_started()
-                .model_finished(cost=None)
-                .turn()
-                .model_started()
-                .model_finished(cost=usd("0.01"))
-            ),
-            id="after-unpriced-call",
-        ),
-    ],
+    },
 }
 
 
@@ -335,9 +249,9 @@ def test_the_enum_has_exactly_the_fourteen_reasons() -> None:
 @pytest.mark.parametrize(
     ("reason", "build"),
     [
-        pytest.param(reason, *case.values, id=f"{reason.value}-{case.id}")  # type: ignore[attr-defined]
+        pytest.param(reason, build, id=f"{reason.value}-{name}")
         for reason, cases in CASES.items()
-        for case in cases
+        for name, build in cases.items()
     ],
 )
 def test_each_case_is_refused_for_its_reason(reason: CorruptionReason, build: Build) -> None:
@@ -416,20 +330,7 @@ def test_only_approval_suspensions_must_name_an_open_call() -> None:
             .tool_started("c1", tool="read_tool_output", arguments={"handle": "h1"}),
             id="issued-result-handle",
         ),
-        pytest.param(
-            in_turn()
-            .tool_started("c0", tool="run_code")
-            .tool_finished(
-                "c0",
-                attachments=(
-                    ResultAttachment(
-                        name="stdout", handle="h-out", data=b"x", size_bytes=1, observed_bytes=1
-                    ),
-                ),
-            )
-            .tool_started("c1", tool="read_tool_output", arguments={"handle": "h-out"}),
-            id="readable-attachment",
-        ),
+        pytest.param(read_stdout(ran_code(readable=True)), id="readable-attachment"),
         pytest.param(
             in_turn().tool_started(
                 "c1", tool="read_tool_output", arguments={"handle": "h9"}, parent_call_id="c0"
@@ -464,10 +365,10 @@ def test_one_foreign_currency_throughout_is_fine() -> None:
 
 
 ALL_CASES = [
-    case
+    pytest.param(build, id=name)
     for cases in CASES.values()
-    for case in cases
-    if len(case.values[0]().records) > 1  # type: ignore[attr-defined]
+    for name, build in cases.items()
+    if len(build().records) > 1
 ]
 
 

@@ -5,7 +5,6 @@ import json
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -27,21 +26,9 @@ from psych_runtime.core.reducer import fold_into, reduce
 from psych_runtime.core.state import Lifecycle, RunStateView, StepResume
 from psych_runtime.testing import LogBuilder
 
-# The values as the product names them, kept in a data file beside these tests rather
-# than imported, so a value renamed or dropped in the implementation fails here.
-PINNED: dict[str, list[str]] = json.loads(
-    Path(__file__).with_name("pinned_values.json").read_text()
-)
+from .shared import PINNED, base, in_turn
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def base() -> LogBuilder:
-    return LogBuilder().admitted().attempt()
-
-
-def in_turn() -> LogBuilder:
-    return base().turn()
 
 
 def at(seconds: float) -> datetime:

@@ -2,6 +2,7 @@
 
 import hashlib
 import math
+from typing import get_args
 
 import pytest
 from pydantic import ValidationError
@@ -39,6 +40,7 @@ from psych_runtime.core.spec import (
     SleepStep,
     SpawnEnvelope,
     SpawnRequest,
+    Step,
     SubagentRef,
     SuspensionPolicy,
     ToolStep,
@@ -545,20 +547,8 @@ def test_spec_adapter_discriminates_by_kind() -> None:
 
 def test_step_kinds_cover_the_union() -> None:
     assert len(STEP_KINDS) == 12
-    classes = [
-        AgentStep,
-        ToolStep,
-        WorkflowStepRef,
-        ParallelStep,
-        BranchStep,
-        ForeachStep,
-        LoopStep,
-        MapStep,
-        SetStateStep,
-        SleepStep,
-        WaitStep,
-        HumanStep,
-    ]
+    union, _discriminator = get_args(Step)
+    classes = get_args(union)
     assert [cls.model_fields["kind"].default for cls in classes] == list(STEP_KINDS)
 
 
