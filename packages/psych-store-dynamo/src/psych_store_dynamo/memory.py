@@ -24,6 +24,7 @@ from psych_runtime.adapters.memory import (
     check_memory_key,
     check_recall_limit,
     mint_memory,
+    no_memory_can_match,
 )
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._database import DynamoDatabase
@@ -93,9 +94,7 @@ class DynamoMemoryStore(DynamoDatabase):
         Raises:
             ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
-        # The empty string and text without a UTF-8 encoding are no fact's id.
-        if not isinstance(memory_id, str) or not memory_id or it.unmatchable(memory_id):
+        if no_memory_can_match(key, memory_id):
             return False
         table = await self._ready()
         found = await _find(table, key, memory_id)

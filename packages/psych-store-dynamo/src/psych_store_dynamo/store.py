@@ -45,6 +45,7 @@ from psych_runtime.adapters.store import (
     newest_runs,
     no_run_can_match,
     oldest_settled_runs,
+    unencodable,
 )
 from psych_runtime.records import (
     Record,
@@ -321,7 +322,7 @@ class DynamoStore(DynamoDatabase):
         A Version stored before grants existed carries no ``granted`` mark and is
         shared, as it effectively was.
         """
-        if it.unmatchable(version_hash) or (tenant is not None and it.unmatchable(tenant)):
+        if unencodable(version_hash) or (tenant is not None and unencodable(tenant)):
             return None
         table = await self._ready()
         if tenant is None:

@@ -12,10 +12,11 @@ from psych_runtime.adapters.memory import (
     check_memory_key,
     check_recall_limit,
     mint_memory,
+    no_memory_can_match,
 )
 from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import MemoryStatements
-from psych_store_mysql._rows import memory_from_row, unmatchable
+from psych_store_mysql._rows import memory_from_row
 from psych_store_mysql.settings import MySQLSettings
 
 _LIMIT_MAX = 2**64 - 1
@@ -68,9 +69,7 @@ class MySQLMemoryStore(MySQLDatabase):
         Raises:
             ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
-        # An id without a UTF-8 encoding was never issued: no fact has it.
-        if not isinstance(memory_id, str) or unmatchable(memory_id):
+        if no_memory_can_match(key, memory_id):
             return False
         async with self._lend("forgetting a fact") as batch:
             (result,) = await batch.run(self._sql.forget(key, memory_id))

@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import WORK, unencodable
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch, Result, Statement, pack
@@ -36,7 +36,6 @@ from psych_store_mysql._rows import (
     text,
     to_db_time,
     to_db_time_or_none,
-    unmatchable,
 )
 from psych_store_mysql.settings import MySQLSettings
 
@@ -215,7 +214,7 @@ class MySQLStore(MySQLDatabase):
         self, version_hash: psych_runtime.VersionHash, *, tenant: str | None = None
     ) -> psych_runtime.Version | None:
         """See ``Store.get_version``; the stored Spec is rehashed as it is read."""
-        if unmatchable(version_hash) or (tenant is not None and unmatchable(tenant)):
+        if unencodable(version_hash) or (tenant is not None and unencodable(tenant)):
             return None
         statement = (
             self._sql.get_version(version_hash)
@@ -433,7 +432,7 @@ class MySQLStore(MySQLDatabase):
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``RunDeletion.settled_runs``; a range read over the tenant's Runs."""
         psych_runtime.adapters.check_listing_limit(limit)
-        if unmatchable(tenant):
+        if unencodable(tenant):
             return []
         statement = self._sql.settled_runs(tenant, created_before, after, limit)
         return await self._headers("listing settled runs", statement)
@@ -449,8 +448,8 @@ class MySQLStore(MySQLDatabase):
         log table. MariaDB zeroes deleted rows when it purges them with
         ``innodb_immediate_scrub_data_uncompressed`` on.
         """
-        wanted = [r for r in dict.fromkeys(run_ids) if not unmatchable(r)]
-        if not wanted or unmatchable(tenant):
+        wanted = [r for r in dict.fromkeys(run_ids) if not unencodable(r)]
+        if not wanted or unencodable(tenant):
             return []
         async with self._lend("deleting runs") as batch:
             _, locked = await batch.run(BEGIN, self._sql.lock_settled(wanted, tenant))

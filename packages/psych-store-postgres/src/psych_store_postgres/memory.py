@@ -12,8 +12,8 @@ from psych_runtime.adapters.memory import (
     check_memory_key,
     check_recall_limit,
     mint_memory,
+    no_memory_can_match,
 )
-from psych_runtime.adapters.store import no_run_can_match
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._queries import MemoryQueries
 from psych_store_postgres._rows import memory_from_row
@@ -78,9 +78,7 @@ class PostgresMemoryStore(PostgresDatabase):
         Raises:
             ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
-        # An id holding NUL or a lone surrogate was never issued, and text cannot hold it.
-        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
+        if no_memory_can_match(key, memory_id):
             return False
         pool = await self._ready()
         gone = await self._call(

@@ -92,17 +92,6 @@ def _grantee(tenant: str | None) -> str:
     return _SHARED if tenant is None else tenant
 
 
-def _unmatchable(text: str) -> bool:
-    """Whether no stored hash or tenant can equal ``text`` (PostgreSQL text holds no NUL)."""
-    if "\x00" in text:
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 class PostgresStore(PostgresDatabase):
     """A durable Store on PostgreSQL.
 
@@ -306,7 +295,7 @@ class PostgresStore(PostgresDatabase):
         self, version_hash: VersionHash, *, tenant: str | None = None
     ) -> Version | None:
         """See ``Store.get_version``; the Spec is rehashed on the way out."""
-        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+        if no_run_can_match(version_hash, tenant):
             return None
         pool = await self._ready()
         if tenant is None:

@@ -12,8 +12,8 @@ from psych_runtime.adapters.memory import (
     check_memory_key,
     check_recall_limit,
     mint_memory,
+    no_memory_can_match,
 )
-from psych_runtime.adapters.store import no_run_can_match
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 
@@ -56,9 +56,7 @@ class SqliteMemoryStore(SqliteDatabase):
         Raises:
             ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
-        # An id holding NUL or a lone surrogate was never issued: no fact has it.
-        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
+        if no_memory_can_match(key, memory_id):
             return False
         gone = await self._lanes.write(lambda conn: ops.forget(conn, key, memory_id))
         if gone:

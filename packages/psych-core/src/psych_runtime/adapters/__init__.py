@@ -178,11 +178,13 @@ _HOME: dict[str, str] = {
     "mint_memory": "memory",
     "newest_facts": "memory",
     "newest_runs": "store",
+    "no_memory_can_match": "memory",
     "no_run_can_match": "store",
     "offer_blob_stores": "plugins",
     "offer_doctor_checks": "plugins",
     "offer_memory_stores": "plugins",
     "offer_sandboxes": "plugins",
+    "offer_store_and_memory": "plugins",
     "offer_stores": "plugins",
     "offer_telemetry": "plugins",
     "offer_tool_sources": "plugins",
@@ -203,6 +205,7 @@ _HOME: dict[str, str] = {
     "sweep_expired_leases": "store",
     "sweep_overdue_deadlines": "store",
     "telemetry_backends": "plugins",
+    "unencodable": "store",
     "unstorable": "store",
 }
 """Which port module each name is loaded from."""

@@ -15,6 +15,7 @@ from psych_runtime.memory.checks import (
     check_recall_limit as check_recall_limit,
     mint_memory as mint_memory,
     newest_facts as newest_facts,
+    no_memory_can_match as no_memory_can_match,
 )
 from psych_runtime.memory.local import (
     InMemoryMemoryStore as InMemoryMemoryStore,
@@ -40,4 +41,5 @@ __all__ = [
     "mentions",
     "mint_memory",
     "newest_facts",
+    "no_memory_can_match",
 ]

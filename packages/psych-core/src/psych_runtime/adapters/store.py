@@ -24,6 +24,7 @@ from psych_runtime.store.checks import (
     check_append_batch as check_append_batch,
     check_read_window as check_read_window,
     no_run_can_match as no_run_can_match,
+    unencodable as unencodable,
 )
 from psych_runtime.store.errors import (
     BatchTooLarge as BatchTooLarge,
@@ -127,5 +128,6 @@ __all__ = [
     "settings_from",
     "sweep_expired_leases",
     "sweep_overdue_deadlines",
+    "unencodable",
     "unstorable",
 ]

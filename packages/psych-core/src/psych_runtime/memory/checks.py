@@ -41,6 +41,20 @@ def check_memory_key(key: MemoryKey) -> MemoryKey:
     return key
 
 
+def no_memory_can_match(key: MemoryKey, memory_id: object) -> bool:
+    """Check ``forget``'s key, and say whether no fact can have ``memory_id``.
+
+    Ids are minted by ``mint_memory``: never empty, and free of the NUL character and
+    of lone surrogates, which not every backend can even compare. A store calls this
+    first in ``forget`` and returns False when it holds, without asking its backend.
+
+    Raises:
+        ValueError: the key cannot be stored.
+    """
+    check_memory_key(key)
+    return not isinstance(memory_id, str) or not memory_id or key_problem(memory_id) is not None
+
+
 def check_recall_limit(limit: int | None) -> int | None:
     """Refuse a recall limit that is not a positive int (None means every fact)."""
     if limit is None:
@@ -91,4 +105,5 @@ __all__ = [
     "check_recall_limit",
     "mint_memory",
     "newest_facts",
+    "no_memory_can_match",
 ]
