@@ -45,6 +45,7 @@ from psych_runtime.adapters.store import (
     newest_runs,
     no_run_can_match,
     oldest_settled_runs,
+    signal_run,
     unencodable,
 )
 from psych_runtime.records import (
@@ -398,9 +399,7 @@ class DynamoStore(DynamoDatabase):
                 await back_off(attempt)
                 continue
             self._remember(header)
-            self._notifier.signal(header.run_id)
-            if header.state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
             return Admission(header, created=True)
         raise StoreUnavailable(
             f"DynamoDB kept cancelling the admission of run {header.run_id!r} because of "
@@ -541,9 +540,7 @@ class DynamoStore(DynamoDatabase):
             )
         except ConditionFailed:
             return
-        self._notifier.signal(run_id)
-        if state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``: only a nested Run nobody holds is settled."""

@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters.store import WORK, unencodable
+from psych_runtime.adapters.store import WORK, signal_run, unencodable
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch, Result, Statement, pack
@@ -253,9 +253,11 @@ class MySQLStore(MySQLDatabase):
                     if existing is not None:
                         return psych_runtime.adapters.Admission(existing, created=False)
                     continue
-            self._notifier.signal(header.run_id)
-            if header.state is psych_runtime.adapters.RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(
+                self._notifier,
+                header.run_id,
+                runnable=header.state is psych_runtime.adapters.RunState.RUNNABLE,
+            )
             return psych_runtime.adapters.Admission(header, created=True)
         raise psych_runtime.StoreError(
             f"{self._settings.where}: admitting run {header.run_id!r} kept colliding with "
@@ -354,9 +356,9 @@ class MySQLStore(MySQLDatabase):
             (result,) = await batch.run(statement)
         if result.rowcount != 1:
             return
-        self._notifier.signal(run_id)
-        if state is psych_runtime.adapters.RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(
+            self._notifier, run_id, runnable=state is psych_runtime.adapters.RunState.RUNNABLE
+        )
 
     async def settle_inline(self, run_id: psych_runtime.RunId) -> bool:
         """See ``Store.settle_inline``."""

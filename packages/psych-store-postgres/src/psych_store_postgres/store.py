@@ -39,6 +39,7 @@ from psych_runtime.adapters.store import (
     check_listing_limit,
     check_read_window,
     no_run_can_match,
+    signal_run,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_postgres._database import PostgresDatabase
@@ -340,9 +341,7 @@ class PostgresStore(PostgresDatabase):
         )
         if row is not None:
             return Admission(header_from_row(row), created=False)
-        self._notifier.signal(header.run_id)
-        if header.state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
         return Admission(header, created=True)
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
@@ -463,9 +462,7 @@ class PostgresStore(PostgresDatabase):
             )
         )
         if released:
-            self._notifier.signal(run_id)
-            if state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``."""

@@ -36,6 +36,8 @@ from psych_runtime.store.errors import (
     SeqConflict as SeqConflict,
     StoreError as StoreError,
     StoreUnavailable as StoreUnavailable,
+    check_schema_version as check_schema_version,
+    schema_too_new as schema_too_new,
 )
 from psych_runtime.store.header_columns import (
     HEADER_COLUMNS as HEADER_COLUMNS,
@@ -49,6 +51,7 @@ from psych_runtime.store.notify import (
     WORK as WORK,
     LocalNotifier as LocalNotifier,
     Notifier as Notifier,
+    signal_run as signal_run,
 )
 from psych_runtime.store.port import (
     Admission as Admission,
@@ -113,6 +116,7 @@ __all__ = [
     "check_append_batch",
     "check_listing_limit",
     "check_read_window",
+    "check_schema_version",
     "claim_order",
     "claimable",
     "header_from_row",
@@ -125,7 +129,9 @@ __all__ = [
     "oldest_settled_runs",
     "parked",
     "released",
+    "schema_too_new",
     "settings_from",
+    "signal_run",
     "sweep_expired_leases",
     "sweep_overdue_deadlines",
     "unencodable",
