@@ -176,6 +176,7 @@ _HOME: dict[str, str] = {
     "leaves": "tools",
     "memory_store_backends": "plugins",
     "mentions": "store",
+    "merge_url_options": "store",
     "mint_memory": "memory",
     "newest_facts": "memory",
     "newest_runs": "store",

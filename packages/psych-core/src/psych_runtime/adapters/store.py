@@ -79,6 +79,7 @@ from psych_runtime.store.rules import (
 )
 from psych_runtime.store.settings import (
     UrlSettings as UrlSettings,
+    merge_url_options as merge_url_options,
     settings_from as settings_from,
 )
 
@@ -124,6 +125,7 @@ __all__ = [
     "holds_lease",
     "leased",
     "mentions",
+    "merge_url_options",
     "newest_runs",
     "no_run_can_match",
     "oldest_settled_runs",
