@@ -45,6 +45,7 @@ _HOME: dict[str, str] = {
     "BlobStore": "blob",
     "BlobStoreBackend": "plugins",
     "Catalogue": "tools",
+    "CheckedMemoryStore": "memory",
     "ClosedOnExit": "tools",
     "ConnectionPool": "tools",
     "DoctorCheck": "plugins",

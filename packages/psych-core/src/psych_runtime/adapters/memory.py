@@ -10,6 +10,7 @@ from psych_runtime.core.raw import (
     mentions as mentions,
 )
 from psych_runtime.memory.checks import (
+    CheckedMemoryStore as CheckedMemoryStore,
     check_memory_content as check_memory_content,
     check_memory_key as check_memory_key,
     check_recall_limit as check_recall_limit,
@@ -29,6 +30,7 @@ from psych_runtime.memory.port import (
 
 __all__ = [
     "MAX_MEMORY_CHARS",
+    "CheckedMemoryStore",
     "InMemoryMemoryStore",
     "Memory",
     "MemoryKey",
