@@ -46,6 +46,8 @@ from psych_runtime.adapters.store import (
     no_run_can_match,
     oldest_settled_runs,
     signal_run,
+    sweep_expired_leases,
+    sweep_overdue_deadlines,
     unencodable,
 )
 from psych_runtime.records import (
@@ -622,15 +624,8 @@ class DynamoStore(DynamoDatabase):
             for entry in entries
             if not it.text(entry, it.CLAIM_K).startswith(it.sortable(None) + "|")
         ]
-        headers = [
-            header
-            for header in await self._headers(table, ids)
-            if header.state is RunState.RUNNING
-            and header.lease_expires_at is not None
-            and header.lease_expires_at <= now
-        ]
-        headers.sort(key=lambda h: (h.lease_expires_at or now, h.run_id))
-        return headers[:limit]
+        # The index is a hint: each header read back is judged by the core's rule.
+        return sweep_expired_leases(await self._headers(table, ids), now, limit)
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
@@ -641,13 +636,7 @@ class DynamoStore(DynamoDatabase):
             table, it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
         )
         ids = [it.run_id_of_pk(it.text(entry, it.PK)) for entry in entries]
-        headers = [
-            header
-            for header in await self._headers(table, ids)
-            if header.state is not RunState.SETTLED and header.deadline_at <= now
-        ]
-        headers.sort(key=lambda h: (h.deadline_at, h.run_id))
-        return headers[:limit]
+        return sweep_overdue_deadlines(await self._headers(table, ids), now, limit)
 
     async def recent_runs(
         self,
@@ -662,18 +651,7 @@ class DynamoStore(DynamoDatabase):
         item: fine for an operator looking at a table, never used by a Worker.
         """
         check_listing_limit(limit)
-        table = await self._ready()
-        headers: list[RunHeader] = []
-        start: it.Item | None = None
-        while True:
-            items, start = await table.scan(
-                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header",
-                {":run": it.s("r#"), ":header": it.n(0)},
-                start=start,
-            )
-            headers.extend(it.header_of(item) for item in items)
-            if start is None:
-                break
+        headers = await self._scanned_headers()
         return newest_runs(headers, tenant=tenant, states=states, limit=limit)
 
     async def settled_runs(
@@ -692,18 +670,7 @@ class DynamoStore(DynamoDatabase):
         check_listing_limit(limit)
         if no_run_can_match("", tenant):
             return []
-        table = await self._ready()
-        headers: list[RunHeader] = []
-        start: it.Item | None = None
-        while True:
-            items, start = await table.scan(
-                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header AND #{it.STATE} = :settled",
-                {":run": it.s("r#"), ":header": it.n(0), ":settled": it.s("settled")},
-                start=start,
-            )
-            headers.extend(it.header_of(item) for item in items)
-            if start is None:
-                break
+        headers = await self._scanned_headers(settled_only=True)
         return oldest_settled_runs(
             headers, tenant=tenant, created_before=created_before, after=after, limit=limit
         )
@@ -747,6 +714,22 @@ class DynamoStore(DynamoDatabase):
                 continue
             deleted.append(run_id)
         return deleted
+
+    async def _scanned_headers(self, *, settled_only: bool = False) -> list[RunHeader]:
+        """Every Run's header item, by a Scan of the whole table (filtered on the server)."""
+        table = await self._ready()
+        condition = f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header"
+        values = {":run": it.s("r#"), ":header": it.n(0)}
+        if settled_only:
+            condition += f" AND #{it.STATE} = :settled"
+            values[":settled"] = it.s("settled")
+        headers: list[RunHeader] = []
+        start: it.Item | None = None
+        while True:
+            items, start = await table.scan(condition, values, start=start)
+            headers.extend(it.header_of(item) for item in items)
+            if start is None:
+                return headers
 
     async def _index_range(
         self,
