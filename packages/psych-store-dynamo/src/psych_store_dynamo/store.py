@@ -18,7 +18,7 @@ Nothing on a hot path scans the table.
 """
 
 import asyncio
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 
@@ -612,31 +612,24 @@ class DynamoStore(DynamoDatabase):
 
     async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.expired_leases``; oldest expiry first."""
-        if limit <= 0:
-            return []
-        table = await self._ready()
-        entries = await self._index_range(
-            table, it.CLAIM_INDEX, "#claim_q = :q AND #claim_k < :bound", it.LEASED, now, limit
-        )
         # A running Run without any expiry sorts first; it has no lease to expire.
-        ids = [
-            it.run_id_of_pk(it.text(entry, it.PK))
-            for entry in entries
-            if not it.text(entry, it.CLAIM_K).startswith(it.sortable(None) + "|")
-        ]
-        # The index is a hint: each header read back is judged by the core's rule.
-        return sweep_expired_leases(await self._headers(table, ids), now, limit)
+        unexpiring = it.sortable(None) + "|"
+        headers = await self._due_headers(
+            it.CLAIM_INDEX,
+            "#claim_q = :q AND #claim_k < :bound",
+            it.LEASED,
+            now,
+            limit,
+            keep=lambda entry: not it.text(entry, it.CLAIM_K).startswith(unexpiring),
+        )
+        return sweep_expired_leases(headers, now, limit)
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
-        if limit <= 0:
-            return []
-        table = await self._ready()
-        entries = await self._index_range(
-            table, it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
+        headers = await self._due_headers(
+            it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
         )
-        ids = [it.run_id_of_pk(it.text(entry, it.PK)) for entry in entries]
-        return sweep_overdue_deadlines(await self._headers(table, ids), now, limit)
+        return sweep_overdue_deadlines(headers, now, limit)
 
     async def recent_runs(
         self,
@@ -731,16 +724,24 @@ class DynamoStore(DynamoDatabase):
             if start is None:
                 return headers
 
-    async def _index_range(
+    async def _due_headers(
         self,
-        table: Table,
         index: str,
         condition: str,
         partition: str,
         now: datetime,
         limit: int,
-    ) -> list[it.Item]:
-        """Up to ``limit`` index entries of ``partition`` sorting at or before ``now``."""
+        *,
+        keep: Callable[[it.Item], bool] | None = None,
+    ) -> list[RunHeader]:
+        """The headers behind up to ``limit`` index entries of ``partition`` before ``now``.
+
+        The index is only a hint: the caller judges each header read back by the core's
+        sweep rule. ``keep`` leaves out entries that cannot be due.
+        """
+        if limit <= 0:
+            return []
+        table = await self._ready()
         values = {":q": it.s(partition), ":bound": it.s(it.before(now))}
         found: list[it.Item] = []
         start: it.Item | None = None
@@ -751,7 +752,8 @@ class DynamoStore(DynamoDatabase):
             found.extend(page)
             if start is None:
                 break
-        return found
+        ids = [it.run_id_of_pk(it.text(e, it.PK)) for e in found if keep is None or keep(e)]
+        return await self._headers(table, ids)
 
     async def _headers(self, table: Table, run_ids: Sequence[RunId]) -> list[RunHeader]:
         """The current headers of ``run_ids`` (strongly consistent), missing ones left out."""
