@@ -124,52 +124,53 @@ class NaiveIdempotencyJoin(Forwarding):
         return await self.inner.create_run(header, admitted)
 
 
-class TruncatedLease(Forwarding):
+class _BentLeases(Forwarding):
+    """Hands ``claim`` and ``renew`` a bent moment and lease length; subclasses say how."""
+
+    def _moment(self, moment: datetime) -> datetime:
+        return moment
+
+    def _lease(self, seconds: float) -> float:
+        return seconds
+
+    async def claim(
+        self, worker_id: WorkerId, now: datetime, lease_seconds: float
+    ) -> RunHeader | None:
+        return await self.inner.claim(worker_id, self._moment(now), self._lease(lease_seconds))
+
+    async def renew(
+        self,
+        run_id: RunId,
+        worker_id: WorkerId,
+        now: datetime,
+        lease_seconds: float,
+        *,
+        attempt_count: int | None = None,
+    ) -> bool:
+        return await self.inner.renew(
+            run_id,
+            worker_id,
+            self._moment(now),
+            self._lease(lease_seconds),
+            attempt_count=attempt_count,
+        )
+
+
+class TruncatedLease(_BentLeases):
     """Keeps leases to whole seconds."""
 
-    async def claim(
-        self, worker_id: WorkerId, now: datetime, lease_seconds: float
-    ) -> RunHeader | None:
-        return await self.inner.claim(worker_id, now, int(lease_seconds))
-
-    async def renew(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        now: datetime,
-        lease_seconds: float,
-        *,
-        attempt_count: int | None = None,
-    ) -> bool:
-        return await self.inner.renew(
-            run_id, worker_id, now, int(lease_seconds), attempt_count=attempt_count
-        )
+    def _lease(self, seconds: float) -> float:
+        return int(seconds)
 
 
-class MillisecondTimes(Forwarding):
+class MillisecondTimes(_BentLeases):
     """Keeps claim and renew times and leases in whole milliseconds."""
 
-    @staticmethod
-    def _ms(moment: datetime) -> datetime:
+    def _moment(self, moment: datetime) -> datetime:
         return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
-    async def claim(
-        self, worker_id: WorkerId, now: datetime, lease_seconds: float
-    ) -> RunHeader | None:
-        return await self.inner.claim(worker_id, self._ms(now), round(lease_seconds, 3))
-
-    async def renew(
-        self,
-        run_id: RunId,
-        worker_id: WorkerId,
-        now: datetime,
-        lease_seconds: float,
-        *,
-        attempt_count: int | None = None,
-    ) -> bool:
-        return await self.inner.renew(
-            run_id, worker_id, self._ms(now), round(lease_seconds, 3), attempt_count=attempt_count
-        )
+    def _lease(self, seconds: float) -> float:
+        return round(seconds, 3)
 
 
 class SweepsWithoutTieBreak(Forwarding):
@@ -543,12 +544,15 @@ class SqliteParksSettledRuns(SqliteStore):
 # --- signals that come too early, or not at all ----------------------------------------
 
 
-class _LooksAfterSignal:
-    """Marks the reads of each Run, so a mutant can wait for a reader to have looked.
+class _SignalsBeforeCommit:
+    """Signals an append, lets the woken reader look, and only then writes the batch.
 
-    A look counts once it has returned, so the write that follows can never land
-    before the look reads the store (a thread-backed store would otherwise race).
+    Mixed in before a store class. The reads of each Run are marked, and a look counts
+    once it has returned, so the write that follows can never land before the look
+    reads the store (a thread-backed store would otherwise race).
     """
+
+    _notifier: LocalNotifier
 
     def _looked(self, run_id: RunId) -> asyncio.Event:
         events: dict[RunId, asyncio.Event] = self.__dict__.setdefault("_looks", {})
@@ -560,12 +564,8 @@ class _LooksAfterSignal:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._looked(run_id).wait(), 5.0)
 
-
-class MemorySignalsBeforeCommit(_LooksAfterSignal, InMemoryStore):
-    """Signals an append, lets the woken reader look, and only then writes the batch."""
-
     async def head(self, run_id: RunId) -> int:
-        found = await super().head(run_id)
+        found: int = await super().head(run_id)
         self._looked(run_id).set()  # only once the look is over: it saw the old head
         return found
 
@@ -582,25 +582,12 @@ class MemorySignalsBeforeCommit(_LooksAfterSignal, InMemoryStore):
         await super().append(run_id, expected_seq, records, fence=fence)
 
 
-class SqliteSignalsBeforeCommit(_LooksAfterSignal, SqliteStore):
+class MemorySignalsBeforeCommit(_SignalsBeforeCommit, InMemoryStore):
+    """The in-memory store, signalling an append before it writes the batch."""
+
+
+class SqliteSignalsBeforeCommit(_SignalsBeforeCommit, SqliteStore):
     """The same fault on SQLite: the signal leaves before the transaction commits."""
-
-    async def head(self, run_id: RunId) -> int:
-        found = await super().head(run_id)
-        self._looked(run_id).set()  # only once the look is over: it saw the old head
-        return found
-
-    async def append(
-        self,
-        run_id: RunId,
-        expected_seq: int,
-        records: Sequence[Record],
-        *,
-        fence: Fence | None = None,
-    ) -> None:
-        self._notifier.signal(run_id)
-        await self._until_looked(run_id)
-        await super().append(run_id, expected_seq, records, fence=fence)
 
 
 class ExampleReleaseSignalsOnlyWork(ExampleStore):

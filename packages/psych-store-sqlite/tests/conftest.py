@@ -1,8 +1,11 @@
 """Helpers shared by this package's tests."""
 
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+from psych_contract.lifecycle import migrated
+from psych_store_sqlite._database import SqliteDatabase
 
 
 @contextmanager
@@ -14,3 +17,13 @@ def new_file_url(name: str) -> Iterator[str]:
     """
     with tempfile.TemporaryDirectory(prefix="psych-sqlite-") as folder:
         yield f"sqlite:///{folder}/{name}"
+
+
+@asynccontextmanager
+async def migrated_in_new_file[D: SqliteDatabase](
+    kind: Callable[[str], D], name: str
+) -> AsyncIterator[D]:
+    """A migrated ``kind`` on database file ``name`` in a new directory, for one case."""
+    with new_file_url(name) as url:
+        async with migrated(kind(url)) as database:
+            yield database

@@ -111,6 +111,55 @@ async def open_client(
     return opened
 
 
+class ClientSlot[T]:
+    """One client, opened on first use under a lock, refused once the slot is closed.
+
+    A store keeps one: ``get`` opens the client the first time (two callers at once
+    open one), and after ``close`` every ``get`` raises ``StoreError``.
+
+    Args:
+        open: opens the client, entering whatever must be closed with it into the
+            stack it is given.
+        closed_message: what the ``StoreError`` of a call after ``close`` says.
+    """
+
+    def __init__(self, open: Callable[[AsyncExitStack], Awaitable[T]], closed_message: str) -> None:
+        self._open = open
+        self._closed_message = closed_message
+        self._lock = asyncio.Lock()
+        self._stack: AsyncExitStack | None = None
+        self.opened: T | None = None
+        """The client while it is open, else None: a lock-free look for a fast path."""
+        self.closed = False
+
+    async def get(self) -> T:
+        """The client, opened now when it is not yet.
+
+        Raises:
+            StoreError: the slot is closed.
+        """
+        async with self._lock:
+            if self.closed:
+                raise StoreError(self._closed_message)
+            if self.opened is None:
+                stack = AsyncExitStack()
+                try:
+                    client = await self._open(stack)
+                except BaseException:
+                    await stack.aclose()
+                    raise
+                self._stack, self.opened = stack, client
+            return self.opened
+
+    async def close(self) -> None:
+        """Close the client; idempotent. Requests already sent are waited for."""
+        async with self._lock:
+            self.closed = True
+            stack, self._stack, self.opened = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+
 class _Gate:
     """The client's calls, refused once it is closing and waited for when it closes.
 
@@ -191,6 +240,7 @@ def s3_body(body: object) -> S3Body:
 
 
 __all__ = [
+    "ClientSlot",
     "DynamoClient",
     "Response",
     "S3Body",

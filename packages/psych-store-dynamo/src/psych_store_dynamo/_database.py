@@ -6,11 +6,9 @@ client, checking the table's schema version once, migrating and closing are writ
 once, and either of them migrating prepares the table for both.
 """
 
-import asyncio
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
-from psych_runtime import StoreError
 from psych_runtime.adapters.store import RawItem, settings_from
 from psych_store_dynamo import _connection, schema
 from psych_store_dynamo._table import Table
@@ -40,11 +38,10 @@ class DynamoDatabase:
 
     def __init__(self, url: str | DynamoSettings, /, **options: object) -> None:
         self._settings = settings_from(url, DynamoSettings, options)
-        self._lock = asyncio.Lock()
-        self._stack: AsyncExitStack | None = None
-        self._table: Table | None = None
+        self._table = _connection.ClientSlot(
+            self._open_table, f"the DynamoDB {self._kind} for {self.table_name!r} is closed"
+        )
         self._verified = False
-        self._closed = False
 
     @property
     def settings(self) -> DynamoSettings:
@@ -56,25 +53,17 @@ class DynamoDatabase:
         """The DynamoDB table."""
         return self._settings.table
 
+    async def _open_table(self, stack: AsyncExitStack) -> Table:
+        client = await _connection.open_client("dynamodb", self._settings.aws, stack)
+        return Table(_connection.dynamo(client), self.table_name, self._settings.aws)
+
     async def _open(self) -> Table:
-        async with self._lock:
-            if self._closed:
-                raise StoreError(f"the DynamoDB {self._kind} for {self.table_name!r} is closed")
-            if self._table is None:
-                stack = AsyncExitStack()
-                try:
-                    client = await _connection.open_client("dynamodb", self._settings.aws, stack)
-                except BaseException:
-                    await stack.aclose()
-                    raise
-                self._stack = stack
-                self._table = Table(_connection.dynamo(client), self.table_name, self._settings.aws)
-            return self._table
+        return await self._table.get()
 
     async def _ready(self) -> Table:
         """The table, after checking its schema once per store instance."""
-        table = self._table
-        if self._verified and table is not None and not self._closed:
+        table = self._table.opened
+        if self._verified and table is not None:
             return table
         table = await self._open()
         if not self._verified:
@@ -139,11 +128,7 @@ class DynamoDatabase:
 
         Requests already sent are waited for; any made from now on raise ``StoreError``.
         """
-        async with self._lock:
-            self._closed = True
-            stack, self._stack, self._table = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
+        await self._table.close()
 
 
 def _key_of(item: Mapping[str, object]) -> str:

@@ -158,15 +158,6 @@ def time_value(when: datetime) -> Attribute:
     return n(micros(when))
 
 
-def unmatchable(value: str) -> bool:
-    """Whether no stored key, hash or id can equal ``value`` (it has no UTF-8 encoding)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 # --- keys ----------------------------------------------------------------------------
 
 
@@ -561,7 +552,6 @@ __all__ = [
     "sortable",
     "text",
     "time_value",
-    "unmatchable",
     "version_key",
     "wire_item",
     "wire_items",

@@ -11,7 +11,6 @@ writer's bytes; the content type is the object's ``ContentType``; windows are ra
 GETs.
 """
 
-import asyncio
 import hashlib
 from contextlib import AsyncExitStack
 from urllib.parse import quote
@@ -66,10 +65,10 @@ class S3BlobStore:
 
     def __init__(self, url: str | S3Settings, /, **options: object) -> None:
         self._settings = settings_from(url, S3Settings, options)
-        self._stack: AsyncExitStack | None = None
-        self._client: S3Client | None = None
-        self._closed = False
-        self._lock = asyncio.Lock()
+        self._client = _connection.ClientSlot(
+            self._open_client,
+            f"the S3 blob store for bucket {self._settings.bucket!r} is closed",
+        )
 
     @property
     def settings(self) -> S3Settings:
@@ -86,26 +85,14 @@ class S3BlobStore:
             return f"{prefix}~sha256/{digest}"
         return prefix + name
 
+    async def _open_client(self, stack: AsyncExitStack) -> S3Client:
+        client = await _connection.open_client(
+            "s3", self._settings.aws, stack, s3_addressing=self._settings.addressing_style
+        )
+        return _connection.s3(client)
+
     async def _s3(self) -> S3Client:
-        async with self._lock:
-            if self._closed:
-                raise StoreError(
-                    f"the S3 blob store for bucket {self._settings.bucket!r} is closed"
-                )
-            if self._client is None:
-                stack = AsyncExitStack()
-                try:
-                    client = await _connection.open_client(
-                        "s3",
-                        self._settings.aws,
-                        stack,
-                        s3_addressing=self._settings.addressing_style,
-                    )
-                except BaseException:
-                    await stack.aclose()
-                    raise
-                self._stack, self._client = stack, _connection.s3(client)
-            return self._client
+        return await self._client.get()
 
     async def put(self, key: BlobKey, data: bytes, *, content_type: str) -> None:
         """Store ``data`` under ``key`` in one PutObject, replacing any earlier blob."""
@@ -275,11 +262,7 @@ class S3BlobStore:
 
         Requests already sent are waited for; any made from now on raise ``StoreError``.
         """
-        async with self._lock:
-            self._closed = True
-            stack, self._stack, self._client = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
+        await self._client.close()
 
     def _fail(self, exc: Exception, operation: str) -> BaseException:
         replacement = errors.translate(exc, _SERVICE, self._settings.aws)

@@ -18,13 +18,7 @@ Requests per call:
 """
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.memory import (
-    Memory,
-    MemoryKey,
-    check_memory_key,
-    check_recall_limit,
-    mint_memory,
-)
+from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey, mint_memory
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._database import DynamoDatabase
 from psych_store_dynamo._table import ConditionFailed, Table
@@ -36,7 +30,7 @@ same microsecond (each try mints the fact anew, one microsecond or more later)."
 _PARTITION = "#pk = :pk"
 
 
-class DynamoMemoryStore(DynamoDatabase):
+class DynamoMemoryStore(CheckedMemoryStore, DynamoDatabase):
     """A MemoryStore kept in one DynamoDB table, beside the Runs.
 
     Construction does no IO: the client is created on first use, and the first call
@@ -61,25 +55,23 @@ class DynamoMemoryStore(DynamoDatabase):
 
     _kind = "memory store"
 
-    async def remember(self, key: MemoryKey, content: str) -> Memory:
-        """See ``MemoryStore.remember``: a PutItem that never replaces another fact.
+    async def _keep(self, fact: Memory) -> Memory:
+        """For ``remember``: a PutItem that never replaces another fact.
 
         The item's sort key is the fact's ``created_at``. Facts minted in one process
         never share a microsecond; should another process have kept a fact of the same
         end user in that very microsecond, the fact is minted again and written anew.
 
         Raises:
-            ValueError: the key or the content cannot be stored (nothing is sent).
             SchemaNotMigrated: the table is missing or not migrated.
             StoreUnavailable: DynamoDB cannot be reached.
         """
-        fact = mint_memory(key, content)
         table = await self._ready()
         for _ in range(_REMEMBER_TRIES):
             try:
                 await table.put(it.memory_item(fact), condition="attribute_not_exists(#pk)")
             except ConditionFailed:
-                fact = mint_memory(key, content)
+                fact = mint_memory(fact.key, fact.content)
                 continue
             return fact
         raise StoreUnavailable(
@@ -87,16 +79,8 @@ class DynamoMemoryStore(DynamoDatabase):
             "remember a fact met another fact of the same end user; try again"
         )
 
-    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
-        """See ``MemoryStore.forget``: only an item of the key's own partition is deleted.
-
-        Raises:
-            ValueError: the key cannot be stored.
-        """
-        check_memory_key(key)
-        # The empty string and text without a UTF-8 encoding are no fact's id.
-        if not isinstance(memory_id, str) or not memory_id or it.unmatchable(memory_id):
-            return False
+    async def _forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """For ``forget``: only an item of the key's own partition is deleted."""
         table = await self._ready()
         found = await _find(table, key, memory_id)
         if found is None:
@@ -111,18 +95,13 @@ class DynamoMemoryStore(DynamoDatabase):
             return False  # forgotten or erased by someone else in between
         return True
 
-    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
-        """See ``MemoryStore.recall``: consistent Queries of the key's partition.
+    async def _recall(self, key: MemoryKey, limit: int | None) -> tuple[Memory, ...]:
+        """For ``recall``: consistent Queries of the key's partition.
 
         Without ``limit`` the partition is read oldest first to its end. With it, the
         Query runs newest first and stops once ``limit`` facts are in hand; they are
         then put back in oldest-first order.
-
-        Raises:
-            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
         """
-        check_memory_key(key)
-        check_recall_limit(limit)
         table = await self._ready()
         values = {":pk": it.s(it.memory_pk(key))}
         items: list[it.Item] = []
@@ -142,15 +121,11 @@ class DynamoMemoryStore(DynamoDatabase):
             items.reverse()
         return tuple(it.memory_of(item, key) for item in items)
 
-    async def erase(self, key: MemoryKey) -> int:
-        """See ``MemoryStore.erase``: every item of the partition, deleted page by page.
+    async def _erase(self, key: MemoryKey) -> int:
+        """For ``erase``: every item of the partition, deleted page by page.
 
         Returns the number of facts found and deleted.
-
-        Raises:
-            ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
         table = await self._ready()
         values = {":pk": it.s(it.memory_pk(key))}
         erased = 0

@@ -15,12 +15,10 @@ from psych_runtime.adapters.plugins import (
     BlobStoreBackend,
     DoctorCheck,
     DoctorResult,
-    MemoryStoreBackend,
     StoreBackend,
     offer_blob_stores,
     offer_doctor_checks,
-    offer_memory_stores,
-    offer_stores,
+    offer_store_and_memory,
 )
 
 if TYPE_CHECKING:
@@ -102,24 +100,16 @@ def _driver_importable() -> DoctorResult:
     return DoctorResult(True, "aioboto3 is installed (dynamodb:// and s3:// available)")
 
 
-psych_register_stores = offer_stores(
+psych_register_stores, psych_register_memory_stores = offer_store_and_memory(
     StoreBackend(
         name="dynamodb",
         schemes=("dynamodb",),
         open=open_dynamo_store,
         package=_PACKAGE,
         description="Durable store in one DynamoDB table (transactions, sparse indexes).",
-    )
-)
-
-psych_register_memory_stores = offer_memory_stores(
-    MemoryStoreBackend(
-        name="dynamodb",
-        schemes=("dynamodb",),
-        open=open_dynamo_memory_store,
-        package=_PACKAGE,
-        description="Facts about end users in the store's DynamoDB table.",
-    )
+    ),
+    memory=open_dynamo_memory_store,
+    memory_description="Facts about end users in the store's DynamoDB table.",
 )
 
 psych_register_blob_stores = offer_blob_stores(

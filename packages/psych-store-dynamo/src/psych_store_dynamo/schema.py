@@ -12,7 +12,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from psych_runtime import StoreError, StoreUnavailable
-from psych_runtime.adapters.store import SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters.store import (
+    SchemaNotMigrated,
+    SchemaTooNew,
+    check_schema_version,
+    schema_too_new,
+)
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import ConditionFailed, Table, TableMissing
 from psych_store_dynamo._version import __version__
@@ -116,7 +121,7 @@ MIGRATIONS: tuple[Callable[[Table, float], Awaitable[None]], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this release reads and writes."""
 
-_HINT = "call `await store.migrate()` or open it with open_store(url, migrate=True)"
+_PACKAGE = "psych-store-dynamo"
 
 
 async def current_version(table: Table) -> int:
@@ -149,14 +154,7 @@ async def verify(table: Table) -> None:
             _check_keys(table.name, description)
         raise
     version = 0 if item is None else it.number(item, it.SCHEMA_VERSION_ATTRIBUTE)
-    if version > SCHEMA_VERSION:
-        raise _too_new(table, version)
-    if version < SCHEMA_VERSION:
-        state = "has no Psych schema yet" if version == 0 else f"is at schema version {version}"
-        raise SchemaNotMigrated(
-            f"DynamoDB table {table.name!r} at {table.aws.where()} {state}; this release "
-            f"needs version {SCHEMA_VERSION}: {_HINT}"
-        )
+    check_schema_version(_where(table), version, needs=SCHEMA_VERSION, package=_PACKAGE)
 
 
 async def migrate(table: Table, wait_seconds: float) -> list[int]:
@@ -285,11 +283,11 @@ def _with_capacity(
 
 
 def _too_new(table: Table, version: int) -> SchemaTooNew:
-    return SchemaTooNew(
-        f"DynamoDB table {table.name!r} is at schema version {version}, but this release "
-        f"of psych-store-dynamo knows versions up to {SCHEMA_VERSION}; upgrade "
-        "psych-store-dynamo (an older release must not write to a newer schema)"
-    )
+    return schema_too_new(_where(table), version, knows=SCHEMA_VERSION, package=_PACKAGE)
+
+
+def _where(table: Table) -> str:
+    return f"DynamoDB table {table.name!r} at {table.aws.where()}"
 
 
 __all__ = [

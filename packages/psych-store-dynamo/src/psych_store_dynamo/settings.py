@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
-from psych_runtime.adapters.store import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl, merge_url_options
 
 DYNAMO_SCHEME = "dynamodb"
 S3_SCHEME = "s3"
@@ -232,7 +232,6 @@ def _options(
     what: str,
 ) -> dict[str, object]:
     """Merge the query's options (checked here) with keyword options (checked later)."""
-    chosen: dict[str, object] = {}
     try:
         pairs = (
             parse_qsl(parts.query, keep_blank_values=True, strict_parsing=True)
@@ -241,30 +240,18 @@ def _options(
         )
     except ValueError as exc:
         raise InvalidStoreUrl(f"{_shown(url)!r} has a malformed query string: {exc}") from exc
-    for name, text in pairs:
-        if name not in known:
-            raise InvalidStoreUrl(
-                f"{_shown(url)!r}: unknown option {name!r}; known: {', '.join(known)}"
-            )
-        if name in chosen:
-            raise InvalidStoreUrl(f"{_shown(url)!r}: option {name!r} is given twice")
-        try:
-            chosen[name] = _from_text(name, text)
-        except (TypeError, ValueError) as exc:
-            raise InvalidStoreUrl(f"{_shown(url)!r}: {exc}") from exc
-    try:
-        _aws(chosen)
-        if "wait_seconds" in chosen:
-            _positive_float("wait_seconds", chosen["wait_seconds"])
-        if "addressing_style" in chosen:
-            _style(chosen["addressing_style"])
-    except (TypeError, ValueError) as exc:
-        raise InvalidStoreUrl(f"{_shown(url)!r}: {exc}") from exc
-    for name, value in keywords.items():
-        if name not in known:
-            raise TypeError(f"the {what} has no option {name!r}; known: {', '.join(known)}")
-        chosen[name] = value
-    return chosen
+    return merge_url_options(
+        _shown(url), pairs, keywords, known, what=what, read=_from_text, check=_check_query
+    )
+
+
+def _check_query(chosen: Mapping[str, object]) -> None:
+    """Check the query's options together, once each has been read."""
+    _aws(chosen)
+    if "wait_seconds" in chosen:
+        _positive_float("wait_seconds", chosen["wait_seconds"])
+    if "addressing_style" in chosen:
+        _style(chosen["addressing_style"])
 
 
 def _from_text(name: str, text: str) -> object:

@@ -18,7 +18,7 @@ Nothing on a hot path scans the table.
 """
 
 import asyncio
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 
@@ -45,6 +45,10 @@ from psych_runtime.adapters.store import (
     newest_runs,
     no_run_can_match,
     oldest_settled_runs,
+    signal_run,
+    sweep_expired_leases,
+    sweep_overdue_deadlines,
+    unencodable,
 )
 from psych_runtime.records import (
     Record,
@@ -321,7 +325,7 @@ class DynamoStore(DynamoDatabase):
         A Version stored before grants existed carries no ``granted`` mark and is
         shared, as it effectively was.
         """
-        if it.unmatchable(version_hash) or (tenant is not None and it.unmatchable(tenant)):
+        if unencodable(version_hash) or (tenant is not None and unencodable(tenant)):
             return None
         table = await self._ready()
         if tenant is None:
@@ -397,9 +401,7 @@ class DynamoStore(DynamoDatabase):
                 await back_off(attempt)
                 continue
             self._remember(header)
-            self._notifier.signal(header.run_id)
-            if header.state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
             return Admission(header, created=True)
         raise StoreUnavailable(
             f"DynamoDB kept cancelling the admission of run {header.run_id!r} because of "
@@ -540,9 +542,7 @@ class DynamoStore(DynamoDatabase):
             )
         except ConditionFailed:
             return
-        self._notifier.signal(run_id)
-        if state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``: only a nested Run nobody holds is settled."""
@@ -612,44 +612,24 @@ class DynamoStore(DynamoDatabase):
 
     async def expired_leases(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.expired_leases``; oldest expiry first."""
-        if limit <= 0:
-            return []
-        table = await self._ready()
-        entries = await self._index_range(
-            table, it.CLAIM_INDEX, "#claim_q = :q AND #claim_k < :bound", it.LEASED, now, limit
-        )
         # A running Run without any expiry sorts first; it has no lease to expire.
-        ids = [
-            it.run_id_of_pk(it.text(entry, it.PK))
-            for entry in entries
-            if not it.text(entry, it.CLAIM_K).startswith(it.sortable(None) + "|")
-        ]
-        headers = [
-            header
-            for header in await self._headers(table, ids)
-            if header.state is RunState.RUNNING
-            and header.lease_expires_at is not None
-            and header.lease_expires_at <= now
-        ]
-        headers.sort(key=lambda h: (h.lease_expires_at or now, h.run_id))
-        return headers[:limit]
+        unexpiring = it.sortable(None) + "|"
+        headers = await self._due_headers(
+            it.CLAIM_INDEX,
+            "#claim_q = :q AND #claim_k < :bound",
+            it.LEASED,
+            now,
+            limit,
+            keep=lambda entry: not it.text(entry, it.CLAIM_K).startswith(unexpiring),
+        )
+        return sweep_expired_leases(headers, now, limit)
 
     async def overdue_deadlines(self, now: datetime, limit: int = 100) -> list[RunHeader]:
         """See ``Store.overdue_deadlines``; earliest deadline first."""
-        if limit <= 0:
-            return []
-        table = await self._ready()
-        entries = await self._index_range(
-            table, it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
+        headers = await self._due_headers(
+            it.OPEN_INDEX, "#open_q = :q AND #open_k < :bound", it.OPEN, now, limit
         )
-        ids = [it.run_id_of_pk(it.text(entry, it.PK)) for entry in entries]
-        headers = [
-            header
-            for header in await self._headers(table, ids)
-            if header.state is not RunState.SETTLED and header.deadline_at <= now
-        ]
-        headers.sort(key=lambda h: (h.deadline_at, h.run_id))
-        return headers[:limit]
+        return sweep_overdue_deadlines(headers, now, limit)
 
     async def recent_runs(
         self,
@@ -664,18 +644,7 @@ class DynamoStore(DynamoDatabase):
         item: fine for an operator looking at a table, never used by a Worker.
         """
         check_listing_limit(limit)
-        table = await self._ready()
-        headers: list[RunHeader] = []
-        start: it.Item | None = None
-        while True:
-            items, start = await table.scan(
-                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header",
-                {":run": it.s("r#"), ":header": it.n(0)},
-                start=start,
-            )
-            headers.extend(it.header_of(item) for item in items)
-            if start is None:
-                break
+        headers = await self._scanned_headers()
         return newest_runs(headers, tenant=tenant, states=states, limit=limit)
 
     async def settled_runs(
@@ -694,18 +663,7 @@ class DynamoStore(DynamoDatabase):
         check_listing_limit(limit)
         if no_run_can_match("", tenant):
             return []
-        table = await self._ready()
-        headers: list[RunHeader] = []
-        start: it.Item | None = None
-        while True:
-            items, start = await table.scan(
-                f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header AND #{it.STATE} = :settled",
-                {":run": it.s("r#"), ":header": it.n(0), ":settled": it.s("settled")},
-                start=start,
-            )
-            headers.extend(it.header_of(item) for item in items)
-            if start is None:
-                break
+        headers = await self._scanned_headers(settled_only=True)
         return oldest_settled_runs(
             headers, tenant=tenant, created_before=created_before, after=after, limit=limit
         )
@@ -750,16 +708,40 @@ class DynamoStore(DynamoDatabase):
             deleted.append(run_id)
         return deleted
 
-    async def _index_range(
+    async def _scanned_headers(self, *, settled_only: bool = False) -> list[RunHeader]:
+        """Every Run's header item, by a Scan of the whole table (filtered on the server)."""
+        table = await self._ready()
+        condition = f"begins_with(#{it.PK}, :run) AND #{it.SK} = :header"
+        values = {":run": it.s("r#"), ":header": it.n(0)}
+        if settled_only:
+            condition += f" AND #{it.STATE} = :settled"
+            values[":settled"] = it.s("settled")
+        headers: list[RunHeader] = []
+        start: it.Item | None = None
+        while True:
+            items, start = await table.scan(condition, values, start=start)
+            headers.extend(it.header_of(item) for item in items)
+            if start is None:
+                return headers
+
+    async def _due_headers(
         self,
-        table: Table,
         index: str,
         condition: str,
         partition: str,
         now: datetime,
         limit: int,
-    ) -> list[it.Item]:
-        """Up to ``limit`` index entries of ``partition`` sorting at or before ``now``."""
+        *,
+        keep: Callable[[it.Item], bool] | None = None,
+    ) -> list[RunHeader]:
+        """The headers behind up to ``limit`` index entries of ``partition`` before ``now``.
+
+        The index is only a hint: the caller judges each header read back by the core's
+        sweep rule. ``keep`` leaves out entries that cannot be due.
+        """
+        if limit <= 0:
+            return []
+        table = await self._ready()
         values = {":q": it.s(partition), ":bound": it.s(it.before(now))}
         found: list[it.Item] = []
         start: it.Item | None = None
@@ -770,7 +752,8 @@ class DynamoStore(DynamoDatabase):
             found.extend(page)
             if start is None:
                 break
-        return found
+        ids = [it.run_id_of_pk(it.text(e, it.PK)) for e in found if keep is None or keep(e)]
+        return await self._headers(table, ids)
 
     async def _headers(self, table: Table, run_ids: Sequence[RunId]) -> list[RunHeader]:
         """The current headers of ``run_ids`` (strongly consistent), missing ones left out."""

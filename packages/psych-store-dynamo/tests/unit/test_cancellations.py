@@ -60,7 +60,7 @@ class ScriptedClient:
 def _store(client: ScriptedClient) -> DynamoStore:
     store = DynamoStore("dynamodb://psych-scripted?region=us-east-1")
     # Stand in for the client the store would open, and skip the schema check.
-    store._table = Table(client, store.table_name, store.settings.aws)  # type: ignore[arg-type]
+    store._table.opened = Table(client, store.table_name, store.settings.aws)  # type: ignore[arg-type]
     store._verified = True
     return store
 

@@ -48,15 +48,6 @@ def checked_id(value: str, what: str) -> str:
     return value
 
 
-def unmatchable(value: str) -> bool:
-    """Whether no stored key, hash or id can equal ``value`` (it has no UTF-8 encoding)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def _checked_or_none(value: str | None, what: str) -> str | None:
     return None if value is None else checked_id(value, what)
 
@@ -146,5 +137,4 @@ __all__ = [
     "text",
     "to_db_time",
     "to_db_time_or_none",
-    "unmatchable",
 ]

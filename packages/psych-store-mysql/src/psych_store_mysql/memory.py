@@ -6,23 +6,17 @@ Runs and the facts of a deployment. Every call is one statement in one round tri
 committed by autocommit before it returns.
 """
 
-from psych_runtime.adapters.memory import (
-    Memory,
-    MemoryKey,
-    check_memory_key,
-    check_recall_limit,
-    mint_memory,
-)
+from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
 from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import MemoryStatements
-from psych_store_mysql._rows import memory_from_row, unmatchable
+from psych_store_mysql._rows import memory_from_row
 from psych_store_mysql.settings import MySQLSettings
 
 _LIMIT_MAX = 2**64 - 1
 """The largest LIMIT MySQL and MariaDB take."""
 
 
-class MySQLMemoryStore(MySQLDatabase):
+class MySQLMemoryStore(CheckedMemoryStore, MySQLDatabase):
     """A MemoryStore on MySQL 8 or MariaDB 10.6+, through an aiomysql pool.
 
     Construction does no IO; the pool opens on the first call, which also checks the
@@ -48,47 +42,32 @@ class MySQLMemoryStore(MySQLDatabase):
         super().__init__(url, **options)
         self._sql = MemoryStatements(self._tables)
 
-    async def remember(self, key: MemoryKey, content: str) -> Memory:
-        """See ``MemoryStore.remember``: one INSERT of the fact as minted.
+    async def _keep(self, fact: Memory) -> Memory:
+        """For ``remember``: one INSERT of the fact as minted.
 
         Raises:
-            ValueError: the key or the content cannot be stored (nothing is sent).
             SchemaNotMigrated: the database's schema is missing or older than this
                 release's.
             StoreUnavailable: the server cannot be reached.
         """
-        fact = mint_memory(key, content)
         async with self._lend("remembering a fact") as batch:
             await batch.run(self._sql.remember(fact))
         return fact
 
-    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
-        """See ``MemoryStore.forget``: a DELETE matching the id and both key parts.
-
-        Raises:
-            ValueError: the key cannot be stored.
-        """
-        check_memory_key(key)
-        # An id without a UTF-8 encoding was never issued: no fact has it.
-        if not isinstance(memory_id, str) or unmatchable(memory_id):
-            return False
+    async def _forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """For ``forget``: a DELETE matching the id and both key parts."""
         async with self._lend("forgetting a fact") as batch:
             (result,) = await batch.run(self._sql.forget(key, memory_id))
         if result.rowcount:
             await self._rebuild(self._tables.memories)
         return result.rowcount == 1
 
-    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
-        """See ``MemoryStore.recall``: an index range read, oldest first.
+    async def _recall(self, key: MemoryKey, limit: int | None) -> tuple[Memory, ...]:
+        """For ``recall``: an index range read, oldest first.
 
         With ``limit`` the index is walked from the newest end and stops after
         ``limit`` rows, which are then put back in oldest-first order.
-
-        Raises:
-            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
         """
-        check_memory_key(key)
-        check_recall_limit(limit)
         # LIMIT takes an unsigned 64-bit count; a larger one means every fact as well.
         bounded = None if limit is None or limit > _LIMIT_MAX else limit
         async with self._lend("recalling facts") as batch:
@@ -98,16 +77,12 @@ class MySQLMemoryStore(MySQLDatabase):
             facts.reverse()
         return tuple(facts)
 
-    async def erase(self, key: MemoryKey) -> int:
-        """See ``MemoryStore.erase``: one DELETE of every row of the key.
+    async def _erase(self, key: MemoryKey) -> int:
+        """For ``erase``: one DELETE of every row of the key.
 
         The facts table is then rebuilt (``OPTIMIZE TABLE``), so the deleted rows'
         bytes leave its tablespace file; the time that takes grows with the table.
-
-        Raises:
-            ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
         async with self._lend("erasing facts") as batch:
             (result,) = await batch.run(self._sql.erase(key))
         if result.rowcount:

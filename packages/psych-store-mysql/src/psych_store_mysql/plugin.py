@@ -11,12 +11,10 @@ when somebody opens a store with one of these schemes.
 from typing import TYPE_CHECKING
 
 from psych_runtime.adapters.plugins import (
-    MemoryStoreBackend,
     StoreBackend,
     import_check,
     offer_doctor_checks,
-    offer_memory_stores,
-    offer_stores,
+    offer_store_and_memory,
 )
 
 if TYPE_CHECKING:
@@ -62,24 +60,16 @@ async def open_mysql_memory_store(url: str, **options: object) -> "MySQLMemorySt
     return MySQLMemoryStore(url, **options)
 
 
-psych_register_stores = offer_stores(
+psych_register_stores, psych_register_memory_stores = offer_store_and_memory(
     StoreBackend(
         name="mysql",
         schemes=_SCHEMES,
         open=open_mysql_store,
         package=_PACKAGE,
         description="Durable store on MySQL 8 or MariaDB 10.6+ (aiomysql).",
-    )
-)
-
-psych_register_memory_stores = offer_memory_stores(
-    MemoryStoreBackend(
-        name="mysql",
-        schemes=_SCHEMES,
-        open=open_mysql_memory_store,
-        package=_PACKAGE,
-        description="Facts about end users in the store's MySQL / MariaDB database.",
-    )
+    ),
+    memory=open_mysql_memory_store,
+    memory_description="Facts about end users in the store's MySQL / MariaDB database.",
 )
 
 psych_doctor_checks = offer_doctor_checks(

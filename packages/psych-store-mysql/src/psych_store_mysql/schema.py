@@ -260,16 +260,9 @@ def check_version(version: int, where: str) -> None:
         SchemaTooNew: a newer release migrated the database.
         SchemaNotMigrated: the database is behind (or empty); ``migrate()`` fixes it.
     """
-    if version > LATEST_VERSION:
-        raise psych_runtime.adapters.SchemaTooNew(
-            f"{where} holds schema version {version}, newer than the {LATEST_VERSION} this "
-            "psych-store-mysql release knows; upgrade psych-store-mysql"
-        )
-    if version < LATEST_VERSION:
-        raise psych_runtime.adapters.SchemaNotMigrated(
-            f"{where} holds schema version {version}, this release needs {LATEST_VERSION}; "
-            "run `await store.migrate()` first"
-        )
+    psych_runtime.adapters.check_schema_version(
+        where, version, needs=LATEST_VERSION, package="psych-store-mysql"
+    )
 
 
 async def migrate(batch: Batch, tables: Tables, lock_timeout: float, where: str) -> list[int]:

@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import psych_runtime
-from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import WORK, signal_run, unencodable
 from psych_runtime.records import record_from_json, record_to_json
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch, Result, Statement, pack
@@ -36,7 +36,6 @@ from psych_store_mysql._rows import (
     text,
     to_db_time,
     to_db_time_or_none,
-    unmatchable,
 )
 from psych_store_mysql.settings import MySQLSettings
 
@@ -215,7 +214,7 @@ class MySQLStore(MySQLDatabase):
         self, version_hash: psych_runtime.VersionHash, *, tenant: str | None = None
     ) -> psych_runtime.Version | None:
         """See ``Store.get_version``; the stored Spec is rehashed as it is read."""
-        if unmatchable(version_hash) or (tenant is not None and unmatchable(tenant)):
+        if unencodable(version_hash) or (tenant is not None and unencodable(tenant)):
             return None
         statement = (
             self._sql.get_version(version_hash)
@@ -254,9 +253,11 @@ class MySQLStore(MySQLDatabase):
                     if existing is not None:
                         return psych_runtime.adapters.Admission(existing, created=False)
                     continue
-            self._notifier.signal(header.run_id)
-            if header.state is psych_runtime.adapters.RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(
+                self._notifier,
+                header.run_id,
+                runnable=header.state is psych_runtime.adapters.RunState.RUNNABLE,
+            )
             return psych_runtime.adapters.Admission(header, created=True)
         raise psych_runtime.StoreError(
             f"{self._settings.where}: admitting run {header.run_id!r} kept colliding with "
@@ -355,9 +356,9 @@ class MySQLStore(MySQLDatabase):
             (result,) = await batch.run(statement)
         if result.rowcount != 1:
             return
-        self._notifier.signal(run_id)
-        if state is psych_runtime.adapters.RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(
+            self._notifier, run_id, runnable=state is psych_runtime.adapters.RunState.RUNNABLE
+        )
 
     async def settle_inline(self, run_id: psych_runtime.RunId) -> bool:
         """See ``Store.settle_inline``."""
@@ -433,7 +434,7 @@ class MySQLStore(MySQLDatabase):
     ) -> list[psych_runtime.adapters.RunHeader]:
         """See ``RunDeletion.settled_runs``; a range read over the tenant's Runs."""
         psych_runtime.adapters.check_listing_limit(limit)
-        if unmatchable(tenant):
+        if unencodable(tenant):
             return []
         statement = self._sql.settled_runs(tenant, created_before, after, limit)
         return await self._headers("listing settled runs", statement)
@@ -449,8 +450,8 @@ class MySQLStore(MySQLDatabase):
         log table. MariaDB zeroes deleted rows when it purges them with
         ``innodb_immediate_scrub_data_uncompressed`` on.
         """
-        wanted = [r for r in dict.fromkeys(run_ids) if not unmatchable(r)]
-        if not wanted or unmatchable(tenant):
+        wanted = [r for r in dict.fromkeys(run_ids) if not unencodable(r)]
+        if not wanted or unencodable(tenant):
             return []
         async with self._lend("deleting runs") as batch:
             _, locked = await batch.run(BEGIN, self._sql.lock_settled(wanted, tenant))

@@ -13,7 +13,12 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.store import RawItem, SchemaNotMigrated, SchemaTooNew, settings_from
+from psych_runtime.adapters.store import (
+    RawItem,
+    check_schema_version,
+    schema_too_new,
+    settings_from,
+)
 from psych_store_postgres._connection import GuardedPool
 from psych_store_postgres._rows import decompress
 from psych_store_postgres.errors import is_connection_error, is_unavailable, unavailable
@@ -30,6 +35,8 @@ if TYPE_CHECKING:
     import asyncpg
 
 _T = TypeVar("_T")
+
+_PACKAGE = "psych-store-postgres"
 
 _SERVER_SETTINGS = {
     # Defaults for this store's sessions; a URL parameter of the same name wins.
@@ -151,15 +158,8 @@ class PostgresDatabase:
         pool = await self._open_pool()
         if not self._checked:
             found = await self._call(self._schema_version(pool))
-            if found is None or found < LATEST_VERSION:
-                at = "missing" if found is None else f"at version {found}"
-                raise SchemaNotMigrated(
-                    f"the psych schema {self.schema!r} at {self._settings.address} is {at}; "
-                    f"this release needs version {LATEST_VERSION}: run `await store.migrate()` "
-                    "or open the store with migrate=True"
-                )
-            if found > LATEST_VERSION:
-                raise self._too_new(found)
+            at = 0 if found is None else found  # no schema at all reads as never migrated
+            check_schema_version(self._where, at, needs=LATEST_VERSION, package=_PACKAGE)
             self._checked = True
         return pool
 
@@ -172,12 +172,9 @@ class PostgresDatabase:
             return None
         return int(value)
 
-    def _too_new(self, found: int) -> SchemaTooNew:
-        return SchemaTooNew(
-            f"the psych schema {self.schema!r} at {self._settings.address} is at version "
-            f"{found}, newer than this release of psych-store-postgres knows "
-            f"({LATEST_VERSION}); upgrade the package"
-        )
+    @property
+    def _where(self) -> str:
+        return f"the psych schema {self.schema!r} at {self._settings.address}"
 
     async def _call(self, operation: Awaitable[_T]) -> _T:
         """Await a driver call, turning an outage into ``StoreUnavailable``.
@@ -229,7 +226,7 @@ class PostgresDatabase:
             await conn.execute(version_table_sql(schema))
             current = int(await conn.fetchval(self._version_query))
             if current > LATEST_VERSION:
-                raise self._too_new(current)
+                raise schema_too_new(self._where, current, knows=LATEST_VERSION, package=_PACKAGE)
             pending = [m for m in MIGRATIONS if m.version > current]
             for migration in pending:
                 await conn.execute(migration.render(schema))

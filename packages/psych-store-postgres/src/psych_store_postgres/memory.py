@@ -6,14 +6,7 @@ too. Every call is one statement, one round trip, and commits on its own; the
 connections come from a pool of this instance's own, opened on first use.
 """
 
-from psych_runtime.adapters.memory import (
-    Memory,
-    MemoryKey,
-    check_memory_key,
-    check_recall_limit,
-    mint_memory,
-)
-from psych_runtime.adapters.store import no_run_can_match
+from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._queries import MemoryQueries
 from psych_store_postgres._rows import memory_from_row
@@ -23,7 +16,7 @@ _BIGINT_MAX = 2**63 - 1
 """The largest LIMIT PostgreSQL takes."""
 
 
-class PostgresMemoryStore(PostgresDatabase):
+class PostgresMemoryStore(CheckedMemoryStore, PostgresDatabase):
     """A MemoryStore on PostgreSQL.
 
     Constructing one does no IO. The pool opens on first use, which also checks that
@@ -50,21 +43,19 @@ class PostgresMemoryStore(PostgresDatabase):
         super().__init__(url, **options)
         self._queries = MemoryQueries.for_schema(self._settings.schema)
 
-    async def remember(self, key: MemoryKey, content: str) -> Memory:
-        """See ``MemoryStore.remember``: one insert, committed before this returns.
+    async def _keep(self, fact: Memory) -> Memory:
+        """For ``remember``: one insert, committed before this returns.
 
         Raises:
-            ValueError: the key or the content cannot be stored (nothing is sent).
             SchemaNotMigrated: the schema is missing or older than this release's.
             StoreUnavailable: the server cannot be reached.
         """
-        fact = mint_memory(key, content)
         pool = await self._ready()
         await self._call(
             pool.execute(
                 self._queries.remember,
-                key.tenant,
-                key.end_user_id,
+                fact.key.tenant,
+                fact.key.end_user_id,
                 fact.id,
                 fact.content,
                 fact.created_at,
@@ -72,16 +63,8 @@ class PostgresMemoryStore(PostgresDatabase):
         )
         return fact
 
-    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
-        """See ``MemoryStore.forget``: deletes only a fact of this very key.
-
-        Raises:
-            ValueError: the key cannot be stored.
-        """
-        check_memory_key(key)
-        # An id holding NUL or a lone surrogate was never issued, and text cannot hold it.
-        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
-            return False
+    async def _forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """For ``forget``: deletes only a fact of this very key."""
         pool = await self._ready()
         gone = await self._call(
             pool.fetchval(self._queries.forget, key.tenant, key.end_user_id, memory_id)
@@ -90,14 +73,8 @@ class PostgresMemoryStore(PostgresDatabase):
             await self._vacuum("psych_memories", full=True)
         return bool(gone)
 
-    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
-        """See ``MemoryStore.recall``: oldest first, the newest ``limit`` when given.
-
-        Raises:
-            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
-        """
-        check_memory_key(key)
-        check_recall_limit(limit)
+    async def _recall(self, key: MemoryKey, limit: int | None) -> tuple[Memory, ...]:
+        """For ``recall``: oldest first, the newest ``limit`` when given."""
         pool = await self._ready()
         # LIMIT takes a bigint; NULL (no limit) covers anything larger as well.
         bounded = None if limit is None or limit > _BIGINT_MAX else limit
@@ -106,17 +83,13 @@ class PostgresMemoryStore(PostgresDatabase):
         )
         return tuple(memory_from_row(key, row) for row in reversed(rows))
 
-    async def erase(self, key: MemoryKey) -> int:
-        """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
+    async def _erase(self, key: MemoryKey) -> int:
+        """For ``erase``: a real ``DELETE``; returns how many facts went.
 
         The facts table is then rewritten (``VACUUM (FULL)``), so the deleted rows'
         bytes leave its files too, not only its answers. The rewrite locks the facts
         table while it runs (recalls wait), for a time that grows with the table.
-
-        Raises:
-            ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
         pool = await self._ready()
         gone = await self._call(pool.fetchval(self._queries.erase, key.tenant, key.end_user_id))
         if gone:

@@ -20,12 +20,10 @@ migration prepares the whole schema.
 from typing import TYPE_CHECKING
 
 from psych_runtime.adapters.plugins import (
-    MemoryStoreBackend,
     StoreBackend,
     import_check,
     offer_doctor_checks,
-    offer_memory_stores,
-    offer_stores,
+    offer_store_and_memory,
 )
 
 if TYPE_CHECKING:
@@ -63,24 +61,16 @@ async def open_postgres_memory_store(url: str, **options: object) -> "PostgresMe
     return PostgresMemoryStore(url, **options)
 
 
-psych_register_stores = offer_stores(
+psych_register_stores, psych_register_memory_stores = offer_store_and_memory(
     StoreBackend(
         name="postgres",
         schemes=("postgresql", "postgres"),
         open=open_postgres_store,
         package=_PACKAGE,
         description="Durable store on PostgreSQL (asyncpg), with LISTEN/NOTIFY wake-ups.",
-    )
-)
-
-psych_register_memory_stores = offer_memory_stores(
-    MemoryStoreBackend(
-        name="postgres",
-        schemes=("postgresql", "postgres"),
-        open=open_postgres_memory_store,
-        package=_PACKAGE,
-        description="Facts about end users in the store's PostgreSQL schema.",
-    )
+    ),
+    memory=open_postgres_memory_store,
+    memory_description="Facts about end users in the store's PostgreSQL schema.",
 )
 
 psych_doctor_checks = offer_doctor_checks(

@@ -39,6 +39,7 @@ from psych_runtime.adapters.store import (
     check_listing_limit,
     check_read_window,
     no_run_can_match,
+    signal_run,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_postgres._database import PostgresDatabase
@@ -90,17 +91,6 @@ def _grantee(tenant: str | None) -> str:
     if tenant == _SHARED:
         raise ValueError("a tenant name is never empty; pass None for a shared Version")
     return _SHARED if tenant is None else tenant
-
-
-def _unmatchable(text: str) -> bool:
-    """Whether no stored hash or tenant can equal ``text`` (PostgreSQL text holds no NUL)."""
-    if "\x00" in text:
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class PostgresStore(PostgresDatabase):
@@ -306,7 +296,7 @@ class PostgresStore(PostgresDatabase):
         self, version_hash: VersionHash, *, tenant: str | None = None
     ) -> Version | None:
         """See ``Store.get_version``; the Spec is rehashed on the way out."""
-        if _unmatchable(version_hash) or (tenant is not None and _unmatchable(tenant)):
+        if no_run_can_match(version_hash, tenant):
             return None
         pool = await self._ready()
         if tenant is None:
@@ -351,9 +341,7 @@ class PostgresStore(PostgresDatabase):
         )
         if row is not None:
             return Admission(header_from_row(row), created=False)
-        self._notifier.signal(header.run_id)
-        if header.state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
         return Admission(header, created=True)
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
@@ -474,9 +462,7 @@ class PostgresStore(PostgresDatabase):
             )
         )
         if released:
-            self._notifier.signal(run_id)
-            if state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``."""

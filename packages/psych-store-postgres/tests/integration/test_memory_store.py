@@ -63,7 +63,7 @@ async def test_a_schema_before_memories_is_refused_until_the_store_migrates(
 ) -> None:
     await schema_at(server, schema, 3)
     memory = await make_memory(migrate=False)
-    with pytest.raises(SchemaNotMigrated, match="at version 3"):
+    with pytest.raises(SchemaNotMigrated, match="at schema version 3"):
         await memory.recall(ALICE)
     # Migrating the Run store brings the memory table too: one list of migrations.
     store = await make_store(migrate=False)

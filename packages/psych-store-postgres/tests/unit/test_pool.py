@@ -63,6 +63,13 @@ def _pool(*, min_size: int = 0, max_size: int = 1) -> tuple[Opener, GuardedPool]
     return opener, GuardedPool(opener, min_size=min_size, max_size=max_size)
 
 
+async def _started(pool: GuardedPool, *args: object) -> asyncio.Task[Any]:
+    """A ``fetchval("q", *args)`` call that holds a connection, or waits for one, by now."""
+    call = asyncio.create_task(pool.fetchval("q", *args))
+    await asyncio.sleep(0.01)
+    return call
+
+
 def _slow(opener: Opener, seconds: float) -> Callable[[], Awaitable[Any]]:
     """``opener``, taking ``seconds`` longer to open each connection."""
 
@@ -102,8 +109,7 @@ async def test_never_more_than_max_size_and_waiters_are_served_in_order() -> Non
 
 async def test_a_broken_connection_is_dropped_and_its_slot_goes_to_a_waiter() -> None:
     opener, pool = _pool()
-    holder = asyncio.create_task(pool.fetchval("q", 0.05))
-    await asyncio.sleep(0.01)
+    holder = await _started(pool, 0.05)
     with pytest.raises(ConnectionResetError):
         await asyncio.gather(pool.fetchval("broken"), holder)
     # The waiter behind the broken call got a fresh connection, not the broken one.
@@ -124,8 +130,7 @@ async def test_a_plain_error_keeps_the_connection() -> None:
 
 async def test_a_call_cancelled_mid_reply_closes_its_connection() -> None:
     opener, pool = _pool()
-    call = asyncio.create_task(pool.fetchval("q", 10))
-    await asyncio.sleep(0.01)
+    call = await _started(pool, 10)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
@@ -137,10 +142,8 @@ async def test_a_call_cancelled_mid_reply_closes_its_connection() -> None:
 
 async def test_a_waiter_cancelled_while_queued_loses_nothing() -> None:
     _, pool = _pool()
-    busy = asyncio.create_task(pool.fetchval("q", 0.05))
-    await asyncio.sleep(0.01)
-    queued = asyncio.create_task(pool.fetchval("q"))
-    await asyncio.sleep(0.01)
+    busy = await _started(pool, 0.05)
+    queued = await _started(pool)
     queued.cancel()
     await busy
     with pytest.raises(asyncio.CancelledError):
@@ -164,10 +167,8 @@ async def test_a_failed_open_frees_its_slot_for_the_next_caller() -> None:
 
 async def test_close_waits_for_lent_connections_and_refuses_waiters() -> None:
     opener, pool = _pool()
-    lent = asyncio.create_task(pool.fetchval("q", 0.05))
-    await asyncio.sleep(0.01)
-    queued = asyncio.create_task(pool.fetchval("q"))
-    await asyncio.sleep(0.01)
+    lent = await _started(pool, 0.05)
+    queued = await _started(pool)
     await pool.close()
     assert lent.done() and await lent == 0
     with pytest.raises(PoolClosed):

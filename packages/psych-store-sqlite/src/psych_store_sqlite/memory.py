@@ -6,19 +6,12 @@ deployment. Writes go through the writer thread inside ``BEGIN IMMEDIATE`` like 
 write of the store; a recall is one statement on a reader thread.
 """
 
-from psych_runtime.adapters.memory import (
-    Memory,
-    MemoryKey,
-    check_memory_key,
-    check_recall_limit,
-    mint_memory,
-)
-from psych_runtime.adapters.store import no_run_can_match
+from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 
 
-class SqliteMemoryStore(SqliteDatabase):
+class SqliteMemoryStore(CheckedMemoryStore, SqliteDatabase):
     """A MemoryStore kept in one SQLite database file.
 
     Construction does no IO; the file is opened on first use (or by ``connect``).
@@ -38,54 +31,34 @@ class SqliteMemoryStore(SqliteDatabase):
         ValueError: an option value is out of range.
     """
 
-    async def remember(self, key: MemoryKey, content: str) -> Memory:
-        """See ``MemoryStore.remember``: one insert, committed before this returns.
+    async def _keep(self, fact: Memory) -> Memory:
+        """For ``remember``: one insert, committed before this returns.
 
         Raises:
-            ValueError: the key or the content cannot be stored (nothing is written).
             SchemaNotMigrated: the file's schema is missing or older than this release's.
             StoreUnavailable: the file cannot be written.
         """
-        fact = mint_memory(key, content)
         await self._lanes.write(lambda conn: ops.remember(conn, fact))
         return fact
 
-    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
-        """See ``MemoryStore.forget``: deletes only a fact of this very key.
-
-        Raises:
-            ValueError: the key cannot be stored.
-        """
-        check_memory_key(key)
-        # An id holding NUL or a lone surrogate was never issued: no fact has it.
-        if not isinstance(memory_id, str) or no_run_can_match(memory_id):
-            return False
+    async def _forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """For ``forget``: deletes only a fact of this very key."""
         gone = await self._lanes.write(lambda conn: ops.forget(conn, key, memory_id))
         if gone:
             await self.scrub()
         return gone
 
-    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
-        """See ``MemoryStore.recall``: oldest first, the newest ``limit`` when given.
-
-        Raises:
-            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
-        """
-        check_memory_key(key)
-        check_recall_limit(limit)
+    async def _recall(self, key: MemoryKey, limit: int | None) -> tuple[Memory, ...]:
+        """For ``recall``: oldest first, the newest ``limit`` when given."""
         facts = await self._lanes.read(lambda conn: ops.recall(conn, key, limit))
         return tuple(facts)
 
-    async def erase(self, key: MemoryKey) -> int:
-        """See ``MemoryStore.erase``: a real ``DELETE``; returns how many facts went.
+    async def _erase(self, key: MemoryKey) -> int:
+        """For ``erase``: a real ``DELETE``; returns how many facts went.
 
         The deleted rows are overwritten with zeros in the file and the write-ahead
         log is then cut (``scrub``), so the facts' text is gone from the bytes on disk.
-
-        Raises:
-            ValueError: the key cannot be stored.
         """
-        check_memory_key(key)
         gone = await self._lanes.write(lambda conn: ops.erase(conn, key))
         await self.scrub()
         return gone

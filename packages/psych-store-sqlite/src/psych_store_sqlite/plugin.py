@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING
 from psych_runtime.adapters.plugins import (
     DoctorCheck,
     DoctorResult,
-    MemoryStoreBackend,
     StoreBackend,
     offer_doctor_checks,
-    offer_memory_stores,
-    offer_stores,
+    offer_store_and_memory,
 )
 
 if TYPE_CHECKING:
@@ -102,24 +100,16 @@ def _sqlite_usable() -> DoctorResult:
     return DoctorResult(True, f"SQLite {sqlite3.sqlite_version} (needs {needed} or newer)")
 
 
-psych_register_stores = offer_stores(
+psych_register_stores, psych_register_memory_stores = offer_store_and_memory(
     StoreBackend(
         name="sqlite",
         schemes=("sqlite",),
         open=open_sqlite_store,
         package=_PACKAGE,
         description="Durable store in one SQLite file; several processes may share it.",
-    )
-)
-
-psych_register_memory_stores = offer_memory_stores(
-    MemoryStoreBackend(
-        name="sqlite",
-        schemes=("sqlite",),
-        open=open_sqlite_memory_store,
-        package=_PACKAGE,
-        description="Facts about end users in the store's SQLite file.",
-    )
+    ),
+    memory=open_sqlite_memory_store,
+    memory_description="Facts about end users in the store's SQLite file.",
 )
 
 psych_doctor_checks = offer_doctor_checks(DoctorCheck("sqlite store", _sqlite_usable))

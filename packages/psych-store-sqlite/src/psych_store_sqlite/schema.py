@@ -42,7 +42,7 @@ import sqlite3
 import time
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.store import SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters.store import check_schema_version, schema_too_new
 
 VERSION_TABLE = "psych_schema_version"
 
@@ -149,7 +149,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this release reads and writes."""
 
-_UPGRADE_HINT = "call `await store.migrate()` or open it with open_store(url, migrate=True)"
+_PACKAGE = "psych-store-sqlite"
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -174,15 +174,9 @@ def verify(conn: sqlite3.Connection, where: str) -> None:
         SchemaTooNew: a newer release migrated the file.
         SchemaNotMigrated: the file was never migrated, or only to an older version.
     """
-    version = current_version(conn)
-    if version > SCHEMA_VERSION:
-        raise _too_new(where, version)
-    if version < SCHEMA_VERSION:
-        state = "has no Psych schema yet" if version == 0 else f"is at schema version {version}"
-        raise SchemaNotMigrated(
-            f"SQLite database {where} {state}; this release needs version {SCHEMA_VERSION}: "
-            f"{_UPGRADE_HINT}"
-        )
+    check_schema_version(
+        f"SQLite database {where}", current_version(conn), needs=SCHEMA_VERSION, package=_PACKAGE
+    )
 
 
 def migrate(conn: sqlite3.Connection, where: str, *, wait_s: float) -> list[int]:
@@ -217,7 +211,9 @@ def migrate(conn: sqlite3.Connection, where: str, *, wait_s: float) -> list[int]
         )
         start = current_version(conn)
         if start > SCHEMA_VERSION:
-            raise _too_new(where, start)
+            raise schema_too_new(
+                f"SQLite database {where}", start, knows=SCHEMA_VERSION, package=_PACKAGE
+            )
         applied = list(range(start + 1, SCHEMA_VERSION + 1))
         for version in applied:
             for statement in MIGRATIONS[version - 1]:
@@ -257,14 +253,6 @@ def _switch_to_wal(conn: sqlite3.Connection, wait_s: float) -> str:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
-
-
-def _too_new(where: str, version: int) -> SchemaTooNew:
-    return SchemaTooNew(
-        f"SQLite database {where} is at schema version {version}, but this release of "
-        f"psych-store-sqlite knows versions up to {SCHEMA_VERSION}; upgrade "
-        "psych-store-sqlite (an older release must not write to a newer schema)"
-    )
 
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "current_version", "migrate", "verify"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
-from psych_runtime.adapters.store import InvalidStoreUrl
+from psych_runtime.adapters.store import InvalidStoreUrl, merge_url_options
 
 SCHEME = "sqlite"
 """The URL scheme this package opens."""
@@ -112,24 +112,14 @@ def _resolve(url: str, options: Mapping[str, object]) -> SqliteSettings:
         ValueError: a keyword option has an unusable value.
     """
     path, pairs = split_url(url)
-    chosen: dict[str, object] = {}
-    for name, text in pairs:
-        if name not in OPTION_NAMES:
-            raise InvalidStoreUrl(
-                f"{url!r}: unknown option {name!r}; known: {', '.join(OPTION_NAMES)}"
-            )
-        if name in chosen:
-            raise InvalidStoreUrl(f"{url!r}: option {name!r} is given twice")
-        try:
-            chosen[name] = _checked(name, _from_text(name, text))
-        except (TypeError, ValueError) as exc:
-            raise InvalidStoreUrl(f"{url!r}: {exc}") from exc
-    for name, value in options.items():
-        if name not in OPTION_NAMES:
-            raise TypeError(
-                f"the sqlite store has no option {name!r}; known: {', '.join(OPTION_NAMES)}"
-            )
-        chosen[name] = value
+    chosen = merge_url_options(
+        url,
+        pairs,
+        options,
+        OPTION_NAMES,
+        what="sqlite store",
+        read=lambda name, text: _checked(name, _from_text(name, text)),
+    )
     # Query values were checked above; a bad keyword value raises its own error here.
     return SqliteSettings(
         path=path,

@@ -27,6 +27,7 @@ from psych_runtime.adapters.store import (
     check_listing_limit,
     check_read_window,
     no_run_can_match,
+    signal_run,
 )
 from psych_runtime.records import Record, RunAdmitted, WorkerId
 from psych_store_sqlite import _queries as ops
@@ -129,9 +130,7 @@ class SqliteStore(SqliteDatabase):
         (encoded,) = ops.encode([admitted])
         admission = await self._lanes.write(lambda conn: ops.create_run(conn, header, encoded))
         if admission.created:
-            self._notifier.signal(header.run_id)
-            if header.state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
         return admission
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
@@ -179,9 +178,7 @@ class SqliteStore(SqliteDatabase):
             )
         )
         if released:
-            self._notifier.signal(run_id)
-            if state is RunState.RUNNABLE:
-                self._notifier.signal(WORK)
+            signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``."""

@@ -5,11 +5,11 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import StoreContract
-from psych_contract.lifecycle import closing, migrated
+from psych_contract.lifecycle import closing
 from psych_runtime import Store
 from psych_store_sqlite import SqliteStore
 
-from ..conftest import new_file_url
+from ..conftest import migrated_in_new_file, new_file_url
 
 
 class TestSqliteStore(StoreContract):
@@ -20,9 +20,8 @@ class TestSqliteStore(StoreContract):
 
     @pytest_asyncio.fixture
     async def store(self) -> AsyncIterator[SqliteStore]:
-        with new_file_url("contract.db") as url:
-            async with migrated(SqliteStore(url)) as store:
-                yield store
+        async with migrated_in_new_file(SqliteStore, "contract.db") as store:
+            yield store
 
     @pytest_asyncio.fixture
     async def peer_store(self, store: Store) -> AsyncIterator[SqliteStore]:

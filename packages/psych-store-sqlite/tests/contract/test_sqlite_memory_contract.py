@@ -5,11 +5,10 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from psych_contract import MemoryContract
-from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
 from psych_store_sqlite import SqliteMemoryStore
 
-from ..conftest import new_file_url
+from ..conftest import migrated_in_new_file
 
 
 class TestSqliteMemoryStore(MemoryContract):
@@ -17,9 +16,8 @@ class TestSqliteMemoryStore(MemoryContract):
 
     @pytest_asyncio.fixture
     async def memory_store(self) -> AsyncIterator[SqliteMemoryStore]:
-        with new_file_url("memory.db") as url:
-            async with migrated(SqliteMemoryStore(url)) as memory:
-                yield memory
+        async with migrated_in_new_file(SqliteMemoryStore, "memory.db") as memory:
+            yield memory
 
     async def reopen_memory_store(self, memory_store: MemoryStore) -> SqliteMemoryStore:
         assert isinstance(memory_store, SqliteMemoryStore)

@@ -10,11 +10,13 @@ from psych_runtime.core.raw import (
     mentions as mentions,
 )
 from psych_runtime.memory.checks import (
+    CheckedMemoryStore as CheckedMemoryStore,
     check_memory_content as check_memory_content,
     check_memory_key as check_memory_key,
     check_recall_limit as check_recall_limit,
     mint_memory as mint_memory,
     newest_facts as newest_facts,
+    no_memory_can_match as no_memory_can_match,
 )
 from psych_runtime.memory.local import (
     InMemoryMemoryStore as InMemoryMemoryStore,
@@ -28,6 +30,7 @@ from psych_runtime.memory.port import (
 
 __all__ = [
     "MAX_MEMORY_CHARS",
+    "CheckedMemoryStore",
     "InMemoryMemoryStore",
     "Memory",
     "MemoryKey",
@@ -40,4 +43,5 @@ __all__ = [
     "mentions",
     "mint_memory",
     "newest_facts",
+    "no_memory_can_match",
 ]

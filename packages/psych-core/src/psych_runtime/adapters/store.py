@@ -24,6 +24,7 @@ from psych_runtime.store.checks import (
     check_append_batch as check_append_batch,
     check_read_window as check_read_window,
     no_run_can_match as no_run_can_match,
+    unencodable as unencodable,
 )
 from psych_runtime.store.errors import (
     BatchTooLarge as BatchTooLarge,
@@ -35,6 +36,8 @@ from psych_runtime.store.errors import (
     SeqConflict as SeqConflict,
     StoreError as StoreError,
     StoreUnavailable as StoreUnavailable,
+    check_schema_version as check_schema_version,
+    schema_too_new as schema_too_new,
 )
 from psych_runtime.store.header_columns import (
     HEADER_COLUMNS as HEADER_COLUMNS,
@@ -48,6 +51,7 @@ from psych_runtime.store.notify import (
     WORK as WORK,
     LocalNotifier as LocalNotifier,
     Notifier as Notifier,
+    signal_run as signal_run,
 )
 from psych_runtime.store.port import (
     Admission as Admission,
@@ -75,6 +79,7 @@ from psych_runtime.store.rules import (
 )
 from psych_runtime.store.settings import (
     UrlSettings as UrlSettings,
+    merge_url_options as merge_url_options,
     settings_from as settings_from,
 )
 
@@ -112,6 +117,7 @@ __all__ = [
     "check_append_batch",
     "check_listing_limit",
     "check_read_window",
+    "check_schema_version",
     "claim_order",
     "claimable",
     "header_from_row",
@@ -119,13 +125,17 @@ __all__ = [
     "holds_lease",
     "leased",
     "mentions",
+    "merge_url_options",
     "newest_runs",
     "no_run_can_match",
     "oldest_settled_runs",
     "parked",
     "released",
+    "schema_too_new",
     "settings_from",
+    "signal_run",
     "sweep_expired_leases",
     "sweep_overdue_deadlines",
+    "unencodable",
     "unstorable",
 ]

@@ -7,6 +7,7 @@ with the same ``ValueError``, and mint facts the same way.
 
 import secrets
 import threading
+from abc import ABC, abstractmethod
 from datetime import UTC, datetime, timedelta
 
 from psych_runtime.core.storable import key_problem
@@ -39,6 +40,20 @@ def check_memory_key(key: MemoryKey) -> MemoryKey:
         if problem is not None:
             raise ValueError(f"memory key {part} cannot be stored: {problem}")
     return key
+
+
+def no_memory_can_match(key: MemoryKey, memory_id: object) -> bool:
+    """Check ``forget``'s key, and say whether no fact can have ``memory_id``.
+
+    Ids are minted by ``mint_memory``: never empty, and free of the NUL character and
+    of lone surrogates, which not every backend can even compare. A store calls this
+    first in ``forget`` and returns False when it holds, without asking its backend.
+
+    Raises:
+        ValueError: the key cannot be stored.
+    """
+    check_memory_key(key)
+    return not isinstance(memory_id, str) or not memory_id or key_problem(memory_id) is not None
 
 
 def check_recall_limit(limit: int | None) -> int | None:
@@ -85,10 +100,74 @@ def newest_facts(facts: list[Memory], limit: int | None) -> tuple[Memory, ...]:
     return tuple(kept)
 
 
+class CheckedMemoryStore(ABC):
+    """The four ``MemoryStore`` calls, each checking its input before the backend sees it.
+
+    A memory store subclasses it (beside its database base class) and writes the four
+    backend steps below; the checks, and the answers given without the backend (a
+    ``forget`` of an id no store ever issued is False), are then those of every store.
+    """
+
+    async def remember(self, key: MemoryKey, content: str) -> Memory:
+        """Keep a new fact of ``key`` and return it as kept.
+
+        Raises:
+            ValueError: the key or the content cannot be stored (nothing is written).
+        """
+        return await self._keep(mint_memory(key, content))
+
+    async def forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """Delete the fact ``memory_id`` of ``key``; False when ``key`` has no such fact.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        if no_memory_can_match(key, memory_id):
+            return False
+        return await self._forget(key, memory_id)
+
+    async def recall(self, key: MemoryKey, *, limit: int | None = None) -> tuple[Memory, ...]:
+        """The facts of ``key``, oldest first; only the newest ``limit`` when given.
+
+        Raises:
+            ValueError: the key cannot be stored, or ``limit`` is not a positive int.
+        """
+        check_memory_key(key)
+        check_recall_limit(limit)
+        return await self._recall(key, limit)
+
+    async def erase(self, key: MemoryKey) -> int:
+        """Delete every fact of ``key`` for good; returns how many there were.
+
+        Raises:
+            ValueError: the key cannot be stored.
+        """
+        check_memory_key(key)
+        return await self._erase(key)
+
+    @abstractmethod
+    async def _keep(self, fact: Memory) -> Memory:
+        """Write ``fact``, just minted, and return the fact as kept."""
+
+    @abstractmethod
+    async def _forget(self, key: MemoryKey, memory_id: str) -> bool:
+        """Delete the fact ``memory_id`` of ``key``, both checked; False when there is none."""
+
+    @abstractmethod
+    async def _recall(self, key: MemoryKey, limit: int | None) -> tuple[Memory, ...]:
+        """Read the facts of ``key``, oldest first, the newest ``limit`` when not None."""
+
+    @abstractmethod
+    async def _erase(self, key: MemoryKey) -> int:
+        """Delete every fact of ``key`` (checked) for good; return how many there were."""
+
+
 __all__ = [
+    "CheckedMemoryStore",
     "check_memory_content",
     "check_memory_key",
     "check_recall_limit",
     "mint_memory",
     "newest_facts",
+    "no_memory_can_match",
 ]

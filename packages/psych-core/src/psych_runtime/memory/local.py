@@ -12,6 +12,7 @@ from psych_runtime.memory.checks import (
     check_recall_limit,
     mint_memory,
     newest_facts,
+    no_memory_can_match,
 )
 from psych_runtime.memory.port import Memory, MemoryKey
 
@@ -39,7 +40,8 @@ class InMemoryMemoryStore:
     async def forget(self, key: MemoryKey, memory_id: str) -> bool:
         """Remove one fact of ``key``; False when it has no such fact."""
         self._open()
-        check_memory_key(key)
+        if no_memory_can_match(key, memory_id):
+            return False
         async with self._lock:
             facts = self._facts.get(key, [])
             for index, fact in enumerate(facts):

@@ -11,8 +11,9 @@ writes ``__getattr__, __dir__ = lazy_exports(__name__, {...})``.
 """
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
+from psych_runtime.memory.port import MemoryStore
 from psych_runtime.plugins.backends import (
     BlobStoreBackend,
     DoctorCheck,
@@ -51,6 +52,30 @@ def offer_blob_stores(*backends: BlobStoreBackend) -> Offer[BlobStoreBackend]:
 def offer_memory_stores(*backends: MemoryStoreBackend) -> Offer[MemoryStoreBackend]:
     """A ``psych_register_memory_stores`` implementation registering ``backends``."""
     return _offer(backends, "memory store backend(s)")
+
+
+def offer_store_and_memory(
+    store: StoreBackend, *, memory: Callable[..., Awaitable[MemoryStore]], memory_description: str
+) -> tuple[Offer[StoreBackend], Offer[MemoryStoreBackend]]:
+    """The two hooks of a store adapter whose memory store lives beside its Runs.
+
+    The memory backend takes the store's name, schemes and package, so one URL opens
+    both the Runs and the facts of one database, and the two can never drift apart.
+    Assign the pair to ``psych_register_stores, psych_register_memory_stores``.
+
+    Args:
+        store: the store backend.
+        memory: the memory store's async factory, called as ``await memory(url, **options)``.
+        memory_description: one line for humans about the memory backend.
+    """
+    beside = MemoryStoreBackend(
+        name=store.name,
+        schemes=store.schemes,
+        open=memory,
+        package=store.package,
+        description=memory_description,
+    )
+    return offer_stores(store), offer_memory_stores(beside)
 
 
 def offer_tool_sources(*factories: ToolSourceFactory) -> Offer[ToolSourceFactory]:
@@ -105,6 +130,7 @@ __all__ = [
     "offer_doctor_checks",
     "offer_memory_stores",
     "offer_sandboxes",
+    "offer_store_and_memory",
     "offer_stores",
     "offer_telemetry",
     "offer_tool_sources",

@@ -47,6 +47,21 @@ def no_run_can_match(run_id: str, tenant: str | None = None) -> bool:
     return tenant is not None and key_problem(tenant) is not None
 
 
+def unencodable(text: str) -> bool:
+    """Whether ``text`` has no UTF-8 encoding (it holds a lone surrogate).
+
+    No store can keep such text, so no stored key, hash or id equals it. A store whose
+    backend holds the NUL character (unlike PostgreSQL's text) looks up anything else,
+    and asks only this before a lookup by ``text``; ``no_run_can_match`` is the stricter
+    question every store may ask.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def check_key(key: str | None, what: str) -> None:
     """Refuse a key no store can hold.
 
@@ -163,4 +178,5 @@ __all__ = [
     "key_problem",
     "no_run_can_match",
     "storable_key",
+    "unencodable",
 ]

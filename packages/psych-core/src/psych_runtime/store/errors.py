@@ -65,6 +65,47 @@ class SchemaNotMigrated(StoreError):
     """
 
 
+def schema_too_new(where: str, found: int, *, knows: int, package: str) -> SchemaTooNew:
+    """The error for a database that a newer release of ``package`` migrated.
+
+    Args:
+        where: the database, as messages name it (no credentials).
+        found: the schema version the database is at.
+        knows: the newest version this release of ``package`` knows.
+        package: the adapter's distribution, which the message says to upgrade.
+    """
+    return SchemaTooNew(
+        f"{where} is at schema version {found}, but this release of {package} knows "
+        f"versions up to {knows}; upgrade {package} (an older release must not write to "
+        "a newer schema)"
+    )
+
+
+def check_schema_version(where: str, found: int, *, needs: int, package: str) -> None:
+    """Refuse a database whose schema is not exactly the one this release needs.
+
+    Every adapter with a schema words the two refusals alike, and says how to migrate.
+
+    Args:
+        where: the database, as messages name it (no credentials).
+        found: the schema version the database is at; 0 when it has none.
+        needs: the version this release of ``package`` reads and writes.
+        package: the adapter's distribution.
+
+    Raises:
+        SchemaTooNew: ``found`` is above ``needs``.
+        SchemaNotMigrated: ``found`` is below ``needs``.
+    """
+    if found > needs:
+        raise schema_too_new(where, found, knows=needs, package=package)
+    if found < needs:
+        state = "has no Psych schema yet" if found == 0 else f"is at schema version {found}"
+        raise SchemaNotMigrated(
+            f"{where} {state}; this release of {package} needs version {needs}: call "
+            "`await store.migrate()` or open it with open_store(url, migrate=True)"
+        )
+
+
 class InvalidStoreUrl(StoreError, ValueError):
     """A store URL could not be understood."""
 
@@ -83,4 +124,6 @@ __all__ = [
     "SeqConflict",
     "StoreError",
     "StoreUnavailable",
+    "check_schema_version",
+    "schema_too_new",
 ]

@@ -21,7 +21,7 @@ from psych_runtime.core.records import Record, RunAdmitted, record_to_json
 from psych_runtime.core.version import Version
 from psych_runtime.store.checks import check_admission, check_append_batch, check_read_window
 from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreError
-from psych_runtime.store.notify import WORK, LocalNotifier
+from psych_runtime.store.notify import WORK, LocalNotifier, signal_run
 from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
 from psych_runtime.store.rules import (
     claim_order,
@@ -158,9 +158,7 @@ class InMemoryStore:
             self._by_key[key] = header.run_id
         self._logs[header.run_id] = [admitted]
         self._put(header)
-        self._notifier.signal(header.run_id)
-        if header.state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, header.run_id, runnable=header.state is RunState.RUNNABLE)
         return Admission(header, created=True)
 
     async def get_run(self, run_id: RunId, *, tenant: str | None = None) -> RunHeader | None:
@@ -227,9 +225,7 @@ class InMemoryStore:
         if header is None or not holds_lease(header, worker_id, attempt_count):
             return
         self._put(released(header, state, runnable_at, deadline_at))
-        self._notifier.signal(run_id)
-        if state is RunState.RUNNABLE:
-            self._notifier.signal(WORK)
+        signal_run(self._notifier, run_id, runnable=state is RunState.RUNNABLE)
 
     async def settle_inline(self, run_id: RunId) -> bool:
         """See ``Store.settle_inline``."""

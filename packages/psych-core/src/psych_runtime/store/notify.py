@@ -53,6 +53,23 @@ class Notifier(Protocol):
         ...
 
 
+def signal_run(notifier: Notifier, run_id: str, *, runnable: bool) -> None:
+    """Signal a Run's key after a write that changed its header, and ``WORK`` if runnable.
+
+    Waiters on the Run (someone waiting for it to stop, a reader) hear the first; an
+    idle Worker hears ``WORK`` and claims the Run. A store calls it after the commit of
+    ``create_run`` and ``release``.
+
+    Args:
+        notifier: the store's notifier.
+        run_id: the Run written.
+        runnable: the Run is now ``runnable``, so a Worker may claim it.
+    """
+    notifier.signal(run_id)
+    if runnable:
+        notifier.signal(WORK)
+
+
 DEFAULT_KEYS_KEPT = 4096
 """Keys a ``LocalNotifier`` remembers before it forgets the least recently signalled."""
 
@@ -131,4 +148,4 @@ class LocalNotifier:
         return True
 
 
-__all__ = ["WORK", "LocalNotifier", "Notifier"]
+__all__ = ["WORK", "LocalNotifier", "Notifier", "signal_run"]

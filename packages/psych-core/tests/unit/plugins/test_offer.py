@@ -10,11 +10,13 @@ from psych_runtime.adapters import (
     BlobStoreBackend,
     DoctorCheck,
     DoctorResult,
+    MemoryStoreBackend,
     StoreBackend,
     blob_store_backends,
     lazy_exports,
     offer_blob_stores,
     offer_doctor_checks,
+    offer_store_and_memory,
     offer_stores,
     register_plugin,
     store_backends,
@@ -59,6 +61,27 @@ def test_an_offer_registers_exactly_what_it_was_given() -> None:
     seen: list[StoreBackend] = []
     offer_stores(first, second)(seen.append)
     assert seen == [first, second]
+
+
+def test_a_memory_backend_offered_beside_a_store_shares_its_name_schemes_and_package() -> None:
+    store = StoreBackend(
+        name="acme", schemes=("acme", "acme2"), open=_open, package="acme-pkg", description="s"
+    )
+    stores, memories = offer_store_and_memory(store, memory=_open, memory_description="facts")
+    offered_stores: list[StoreBackend] = []
+    offered_memories: list[MemoryStoreBackend] = []
+    stores(offered_stores.append)
+    memories(offered_memories.append)
+    assert offered_stores == [store]
+    assert offered_memories == [
+        MemoryStoreBackend(
+            name="acme",
+            schemes=("acme", "acme2"),
+            open=_open,
+            package="acme-pkg",
+            description="facts",
+        )
+    ]
 
 
 def test_lazy_exports_import_on_first_access_only(

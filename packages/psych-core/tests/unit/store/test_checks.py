@@ -76,3 +76,12 @@ def test_a_negative_after_is_refused() -> None:
 def test_a_negative_limit_is_refused() -> None:
     with pytest.raises(ValueError, match=r"^limit must not be negative$"):
         psych_runtime.adapters.check_read_window(0, -1)
+
+
+@pytest.mark.parametrize(
+    ("text", "unencodable"),
+    [("run-1", False), ("a\x00b", False), ("", False), ("a\ud800b", True), ("\udfff", True)],
+    ids=["plain", "nul", "empty", "lone-high-surrogate", "lone-low-surrogate"],
+)
+def test_only_text_holding_a_lone_surrogate_is_unencodable(text: str, unencodable: bool) -> None:
+    assert psych_runtime.adapters.unencodable(text) is unencodable

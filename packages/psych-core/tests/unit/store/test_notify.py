@@ -2,7 +2,9 @@
 
 import asyncio
 
-from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
+import pytest
+
+from psych_runtime.store.notify import WORK, LocalNotifier, Notifier, signal_run
 
 
 def test_it_satisfies_the_notifier_protocol() -> None:
@@ -18,6 +20,14 @@ def test_generations_count_signals_per_key() -> None:
     assert notifier.generation(WORK) == 2
     assert notifier.generation("run-1") == 1
     assert notifier.generation("run-2") == 0
+
+
+@pytest.mark.parametrize(("runnable", "work"), [(True, 1), (False, 0)], ids=["runnable", "not"])
+def test_a_written_run_is_signalled_and_work_only_when_runnable(runnable: bool, work: int) -> None:
+    notifier = LocalNotifier()
+    signal_run(notifier, "run-1", runnable=runnable)
+    assert notifier.generation("run-1") == 1
+    assert notifier.generation(WORK) == work
 
 
 async def test_a_signal_between_reading_and_waiting_is_not_lost() -> None:
