@@ -7,6 +7,7 @@ or DynamoDB store.
 """
 
 import importlib.util
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +29,12 @@ _SOURCE = (
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("core_workflow_cases", _SOURCE)
+    # The cases import helpers from their own directory's conftest (``from .conftest``),
+    # so they are loaded as a module of a package standing for that directory.
+    package = ModuleType("core_e2e_cases")
+    package.__path__ = [str(_SOURCE.parent)]
+    sys.modules.setdefault(package.__name__, package)
+    spec = importlib.util.spec_from_file_location(f"{package.__name__}.workflows", _SOURCE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
