@@ -39,13 +39,21 @@ from pathlib import Path
 from typing import Any
 
 import psych_runtime
-from benchmarks.run import SCOPE, ScriptModel, _registry, spec
+from benchmarks.run import SCOPE
+from benchmarks.run import ScriptModel
+from benchmarks.run import _registry
+from benchmarks.run import spec
 from benchmarks.stores import StoreFactory
-from psych_runtime import RunId, Store
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.adapters.store import RunState
-from psych_runtime.records import Record, WorkerId, record_to_json
+from psych_runtime.records import Record
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_to_json
 from psych_runtime.testing import ForwardingStore
-from tests.support.scratch_stores import DURABLE_KINDS, POSTGRES_DSN, scratch_store_url
+from tests.support.scratch_stores import DURABLE_KINDS
+from tests.support.scratch_stores import POSTGRES_DSN
+from tests.support.scratch_stores import scratch_store_url
 
 APPLICATION = "psych-capacity"
 """The PostgreSQL ``application_name`` that tells this benchmark's backends apart."""

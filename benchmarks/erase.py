@@ -16,13 +16,17 @@ import json
 import statistics
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 import psych_runtime
 from psych_runtime import MemoryKey
-from psych_runtime.adapters import RunDeletion, RunState
+from psych_runtime.adapters import RunDeletion
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
-from tests.support.scratch_stores import DURABLE_KINDS, scratch_store_url
+from tests.support.scratch_stores import DURABLE_KINDS
+from tests.support.scratch_stores import scratch_store_url
 
 SAMPLES = 3
 TENANT = "bench"
@@ -52,7 +56,8 @@ async def _erase_once(kind: str, facts: int) -> float:
 
 
 async def _delete_runs_once(kind: str, runs: int) -> float:
-    from benchmarks.run import SCOPE, spec
+    from benchmarks.run import SCOPE
+    from benchmarks.run import spec
 
     url, cleanup = await scratch_store_url(kind)
     store = await psych_runtime.open_store(url)

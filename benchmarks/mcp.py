@@ -26,12 +26,19 @@ from pathlib import Path
 from typing import Any
 
 import psych_runtime
-from benchmarks.run import median_ms, timed
-from psych_mcp import McpPool, McpStubServer, McpTools
-from psych_runtime import RunId, Scope, ToolContext
+from benchmarks.run import median_ms
+from benchmarks.run import timed
+from psych_mcp import McpPool
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import ToolContext
 from psych_runtime.models import ModelRequest
-from psych_runtime.records import AttemptId, ToolCallId
-from psych_runtime.spec import AgentSpec, McpServer
+from psych_runtime.records import AttemptId
+from psych_runtime.records import ToolCallId
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
 SCOPE = Scope(tenant="bench")

@@ -35,9 +35,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import psych_runtime
-from benchmarks.run import ScriptModel, bare_loop, lookup, spec, timed
+from benchmarks.run import ScriptModel
+from benchmarks.run import bare_loop
+from benchmarks.run import lookup
+from benchmarks.run import spec
+from benchmarks.run import timed
 from psych_otel import OtelTelemetry
-from psych_runtime.adapters import NO_TELEMETRY, Telemetry
+from psych_runtime.adapters import NO_TELEMETRY
+from psych_runtime.adapters import Telemetry
 
 K = 10
 

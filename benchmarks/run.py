@@ -25,17 +25,24 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
 
 import psych_runtime
-from benchmarks.stores import STORE_FACTORIES, StoreFactory
-from psych_runtime import RunId, Store, read_log as read_records
-from psych_runtime.models import ModelRequest, ToolCallDelta
+from benchmarks.stores import STORE_FACTORIES
+from benchmarks.stores import StoreFactory
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime import read_log as read_records
+from psych_runtime.models import ModelRequest
+from psych_runtime.models import ToolCallDelta
 from psych_runtime.testing import FakeModel
 from tests.support.worker_process import spawn_worker
 
@@ -137,7 +144,8 @@ async def bare_loop(k: int) -> None:
     """The baseline: the same model script and tool calls, with no runtime at all."""
     model = ScriptModel(k)
     messages: list[Any] = []
-    from psych_runtime.models import ToolResultMessage, UserMessage
+    from psych_runtime.models import ToolResultMessage
+    from psych_runtime.models import UserMessage
 
     messages.append(UserMessage(content="status?"))
     while True:
@@ -288,7 +296,10 @@ async def bench_workflows(name: str, factory: StoreFactory, quick: bool) -> None
     Per-step overhead is the Run's time minus the same tool calls made in a plain
     loop, divided by the steps; writes per step count the store's appends.
     """
-    from psych_runtime.spec import ForeachStep, ToolStep, ValuePath, WorkflowSpec
+    from psych_runtime.spec import ForeachStep
+    from psych_runtime.spec import ToolStep
+    from psych_runtime.spec import ValuePath
+    from psych_runtime.spec import WorkflowSpec
 
     steps = 100
     n = 2 if quick else 5

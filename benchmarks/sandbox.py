@@ -23,12 +23,15 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import JsonValue
 
-from psych_runtime.adapters import Program, ResolvedLimits, Sandbox
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import ResolvedLimits
+from psych_runtime.adapters import Sandbox
 
 _CALLS = 50
 
@@ -59,7 +62,9 @@ async def _timed(sandbox: Sandbox, program: Program, n: int) -> tuple[list[float
 
 
 async def _opened() -> list[tuple[str, Callable[[], Awaitable[Sandbox]]]]:
-    from psych_sandbox import NamespaceSandbox, OciSandbox, SubprocessSandbox
+    from psych_sandbox import NamespaceSandbox
+    from psych_sandbox import OciSandbox
+    from psych_sandbox import SubprocessSandbox
     from tools.sandbox_rootfs import rootfs_path
 
     rootfs = rootfs_path()

@@ -30,9 +30,17 @@ from pathlib import Path
 from typing import Any
 
 import psych_runtime
-from benchmarks.run import NO_MARKERS, SCOPE, _all_settled, _pay_spec, _spawn_worker, _stop
-from benchmarks.stores import STORE_FACTORIES, StoreFactory
-from psych_runtime import RunId, Store, Version
+from benchmarks.run import NO_MARKERS
+from benchmarks.run import SCOPE
+from benchmarks.run import _all_settled
+from benchmarks.run import _pay_spec
+from benchmarks.run import _spawn_worker
+from benchmarks.run import _stop
+from benchmarks.stores import STORE_FACTORIES
+from benchmarks.stores import StoreFactory
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime import Version
 from tests.support.scratch_stores import POSTGRES_DSN
 
 _BATCH = 100

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 
 import psych_runtime
 from psych_runtime import Store
-from tests.support.scratch_stores import ALL_KINDS, POSTGRES_DSN, scratch_store_url
+from tests.support.scratch_stores import ALL_KINDS
+from tests.support.scratch_stores import POSTGRES_DSN
+from tests.support.scratch_stores import scratch_store_url
 
 
 class StoreFactory:

@@ -9,8 +9,10 @@ ends; drop the ``formatter`` to see the exporter's full JSON instead.
 
 import asyncio
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import psych_runtime
 from psych_otel import OtelTelemetry

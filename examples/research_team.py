@@ -9,7 +9,8 @@ import asyncio
 
 import psych_runtime
 from psych_runtime.spec import SubagentRef
-from psych_runtime.testing import FakeModel, ModelsByName
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
 
 
 async def search_archive(query: str) -> list[str]:

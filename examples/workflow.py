@@ -8,18 +8,16 @@ the last completed step.
 import asyncio
 
 import psych_runtime
-from psych_runtime.spec import (
-    AgentStep,
-    BranchCase,
-    BranchStep,
-    Condition,
-    ForeachStep,
-    HumanStep,
-    MapStep,
-    ToolStep,
-    ValuePath,
-    WorkflowSpec,
-)
+from psych_runtime.spec import AgentStep
+from psych_runtime.spec import BranchCase
+from psych_runtime.spec import BranchStep
+from psych_runtime.spec import Condition
+from psych_runtime.spec import ForeachStep
+from psych_runtime.spec import HumanStep
+from psych_runtime.spec import MapStep
+from psych_runtime.spec import ToolStep
+from psych_runtime.spec import ValuePath
+from psych_runtime.spec import WorkflowSpec
 from psych_runtime.testing import FakeModel
 
 

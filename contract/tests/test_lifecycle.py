@@ -2,7 +2,8 @@
 
 import pytest
 
-from psych_contract.lifecycle import closing, migrated
+from psych_contract.lifecycle import closing
+from psych_contract.lifecycle import migrated
 
 
 class Resource:

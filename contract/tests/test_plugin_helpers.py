@@ -4,13 +4,11 @@ import pytest
 
 import psych_runtime
 import psych_store_sqlite.plugin
-from psych_contract.plugin import (
-    check_entry_point,
-    check_memory_backend_beside_store,
-    modules_loaded_by,
-    plugin_alone,
-    plugins_as_installed,
-)
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_memory_backend_beside_store
+from psych_contract.plugin import modules_loaded_by
+from psych_contract.plugin import plugin_alone
+from psych_contract.plugin import plugins_as_installed
 from psych_runtime.adapters import store_backends
 
 

@@ -20,7 +20,8 @@ import subprocess
 import sys
 import termios
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

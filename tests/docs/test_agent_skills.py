@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.cli.skills import install_skills, parse_skill, shipped_skills
+from psych_runtime.cli.skills import install_skills
+from psych_runtime.cli.skills import parse_skill
+from psych_runtime.cli.skills import shipped_skills
 from tests.docs.test_code_blocks import NOT_RUN
 from tests.support.scratch_stores import scratch_store_url
 

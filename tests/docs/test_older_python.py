@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.shell import fresh_copy, fresh_environment
+from tests.docs.shell import fresh_copy
+from tests.docs.shell import fresh_environment
 from tools import release
 
 

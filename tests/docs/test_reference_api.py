@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from tests.docs.reference_signatures import FACTORY, UNPARSED, Signature, reference
+from tests.docs.reference_signatures import FACTORY
+from tests.docs.reference_signatures import UNPARSED
+from tests.docs.reference_signatures import Signature
+from tests.docs.reference_signatures import reference
 
 DATA = Path(__file__).resolve().parent / "data"
 

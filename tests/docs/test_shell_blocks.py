@@ -35,19 +35,18 @@ import shlex
 import subprocess
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import pytest
 
-from tests.docs.shell import (
-    ROOT,
-    CommandFailed,
-    Terminal,
-    fresh_copy,
-    fresh_environment,
-    restore,
-)
+from tests.docs.shell import ROOT
+from tests.docs.shell import CommandFailed
+from tests.docs.shell import Terminal
+from tests.docs.shell import fresh_copy
+from tests.docs.shell import fresh_environment
+from tests.docs.shell import restore
 
 pytestmark = pytest.mark.slow
 

@@ -5,11 +5,16 @@ MariaDB must be running (``tools/services.py`` starts them). Every test gets its
 SQLite file, PostgreSQL schema or MySQL table prefix, removed afterwards.
 """
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
-from tests.support.scratch_stores import ALL_KINDS, DURABLE_KINDS, Cleanup, scratch_store_url
+from tests.support.scratch_stores import ALL_KINDS
+from tests.support.scratch_stores import DURABLE_KINDS
+from tests.support.scratch_stores import Cleanup
+from tests.support.scratch_stores import scratch_store_url
 
 DURABLE = list(DURABLE_KINDS)
 EVERY = list(ALL_KINDS)

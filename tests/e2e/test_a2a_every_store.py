@@ -14,15 +14,23 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from a2a.client import ClientConfig, create_client
-from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.client import ClientConfig
+from a2a.client import create_client
+from a2a.types import Message
+from a2a.types import Part
+from a2a.types import Role
+from a2a.types import SendMessageRequest
+from a2a.types import TaskState
 from starlette.applications import Starlette
 
 import psych_runtime
-from psych_a2a import A2AMount, A2ATools
-from psych_runtime import RunId, Store
+from psych_a2a import A2AMount
+from psych_a2a import A2ATools
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.records import Record
-from psych_runtime.spec import A2APeer, SuspensionPolicy
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
 from .conftest import EVERY

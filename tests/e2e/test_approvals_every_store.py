@@ -3,19 +3,24 @@
 import asyncio
 import contextlib
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import psych_runtime
-from psych_runtime.records import Resumed, Suspended, ToolCallFinished
+from psych_runtime.records import Resumed
+from psych_runtime.records import Suspended
+from psych_runtime.records import ToolCallFinished
 from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
-from tests.support.processes import kill, wait_for
+from tests.support.processes import kill
+from tests.support.processes import wait_for
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY
+from .conftest import DURABLE
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 OTHER = psych_runtime.Scope(tenant="other")
@@ -249,10 +254,15 @@ async def test_a_question_round_trip(kind: str, store_url_for: UrlFor) -> None:
 async def test_a_timer_wakes_at_its_time_and_no_worker_claims_it_early(
     kind: str, store_url_for: UrlFor
 ) -> None:
-    from datetime import UTC, datetime, timedelta
+    from datetime import UTC
+    from datetime import datetime
+    from datetime import timedelta
 
-    from psych_runtime.adapters import Fence, RunState
-    from psych_runtime.records import AttemptStarted, SuspendReason, WorkerId
+    from psych_runtime.adapters import Fence
+    from psych_runtime.adapters import RunState
+    from psych_runtime.records import AttemptStarted
+    from psych_runtime.records import SuspendReason
+    from psych_runtime.records import WorkerId
 
     url = await store_url_for(kind)
     store = await psych_runtime.open_store(url)

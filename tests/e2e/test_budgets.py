@@ -31,16 +31,22 @@ import os
 import pstats
 import sqlite3
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import psych_runtime
-from benchmarks.run import ScriptModel, lookup, spec
-from psych_runtime import RunId, Store
+from benchmarks.run import ScriptModel
+from benchmarks.run import lookup
+from benchmarks.run import spec
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.runtime import interrupt_watch
 from psych_runtime.testing import ForwardingStore
 from tests.support.scratch_stores import scratch_store_url

@@ -9,7 +9,9 @@ import asyncpg
 import pytest
 
 from psych_runtime.cli.main import main
-from tests.support.scratch_stores import POSTGRES_DSN, drop_postgres_schema, scratch_store_url
+from tests.support.scratch_stores import POSTGRES_DSN
+from tests.support.scratch_stores import drop_postgres_schema
+from tests.support.scratch_stores import scratch_store_url
 
 from .conftest import DURABLE
 

@@ -17,7 +17,8 @@ import pytest
 
 import psych_runtime
 from psych_runtime.cli.main import main
-from psych_runtime.records import Cost, Usage
+from psych_runtime.records import Cost
+from psych_runtime.records import Usage
 from psych_runtime.testing import FakeModel
 
 from .conftest import DURABLE

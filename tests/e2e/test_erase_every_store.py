@@ -11,14 +11,21 @@ still folds.
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import psych_runtime
-from psych_runtime import MemoryKey, MemoryStore, RunId, Store
-from psych_runtime.adapters import BlobStore, FileBlobStore, RawStorage, mentions
+from psych_runtime import MemoryKey
+from psych_runtime import MemoryStore
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime.adapters import BlobStore
+from psych_runtime.adapters import FileBlobStore
+from psych_runtime.adapters import RawStorage
+from psych_runtime.adapters import mentions
 from psych_runtime.testing import FakeModel
 
 from .conftest import EVERY

@@ -4,7 +4,8 @@ import asyncio
 import signal
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -14,7 +15,8 @@ import psych_runtime
 from psych_runtime.testing import FakeModel
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY
+from .conftest import DURABLE
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

@@ -9,8 +9,11 @@ deadlines are refused at dispatch with ``InvalidDispatch``.
 """
 
 import math
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable
+from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
 import pytest

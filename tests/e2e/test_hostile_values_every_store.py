@@ -9,9 +9,11 @@ replacement character), so the Run completes with the same log on every store.
 import pytest
 
 import psych_runtime
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
 
-from .conftest import DURABLE, EVERY
+from .conftest import DURABLE
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 

@@ -8,7 +8,8 @@ to stream, so without the interrupt neither Run would settle within the timeout.
 
 import asyncio
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest

@@ -14,13 +14,15 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import psych_runtime
-from psych_runtime.records import ToolCallFinished, ToolCallStarted
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallStarted
 from tests.support.worker_process import spawn_worker
 
 from .conftest import DURABLE

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 import psych_runtime
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
 
 from .conftest import EVERY
 

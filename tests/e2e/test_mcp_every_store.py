@@ -15,7 +15,10 @@ import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,10 +29,13 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 import psych_runtime
-from psych_mcp import McpStubServer, McpTools
-from psych_runtime import RunId, Store
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.records import Record
-from psych_runtime.spec import McpEnv, McpServer
+from psych_runtime.spec import McpEnv
+from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
 from .conftest import EVERY

@@ -5,12 +5,16 @@ the store's own URL), and the Worker of each Run is a fresh Runtime, as after a 
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
 import psych_runtime
-from psych_runtime import MemoryKey, MemoryStore, RunId, Store
+from psych_runtime import MemoryKey
+from psych_runtime import MemoryStore
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.records import Record
 from psych_runtime.testing import FakeModel
 

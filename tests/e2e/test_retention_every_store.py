@@ -6,31 +6,36 @@ deletion helpers against the real backend: what goes, what stays, and that anoth
 tenant's Runs are never touched.
 """
 
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable
+from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import psych_runtime
-from psych_runtime import RunId, RunNotFound, Store, VersionHash
-from psych_runtime.adapters import BlobKey, FileBlobStore, RunHeader, RunState
-from psych_runtime.records import (
-    AbortRequested,
-    RunAdmitted,
-    RunSettled,
-    SubagentSpawned,
-    TerminalState,
-    ToolCallFinished,
-    ToolCallId,
-    ToolOutcome,
-    WorkerId,
-)
-from psych_runtime.retention import (
-    RunStillActive,
-    delete_run,
-    delete_settled_runs,
-)
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Store
+from psych_runtime import VersionHash
+from psych_runtime.adapters import BlobKey
+from psych_runtime.adapters import FileBlobStore
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunState
+from psych_runtime.records import AbortRequested
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import RunSettled
+from psych_runtime.records import SubagentSpawned
+from psych_runtime.records import TerminalState
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallId
+from psych_runtime.records import ToolOutcome
+from psych_runtime.records import WorkerId
+from psych_runtime.retention import RunStillActive
+from psych_runtime.retention import delete_run
+from psych_runtime.retention import delete_settled_runs
 
 from .conftest import EVERY
 

@@ -5,17 +5,26 @@ go through the Worker's normal tool path and land in the Run's log under the pro
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
 import psych_runtime
-from psych_runtime import RunId, Store
-from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore, Sandbox
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime.adapters import BlobKey
+from psych_runtime.adapters import BlobStore
+from psych_runtime.adapters import InMemoryBlobStore
+from psych_runtime.adapters import Sandbox
 from psych_runtime.records import Record
-from psych_runtime.spec import CodeExecution, Isolation, OutputPolicy, OutputPreservation
+from psych_runtime.spec import CodeExecution
+from psych_runtime.spec import Isolation
+from psych_runtime.spec import OutputPolicy
+from psych_runtime.spec import OutputPreservation
 from psych_runtime.testing import FakeModel
-from psych_sandbox import NamespaceSandbox, SubprocessSandbox
+from psych_sandbox import NamespaceSandbox
+from psych_sandbox import SubprocessSandbox
 
 from .conftest import EVERY
 

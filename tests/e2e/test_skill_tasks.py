@@ -15,8 +15,10 @@ import inspect
 import json
 import os
 import threading
-from collections.abc import Awaitable, Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -172,9 +174,11 @@ class _Issuer(BaseHTTPRequestHandler):
 async def task_mcp_server_with_oauth(issuer: str) -> None:
     """Skill: psych-mcp-oauth. Give the agent a ticketing MCP server that takes OAuth."""
     import psych_runtime
-    from psych_mcp import McpStubServer, McpTools
+    from psych_mcp import McpStubServer
+    from psych_mcp import McpTools
     from psych_mcp.oauth import InMemoryTokenStore
-    from psych_runtime.spec import McpOAuth, McpServer
+    from psych_runtime.spec import McpOAuth
+    from psych_runtime.spec import McpServer
     from psych_runtime.testing import FakeModel
 
     async with McpStubServer(
@@ -229,7 +233,10 @@ async def test_mcp_server_with_oauth() -> None:
 async def task_workflow_with_a_retried_step(url: str) -> None:
     """Skill: psych-workflows. Fetch a report from a flaky API, retrying, then file it."""
     import psych_runtime
-    from psych_runtime.spec import RetryPolicy, ToolStep, ValuePath, WorkflowSpec
+    from psych_runtime.spec import RetryPolicy
+    from psych_runtime.spec import ToolStep
+    from psych_runtime.spec import ValuePath
+    from psych_runtime.spec import WorkflowSpec
     from psych_runtime.testing import FakeModel
 
     tries: list[int] = []

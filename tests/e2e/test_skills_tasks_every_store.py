@@ -6,14 +6,17 @@ list and shows a component, and every read gives them back from the stored log.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
 import psych_runtime
-from psych_runtime.records import Component, Task
+from psych_runtime.records import Component
+from psych_runtime.records import Task
 from psych_runtime.spec import Skill
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
 
 from .conftest import EVERY
 

@@ -24,18 +24,23 @@ import secrets
 import subprocess
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 import asyncpg
 import pytest
 
 import psych_runtime
-from psych_runtime.records import ToolCallFinished, ToolCallStarted
-from tests.support.scratch_stores import MYSQL_DSN, POSTGRES_DSN
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallStarted
+from tests.support.scratch_stores import MYSQL_DSN
+from tests.support.scratch_stores import POSTGRES_DSN
 from tests.support.worker_process import ConversationModel
 
 SCOPE = psych_runtime.Scope(tenant="outage")

@@ -7,7 +7,9 @@ interleave on several Workers without consuming each other's script.
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,15 +17,22 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime import RunId, Store
+from psych_runtime import RunId
+from psych_runtime import Store
 from psych_runtime.adapters import RunState
-from psych_runtime.records import Record, SuspendReason, Usage
-from psych_runtime.spec import SpawnEnvelope, SubagentRef
-from psych_runtime.testing import FakeModel, ModelsByName
-from tests.support.processes import kill, wait_for
+from psych_runtime.records import Record
+from psych_runtime.records import SuspendReason
+from psych_runtime.records import Usage
+from psych_runtime.spec import SpawnEnvelope
+from psych_runtime.spec import SubagentRef
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
+from tests.support.processes import kill
+from tests.support.processes import wait_for
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY
+from .conftest import DURABLE
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

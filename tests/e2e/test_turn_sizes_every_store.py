@@ -6,7 +6,8 @@ refused in one go, and the rest run one by one. Every call that ran must have it
 finish in the log, and the Run must settle as it would on any other store.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 

@@ -5,8 +5,10 @@ object or by hash) nor tell it exists, a shared Version works for everyone, and 
 tenants publishing the same Spec each hold their own copy.
 """
 
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from collections.abc import Awaitable
+from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
 
 import pytest
 

@@ -8,7 +8,9 @@ or DynamoDB store.
 
 import importlib.util
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 

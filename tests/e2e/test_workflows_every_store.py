@@ -5,37 +5,38 @@ writes, one per real execution, so "not re-executed" is checked, not assumed.
 """
 
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import psych_runtime
-from psych_runtime.spec import (
-    AgentStep,
-    BranchCase,
-    BranchStep,
-    Condition,
-    ForeachStep,
-    LiteralValue,
-    LoopStep,
-    MapStep,
-    ParallelStep,
-    RetryPolicy,
-    SetStateStep,
-    SleepStep,
-    ToolStep,
-    ValuePath,
-    WaitStep,
-    WorkflowSpec,
-    WorkflowStepRef,
-)
+from psych_runtime.spec import AgentStep
+from psych_runtime.spec import BranchCase
+from psych_runtime.spec import BranchStep
+from psych_runtime.spec import Condition
+from psych_runtime.spec import ForeachStep
+from psych_runtime.spec import LiteralValue
+from psych_runtime.spec import LoopStep
+from psych_runtime.spec import MapStep
+from psych_runtime.spec import ParallelStep
+from psych_runtime.spec import RetryPolicy
+from psych_runtime.spec import SetStateStep
+from psych_runtime.spec import SleepStep
+from psych_runtime.spec import ToolStep
+from psych_runtime.spec import ValuePath
+from psych_runtime.spec import WaitStep
+from psych_runtime.spec import WorkflowSpec
+from psych_runtime.spec import WorkflowStepRef
 from psych_runtime.testing import FakeModel
-from tests.support.processes import kill, wait_for
+from tests.support.processes import kill
+from tests.support.processes import wait_for
 from tests.support.worker_process import spawn_worker
 
-from .conftest import DURABLE, EVERY
+from .conftest import DURABLE
+from .conftest import EVERY
 
 ACME = psych_runtime.Scope(tenant="acme")
 UrlFor = Callable[[str], Awaitable[str]]

@@ -3,7 +3,8 @@
 import asyncio
 import signal
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 
 async def wait_for(predicate: Callable[[], Awaitable[bool]], timeout: float) -> None:

@@ -28,12 +28,15 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from datetime import UTC
+from datetime import datetime
 from pathlib import Path
 
 import psych_runtime
-from psych_runtime.models import ModelRequest, StreamEvent
+from psych_runtime.models import ModelRequest
+from psych_runtime.models import StreamEvent
 from psych_runtime.testing import FakeModel
 
 

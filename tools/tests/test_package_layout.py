@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.checks.package_layout import check_package, check_repository, main
+from tools.checks.package_layout import check_package
+from tools.checks.package_layout import check_repository
+from tools.checks.package_layout import main
 
 REPO = Path(__file__).resolve().parents[2]
 

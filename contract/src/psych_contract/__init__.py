@@ -19,7 +19,9 @@ from psych_contract.blob import BlobStoreContract
 from psych_contract.memory import MemoryContract
 from psych_contract.sandbox import SandboxContract
 from psych_contract.store import StoreContract
-from psych_contract.telemetry import Measurement, TelemetryContract, TelemetryHarness
+from psych_contract.telemetry import Measurement
+from psych_contract.telemetry import TelemetryContract
+from psych_contract.telemetry import TelemetryHarness
 
 __all__ = [
     "BlobStoreContract",

@@ -7,45 +7,45 @@ databases keep only microseconds (or less) and would otherwise break equality.
 """
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from decimal import Decimal
 from itertools import count
-from typing import TypedDict, Unpack
+from typing import TypedDict
+from typing import Unpack
 
 from pydantic import JsonValue
 
-from psych_runtime import (
-    AgentSpec,
-    ModelRef,
-    RunId,
-    Scope,
-    Store,
-    ToolOutcome,
-    Version,
-    VersionHash,
-)
-from psych_runtime.adapters.store import RunHeader, RunState
-from psych_runtime.records import (
-    AbortRequested,
-    AttemptId,
-    Component,
-    ComponentShown,
-    Cost,
-    EntryId,
-    ModelCallFinished,
-    ModelTimings,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    RunAdmitted,
-    Task,
-    TaskListUpdated,
-    ToolCallFinished,
-    ToolCallId,
-    ToolFailure,
-    TurnStarted,
-    Usage,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import ModelRef
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import Store
+from psych_runtime import ToolOutcome
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.records import AbortRequested
+from psych_runtime.records import AttemptId
+from psych_runtime.records import Component
+from psych_runtime.records import ComponentShown
+from psych_runtime.records import Cost
+from psych_runtime.records import EntryId
+from psych_runtime.records import ModelCallFinished
+from psych_runtime.records import ModelTimings
+from psych_runtime.records import QueueEnqueued
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import Task
+from psych_runtime.records import TaskListUpdated
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallId
+from psych_runtime.records import ToolFailure
+from psych_runtime.records import TurnStarted
+from psych_runtime.records import Usage
 
 T0 = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC)
 """The suite's reference instant; every other time is a whole-second offset from it."""

@@ -4,11 +4,13 @@ A subclass may override a case only to xfail it, and must override the fixtures 
 build the adapter under test.
 """
 
-from typing import ClassVar, NoReturn
+from typing import ClassVar
+from typing import NoReturn
 
 import pytest
 
-from psych_runtime.adapters.store import RawItem, RawStorage
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import RawStorage
 
 
 class Suite:

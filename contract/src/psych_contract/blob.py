@@ -20,10 +20,17 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_contract._overrides import Suite, must_override, overridden_without_xfail, raw_items
+from psych_contract._overrides import Suite
+from psych_contract._overrides import must_override
+from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import raw_items
 from psych_contract.blob_reference import check_blob_store_against_reference
 from psych_runtime import RunId
-from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore, RunBlobDeletion
+from psych_runtime.adapters.blob import BlobInfo
+from psych_runtime.adapters.blob import BlobKey
+from psych_runtime.adapters.blob import BlobNotFound
+from psych_runtime.adapters.blob import BlobStore
+from psych_runtime.adapters.blob import RunBlobDeletion
 from psych_runtime.adapters.store import mentions
 from psych_runtime.records import ToolCallId
 

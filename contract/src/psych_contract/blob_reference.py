@@ -10,17 +10,25 @@ slashes, percent signs, parts that join alike), comparing each answer.
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from typing import ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import rule
+from hypothesis.stateful import run_state_machine_as_test
 
 from psych_contract import _data as data
 from psych_contract.stateful import hypothesis_settings
-from psych_runtime import PsychError, RunId
-from psych_runtime.adapters.blob import BlobInfo, BlobKey, BlobNotFound, BlobStore
+from psych_runtime import PsychError
+from psych_runtime import RunId
+from psych_runtime.adapters.blob import BlobInfo
+from psych_runtime.adapters.blob import BlobKey
+from psych_runtime.adapters.blob import BlobNotFound
+from psych_runtime.adapters.blob import BlobStore
 from psych_runtime.records import ToolCallId
 
 

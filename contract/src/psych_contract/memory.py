@@ -14,14 +14,21 @@ facts between runs does not need emptying first. Only the public port is used.
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 import pytest
 import pytest_asyncio
 
-from psych_contract._overrides import must_override, raw_items
-from psych_runtime.adapters.memory import MAX_MEMORY_CHARS, Memory, MemoryKey, MemoryStore
+from psych_contract._overrides import must_override
+from psych_contract._overrides import raw_items
+from psych_runtime.adapters.memory import MAX_MEMORY_CHARS
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.memory import MemoryStore
 from psych_runtime.adapters.store import mentions
 
 

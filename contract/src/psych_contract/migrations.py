@@ -10,9 +10,12 @@ from typing import Protocol
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import Store, Version
-from psych_runtime.adapters.memory import MemoryKey, MemoryStore
-from psych_runtime.adapters.store import Migratable, SchemaNotMigrated
+from psych_runtime import Store
+from psych_runtime import Version
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.memory import MemoryStore
+from psych_runtime.adapters.store import Migratable
+from psych_runtime.adapters.store import SchemaNotMigrated
 
 
 class MigratableMemory(MemoryStore, Migratable, Protocol):

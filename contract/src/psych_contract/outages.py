@@ -6,9 +6,12 @@ the adapter's tests know; what the store must do about it is the same everywhere
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
-from psych_runtime import RunId, Store, StoreUnavailable
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime import StoreUnavailable
 
 
 async def check_ended_sessions_cost_one_call_each(

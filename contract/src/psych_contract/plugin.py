@@ -19,34 +19,32 @@ adapter's own unit tests say so in a line each::
 import importlib.metadata
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
 import pytest
 
-from psych_runtime import (
-    EgressPolicy,
-    HttpTransport,
-    InMemoryStore,
-    Runtime,
-    Scope,
-    SpecValidationError,
-    StaticSecretResolver,
-    ToolRegistry,
-    publish,
-)
-from psych_runtime.adapters.plugins import (
-    AUTOLOAD_ENV,
-    PLUGIN_API_VERSION,
-    DoctorCheck,
-    ToolSourceFactory,
-    memory_store_backends,
-    register_plugin,
-    reset_plugin_manager,
-    store_backends,
-)
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import InMemoryStore
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import SpecValidationError
+from psych_runtime import StaticSecretResolver
+from psych_runtime import ToolRegistry
+from psych_runtime import publish
+from psych_runtime.adapters.plugins import AUTOLOAD_ENV
+from psych_runtime.adapters.plugins import PLUGIN_API_VERSION
+from psych_runtime.adapters.plugins import DoctorCheck
+from psych_runtime.adapters.plugins import ToolSourceFactory
+from psych_runtime.adapters.plugins import memory_store_backends
+from psych_runtime.adapters.plugins import register_plugin
+from psych_runtime.adapters.plugins import reset_plugin_manager
+from psych_runtime.adapters.plugins import store_backends
 from psych_runtime.adapters.tools import RemoteTools
 from psych_runtime.spec import AgentSpec
 from psych_runtime.testing import FakeModel

@@ -10,20 +10,25 @@ It also says which notifier keys a correct store must signal for each write
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timedelta
 
-from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters.store import (
-    WORK,
-    Admission,
-    Fence,
-    LeaseLost,
-    RunHeader,
-    RunState,
-    SeqConflict,
-)
-from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
 
 
 def claimable(header: RunHeader, now: datetime) -> bool:

@@ -39,16 +39,16 @@ import pytest
 import pytest_asyncio
 from pydantic import JsonValue
 
-from psych_contract._overrides import Suite, must_override, overridden_without_xfail
-from psych_runtime.adapters.sandbox import (
-    BindingRefused,
-    Execution,
-    ExecutionStatus,
-    Guarantee,
-    Program,
-    ResolvedLimits,
-    Sandbox,
-)
+from psych_contract._overrides import Suite
+from psych_contract._overrides import must_override
+from psych_contract._overrides import overridden_without_xfail
+from psych_runtime.adapters.sandbox import BindingRefused
+from psych_runtime.adapters.sandbox import Execution
+from psych_runtime.adapters.sandbox import ExecutionStatus
+from psych_runtime.adapters.sandbox import Guarantee
+from psych_runtime.adapters.sandbox import Program
+from psych_runtime.adapters.sandbox import ResolvedLimits
+from psych_runtime.adapters.sandbox import Sandbox
 from psych_runtime.spec import Isolation
 
 JsonObject = dict[str, JsonValue]

@@ -21,16 +21,32 @@ emptied. A failing example shrinks to a short, printed sequence of calls.
 import asyncio
 import itertools
 import os
-from collections.abc import Awaitable, Callable
-from typing import ClassVar, TypeVar
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import ClassVar
+from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import initialize
+from hypothesis.stateful import rule
+from hypothesis.stateful import run_state_machine_as_test
 
 from psych_contract import _data as data
 from psych_contract.reference import ReferenceStore
-from psych_runtime import PsychError, RunId, Scope, Store, VersionHash
-from psych_runtime.adapters.store import WORK, Fence, Notifier, RunHeader, RunState
+from psych_runtime import PsychError
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import Store
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import Notifier
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
 from psych_runtime.records import WorkerId
 
 T = TypeVar("T")

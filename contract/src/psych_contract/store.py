@@ -14,35 +14,47 @@ before its generous timeout".
 import asyncio
 import math
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from datetime import datetime
-from typing import ClassVar, Unpack
+from typing import ClassVar
+from typing import Unpack
 
 import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_contract._overrides import Suite, must_override, overridden_without_xfail, raw_items
+from psych_contract._overrides import Suite
+from psych_contract._overrides import must_override
+from psych_contract._overrides import overridden_without_xfail
+from psych_contract._overrides import raw_items
 from psych_contract.stateful import check_against_reference
-from psych_runtime import RunId, RunNotFound, Store, UnstorableValue, VersionHash
-from psych_runtime.adapters.store import (
-    MAX_RECORD_DEPTH,
-    WORK,
-    Fence,
-    LeaseLost,
-    Migratable,
-    Notifier,
-    RunDeletion,
-    RunHeader,
-    RunListing,
-    RunState,
-    SchemaInspection,
-    SchemaNotMigrated,
-    SeqConflict,
-    StoreError,
-    mentions,
-)
-from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record, WorkerId
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Store
+from psych_runtime import UnstorableValue
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import MAX_RECORD_DEPTH
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import Migratable
+from psych_runtime.adapters.store import Notifier
+from psych_runtime.adapters.store import RunDeletion
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunListing
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SchemaInspection
+from psych_runtime.adapters.store import SchemaNotMigrated
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.adapters.store import StoreError
+from psych_runtime.adapters.store import mentions
+from psych_runtime.records import EntryId
+from psych_runtime.records import QueueEnqueued
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Record
+from psych_runtime.records import WorkerId
 
 W1 = WorkerId("contract-worker-1")
 W2 = WorkerId("contract-worker-2")

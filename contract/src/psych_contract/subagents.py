@@ -8,7 +8,8 @@ say) script the same exchange with ``lead_spawning_the_finder``.
 
 from typing import Any
 
-from psych_runtime.testing import FakeModel, ModelsByName
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
 
 FINDER: dict[str, Any] = {
     "name": "finder",

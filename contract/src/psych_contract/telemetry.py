@@ -13,39 +13,47 @@ fails here.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from psych_contract._overrides import must_override, overridden_without_xfail
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    Runtime,
-    Scope,
-    TerminalState,
-    ToolRegistry,
-    Version,
-    Worker,
-    dispatch,
-    publish,
-)
-from psych_runtime.adapters.telemetry import (
-    PSYCH_SCHEMA,
-    FinishedSpan,
-    Telemetry,
-    TelemetrySpan,
-    check_spans,
-)
-from psych_runtime.models import ModelClient, ModelPrice, ModelRequest, StaticPriceTable
-from psych_runtime.records import Record, RunAdmitted, ToolCallStarted, Usage
-from psych_runtime.testing import FakeModel, crash_and_recover
+from psych_contract._overrides import must_override
+from psych_contract._overrides import overridden_without_xfail
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import TerminalState
+from psych_runtime import ToolRegistry
+from psych_runtime import Version
+from psych_runtime import Worker
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime.adapters.telemetry import PSYCH_SCHEMA
+from psych_runtime.adapters.telemetry import FinishedSpan
+from psych_runtime.adapters.telemetry import Telemetry
+from psych_runtime.adapters.telemetry import TelemetrySpan
+from psych_runtime.adapters.telemetry import check_spans
+from psych_runtime.models import ModelClient
+from psych_runtime.models import ModelPrice
+from psych_runtime.models import ModelRequest
+from psych_runtime.models import StaticPriceTable
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import ToolCallStarted
+from psych_runtime.records import Usage
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import crash_and_recover
 
 _SCOPE = Scope(tenant="contract")
 _PROVIDER = "openai"

@@ -14,7 +14,8 @@ this against a pretend server, an adapter's against its real one::
 from collections.abc import Sequence
 
 from psych_runtime import Scope
-from psych_runtime.records import Record, ToolCallFinished
+from psych_runtime.records import Record
+from psych_runtime.records import ToolCallFinished
 from psych_runtime.testing import FakeModel
 
 ALLOWED = ("find", "export")

@@ -14,7 +14,8 @@ import pytest_asyncio
 
 from contract.tests.mutants.blob_mutants import blob_mutant
 from psych_contract import BlobStoreContract
-from psych_runtime.adapters import BlobStore, FileBlobStore
+from psych_runtime.adapters import BlobStore
+from psych_runtime.adapters import FileBlobStore
 
 MUTANT = blob_mutant(os.environ.get("PSYCH_MUTANT", ""))
 BASE = os.environ.get("PSYCH_MUTANT_BASE", "memory")

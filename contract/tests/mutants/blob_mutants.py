@@ -10,17 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from psych_runtime import RunId
-from psych_runtime.adapters import (
-    BlobInfo,
-    BlobKey,
-    BlobNotFound,
-    BlobStore,
-    FileBlobStore,
-    InMemoryBlobStore,
-    RawItem,
-    RawStorage,
-    RunBlobDeletion,
-)
+from psych_runtime.adapters import BlobInfo
+from psych_runtime.adapters import BlobKey
+from psych_runtime.adapters import BlobNotFound
+from psych_runtime.adapters import BlobStore
+from psych_runtime.adapters import FileBlobStore
+from psych_runtime.adapters import InMemoryBlobStore
+from psych_runtime.adapters import RawItem
+from psych_runtime.adapters import RawStorage
+from psych_runtime.adapters import RunBlobDeletion
 from psych_runtime.records import ToolCallId
 
 MODEL_CASE = "test_random_call_sequences_match_the_reference_model"

@@ -10,16 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from psych_runtime.adapters import (
-    InMemoryMemoryStore,
-    Memory,
-    MemoryKey,
-    MemoryStore,
-    RawItem,
-    RawStorage,
-    check_memory_key,
-)
-from psych_store_sqlite import SqliteMemoryStore, _queries as ops
+from psych_runtime.adapters import InMemoryMemoryStore
+from psych_runtime.adapters import Memory
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import MemoryStore
+from psych_runtime.adapters import RawItem
+from psych_runtime.adapters import RawStorage
+from psych_runtime.adapters import check_memory_key
+from psych_store_sqlite import SqliteMemoryStore
+from psych_store_sqlite import _queries as ops
 
 
 class ForwardingMemory:

@@ -11,13 +11,20 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
-from psych_runtime.adapters import Guarantee, Program, Sandbox, SandboxCapabilities
-from psych_sandbox import NamespaceSandbox, SubprocessSandbox
-from psych_sandbox._host import Identity, Launch
+from psych_runtime.adapters import Guarantee
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import Sandbox
+from psych_runtime.adapters import SandboxCapabilities
+from psych_sandbox import NamespaceSandbox
+from psych_sandbox import SubprocessSandbox
+from psych_sandbox._host import Identity
+from psych_sandbox._host import Launch
 
 
 class ReapsOnlyAfterNormalExit(SubprocessSandbox):

@@ -9,31 +9,39 @@ do, so a weakened case is noticed the day it stops catching anything.
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 from psych_store_example import ExampleStore
 
-from psych_runtime import RunId, RunNotFound, Store
-from psych_runtime.adapters import (
-    WORK,
-    Admission,
-    Fence,
-    InMemoryStore,
-    LocalNotifier,
-    Notifier,
-    RunHeader,
-    RunState,
-    SeqConflict,
-    claim_order,
-    claimable,
-)
-from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Store
+from psych_runtime.adapters import WORK
+from psych_runtime.adapters import Admission
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import InMemoryStore
+from psych_runtime.adapters import LocalNotifier
+from psych_runtime.adapters import Notifier
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunState
+from psych_runtime.adapters import SeqConflict
+from psych_runtime.adapters import claim_order
+from psych_runtime.adapters import claimable
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
 from psych_runtime.testing import ForwardingStore
-from psych_store_sqlite import SqliteStore, _queries
-from psych_store_sqlite._rows import SELECT_HEADER, header_from_row, optional_micros, to_micros
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import _queries
+from psych_store_sqlite._rows import SELECT_HEADER
+from psych_store_sqlite._rows import header_from_row
+from psych_store_sqlite._rows import optional_micros
+from psych_store_sqlite._rows import to_micros
 
 _MICROSECOND = timedelta(microseconds=1)
 

@@ -8,7 +8,8 @@ selects the pairs it expects by node id. It is not collected on its own.
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,9 +21,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from contract.tests.mutants.telemetry_mutants import build, telemetry_mutant
-from psych_contract import Measurement, TelemetryContract, TelemetryHarness
-from psych_otel import OtelSpan, finished_span
+from contract.tests.mutants.telemetry_mutants import build
+from contract.tests.mutants.telemetry_mutants import telemetry_mutant
+from psych_contract import Measurement
+from psych_contract import TelemetryContract
+from psych_contract import TelemetryHarness
+from psych_otel import OtelSpan
+from psych_otel import finished_span
 from psych_runtime.adapters import TelemetrySpan
 
 NAMES = [name for name in os.environ.get("PSYCH_TELEMETRY_MUTANTS", "").split(",") if name]

@@ -7,16 +7,21 @@ remote parent lost, an error status or a late attribute never set. Each names th
 ``TelemetryContract`` cases that must fail against it.
 """
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
-from psych_otel import OtelSpan, OtelTelemetry
-from psych_runtime.adapters import PSYCH_SCHEMA, MetricRule, TelemetrySchema
+from psych_otel import OtelSpan
+from psych_otel import OtelTelemetry
+from psych_runtime.adapters import PSYCH_SCHEMA
+from psych_runtime.adapters import MetricRule
+from psych_runtime.adapters import TelemetrySchema
 
 MEASURED = "test_model_calls_are_measured"
 PRICED = "test_a_priced_call_is_measured_in_its_currency"

@@ -4,8 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from contract.tests.mutants.blob_mutants import BLOB_CONTROL, BLOB_MUTANTS, BlobMutant
-from contract.tests.mutants.test_store_mutants import assert_caught, run_contract
+from contract.tests.mutants.blob_mutants import BLOB_CONTROL
+from contract.tests.mutants.blob_mutants import BLOB_MUTANTS
+from contract.tests.mutants.blob_mutants import BlobMutant
+from contract.tests.mutants.test_store_mutants import assert_caught
+from contract.tests.mutants.test_store_mutants import run_contract
 from psych_contract import BlobStoreContract
 
 RUNNER = Path(__file__).with_name("blob_contract_under_mutant.py")

@@ -4,8 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from contract.tests.mutants.memory_mutants import MEMORY_CONTROL, MEMORY_MUTANTS, MemoryMutant
-from contract.tests.mutants.test_store_mutants import assert_caught, run_contract
+from contract.tests.mutants.memory_mutants import MEMORY_CONTROL
+from contract.tests.mutants.memory_mutants import MEMORY_MUTANTS
+from contract.tests.mutants.memory_mutants import MemoryMutant
+from contract.tests.mutants.test_store_mutants import assert_caught
+from contract.tests.mutants.test_store_mutants import run_contract
 from psych_contract import MemoryContract
 
 RUNNER = Path(__file__).with_name("memory_contract_under_mutant.py")

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from contract.tests.mutants.sandbox_mutants import SANDBOX_CONTROLS, SANDBOX_MUTANTS, SandboxMutant
-from contract.tests.mutants.test_store_mutants import assert_caught, run_contract
+from contract.tests.mutants.sandbox_mutants import SANDBOX_CONTROLS
+from contract.tests.mutants.sandbox_mutants import SANDBOX_MUTANTS
+from contract.tests.mutants.sandbox_mutants import SandboxMutant
+from contract.tests.mutants.test_store_mutants import assert_caught
+from contract.tests.mutants.test_store_mutants import run_contract
 from psych_contract import SandboxContract
 
 RUNNER = Path(__file__).with_name("sandbox_contract_under_mutant.py")

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from contract.tests.mutants.store_mutants import CONTROL, MUTANTS, Mutant
+from contract.tests.mutants.store_mutants import CONTROL
+from contract.tests.mutants.store_mutants import MUTANTS
+from contract.tests.mutants.store_mutants import Mutant
 
 REPO = Path(__file__).resolve().parents[3]
 RUNNER = Path(__file__).with_name("contract_under_mutant.py")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from contract.tests.mutants.telemetry_mutants import TELEMETRY_CONTROL, TELEMETRY_MUTANTS
+from contract.tests.mutants.telemetry_mutants import TELEMETRY_CONTROL
+from contract.tests.mutants.telemetry_mutants import TELEMETRY_MUTANTS
 from psych_contract import TelemetryContract
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,10 +1,12 @@
 """The installed entry point: ``open_store`` finds the example store by its scheme."""
 
 import pytest
-from psych_store_example import ExampleSettings, ExampleStore
+from psych_store_example import ExampleSettings
+from psych_store_example import ExampleStore
 
 import psych_runtime
-from psych_runtime.adapters import InvalidStoreUrl, store_backends
+from psych_runtime.adapters import InvalidStoreUrl
+from psych_runtime.adapters import store_backends
 
 
 async def test_open_store_finds_the_example_scheme() -> None:

@@ -1,7 +1,8 @@
 """Signing keys for the Agent Card tests, made fresh for each test that asks."""
 
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 
 def pem_pair(

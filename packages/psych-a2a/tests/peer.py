@@ -12,29 +12,36 @@ import socket
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import uvicorn
-from a2a.helpers.proto_helpers import new_text_artifact, new_text_message
-from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.helpers.proto_helpers import new_text_artifact
+from a2a.helpers.proto_helpers import new_text_message
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    Message,
-    Role,
-    Task,
-    TaskState,
-    TaskStatus,
-)
+from a2a.server.routes import create_agent_card_routes
+from a2a.server.routes import create_jsonrpc_routes
+from a2a.server.routes import create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import TaskUpdater
+from a2a.types import AgentCapabilities
+from a2a.types import AgentCard
+from a2a.types import AgentInterface
+from a2a.types import AgentSkill
+from a2a.types import Message
+from a2a.types import Role
+from a2a.types import Task
+from a2a.types import TaskState
+from a2a.types import TaskStatus
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 
 @dataclass

@@ -9,7 +9,8 @@ that connection is dropped on both sides (the peer stays up), ``cut`` is set, an
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 
 _EVENT_END = (b"\r\n\r\n", b"\n\n")
 

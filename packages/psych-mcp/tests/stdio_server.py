@@ -11,7 +11,8 @@ the process that started it) and ``ping`` (answers at once).
 import os
 import sys
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import MCPServer
 
 
 def build() -> MCPServer:

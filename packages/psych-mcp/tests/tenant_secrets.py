@@ -2,7 +2,8 @@
 
 from pydantic import SecretStr
 
-from psych_runtime import ResolvedCredential, Scope
+from psych_runtime import ResolvedCredential
+from psych_runtime import Scope
 
 
 class PerTenant:

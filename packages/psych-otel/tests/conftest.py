@@ -4,36 +4,42 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader, Metric
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import Metric
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import psych_runtime
 from psych_otel import OtelTelemetry
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    Runtime,
-    Scope,
-    Store,
-    ToolRegistry,
-    Version,
-    Worker,
-    publish,
-)
-from psych_runtime.adapters import FinishedSpan, Telemetry
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import Store
+from psych_runtime import ToolRegistry
+from psych_runtime import Version
+from psych_runtime import Worker
+from psych_runtime import publish
+from psych_runtime.adapters import FinishedSpan
+from psych_runtime.adapters import Telemetry
 from psych_runtime.models import ModelClient
-from psych_runtime.testing import FAST_WORKER, worker_in_background
+from psych_runtime.testing import FAST_WORKER
+from psych_runtime.testing import worker_in_background
 
 ACME = Scope(tenant="acme")
 

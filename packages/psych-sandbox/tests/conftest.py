@@ -5,7 +5,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from psych_runtime.adapters import ResolvedLimits
-from psych_sandbox import NamespaceSandbox, SandboxUnavailable
+from psych_sandbox import NamespaceSandbox
+from psych_sandbox import SandboxUnavailable
 
 LIMITS = ResolvedLimits(
     cpu_seconds=2,

@@ -20,7 +20,10 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +31,12 @@ import pytest_asyncio
 
 from psych_contract import _data as data
 from psych_runtime.adapters import RunHeader
-from psych_runtime.records import EntryId, QueueEnqueued, QueueKind, Record
-from psych_store_dynamo import DynamoStore, S3BlobStore
+from psych_runtime.records import EntryId
+from psych_runtime.records import QueueEnqueued
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Record
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import S3BlobStore
 from psych_store_dynamo._database import DynamoDatabase
 
 REGION = "us-east-1"

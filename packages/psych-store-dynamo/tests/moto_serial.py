@@ -14,14 +14,13 @@ takes for host and port).
 
 import argparse
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from moto.moto_server.werkzeug_app import MotoRequestHandler
+from moto.moto_server.werkzeug_app import create_backend_app
 from werkzeug.serving import run_simple
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

@@ -7,12 +7,15 @@ optional: when it cannot be reached these tests fail, they are not skipped.
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 import pytest_asyncio
 
-from psych_store_mysql import MySQLStore, _connection
+from psych_store_mysql import MySQLStore
+from psych_store_mysql import _connection
 from psych_store_mysql._batches import Batch
 from psych_store_mysql.schema import Tables
 from psych_store_mysql.settings import MySQLSettings

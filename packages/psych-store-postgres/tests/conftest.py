@@ -7,7 +7,9 @@ can never pass as green.
 
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 
 import asyncpg
@@ -17,7 +19,9 @@ import pytest_asyncio
 from psych_contract.lifecycle import closing
 from psych_store_postgres import PostgresStore
 from psych_store_postgres._database import PostgresDatabase
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, version_table_sql
+from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import MIGRATIONS
+from psych_store_postgres.schema import version_table_sql
 
 DSN_ENV = "PSYCH_TEST_POSTGRES_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"

@@ -1,8 +1,11 @@
 """Helpers shared by this package's tests."""
 
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 
 from psych_contract.lifecycle import migrated
 from psych_store_sqlite._database import SqliteDatabase

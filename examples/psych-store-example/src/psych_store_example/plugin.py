@@ -6,13 +6,11 @@ it describes the backend and imports the store only inside ``open_example_store`
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    DoctorCheck,
-    DoctorResult,
-    StoreBackend,
-    offer_doctor_checks,
-    offer_stores,
-)
+from psych_runtime.adapters.plugins import DoctorCheck
+from psych_runtime.adapters.plugins import DoctorResult
+from psych_runtime.adapters.plugins import StoreBackend
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_stores
 
 if TYPE_CHECKING:
     from psych_store_example.store import ExampleStore

@@ -13,37 +13,44 @@ are the core's own, ready for any store that holds its headers in memory.
 """
 
 import asyncio
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timedelta
 
-from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters.store import (
-    WORK,
-    Admission,
-    Fence,
-    LeaseLost,
-    LocalNotifier,
-    RawItem,
-    RunHeader,
-    RunState,
-    SeqConflict,
-    StoreError,
-    check_admission,
-    check_append_batch,
-    check_read_window,
-    claim_order,
-    claimable,
-    holds_lease,
-    leased,
-    oldest_settled_runs,
-    parked,
-    released,
-    settings_from,
-    sweep_expired_leases,
-    sweep_overdue_deadlines,
-)
-from psych_runtime.records import Record, RunAdmitted, WorkerId, record_to_json
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import LocalNotifier
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.adapters.store import StoreError
+from psych_runtime.adapters.store import check_admission
+from psych_runtime.adapters.store import check_append_batch
+from psych_runtime.adapters.store import check_read_window
+from psych_runtime.adapters.store import claim_order
+from psych_runtime.adapters.store import claimable
+from psych_runtime.adapters.store import holds_lease
+from psych_runtime.adapters.store import leased
+from psych_runtime.adapters.store import oldest_settled_runs
+from psych_runtime.adapters.store import parked
+from psych_runtime.adapters.store import released
+from psych_runtime.adapters.store import settings_from
+from psych_runtime.adapters.store import sweep_expired_leases
+from psych_runtime.adapters.store import sweep_overdue_deadlines
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_to_json
 from psych_store_example.settings import ExampleSettings
 
 

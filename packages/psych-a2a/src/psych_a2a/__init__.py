@@ -19,19 +19,17 @@ from psych_a2a._version import __version__
 from psych_runtime.adapters.plugins import lazy_exports
 
 if TYPE_CHECKING:
-    from psych_a2a.cards import (
-        CardRefused as CardRefused,
-        CardVerifier as CardVerifier,
-        sign_card as sign_card,
-    )
-    from psych_a2a.inbound import (
-        A2AMount as A2AMount,
-        RunExecutor as RunExecutor,
-        agent_card as agent_card,
-        push_url_check as push_url_check,
-    )
-    from psych_a2a.pool import A2APool as A2APool, A2APoolKey as A2APoolKey
-    from psych_a2a.tools import A2ATools as A2ATools, PoolKey as PoolKey
+    from psych_a2a.cards import CardRefused as CardRefused
+    from psych_a2a.cards import CardVerifier as CardVerifier
+    from psych_a2a.cards import sign_card as sign_card
+    from psych_a2a.inbound import A2AMount as A2AMount
+    from psych_a2a.inbound import RunExecutor as RunExecutor
+    from psych_a2a.inbound import agent_card as agent_card
+    from psych_a2a.inbound import push_url_check as push_url_check
+    from psych_a2a.pool import A2APool as A2APool
+    from psych_a2a.pool import A2APoolKey as A2APoolKey
+    from psych_a2a.tools import A2ATools as A2ATools
+    from psych_a2a.tools import PoolKey as PoolKey
 
 __getattr__, __dir__ = lazy_exports(
     __name__,

@@ -9,7 +9,12 @@ base64-encoded up to a bound.
 
 import base64
 
-from a2a.types import AgentSkill, Artifact, Message, Part, Task, TaskState
+from a2a.types import AgentSkill
+from a2a.types import Artifact
+from a2a.types import Message
+from a2a.types import Part
+from a2a.types import Task
+from a2a.types import TaskState
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from pydantic import JsonValue
 

@@ -10,8 +10,10 @@ signature counts only when its ``kid`` names one of the verifier's keys and its
 algorithm is one the verifier accepts, so an attacker cannot pick a weaker one.
 """
 
-from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
     from a2a.types import AgentCard
@@ -65,7 +67,8 @@ class CardVerifier:
         Raises:
             CardRefused: the card has no signature, or none verifies.
         """
-        from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+        from a2a.utils.signing import SignatureVerificationError
+        from a2a.utils.signing import create_signature_verifier
 
         def key_for(kid: str | None, jku: str | None) -> Any:
             import jwt

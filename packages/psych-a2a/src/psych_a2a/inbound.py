@@ -38,44 +38,47 @@ is per process.
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
 
 from a2a.helpers.proto_helpers import new_text_message
-from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    Part,
-    Role,
-    Task,
-    TaskState,
-    TaskStatus,
-)
+from a2a.types import AgentCapabilities
+from a2a.types import AgentCard
+from a2a.types import AgentInterface
+from a2a.types import AgentSkill
+from a2a.types import Part
+from a2a.types import Role
+from a2a.types import Task
+from a2a.types import TaskState
+from a2a.types import TaskStatus
 
-from psych_a2a.cards import KeyMaterial, sign_card
-from psych_runtime import (
-    EgressPolicy,
-    RunId,
-    Scope,
-    Store,
-    TerminalState,
-    Version,
-    answer,
-    dispatch,
-    interrupt,
-    read_log,
-    resume,
-    send,
-    state,
-    stream,
-)
-from psych_runtime.adapters.tools import AnyPolicy, egress_allows, egress_client
+from psych_a2a.cards import KeyMaterial
+from psych_a2a.cards import sign_card
+from psych_runtime import EgressPolicy
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import Store
+from psych_runtime import TerminalState
+from psych_runtime import Version
+from psych_runtime import answer
+from psych_runtime import dispatch
+from psych_runtime import interrupt
+from psych_runtime import read_log
+from psych_runtime import resume
+from psych_runtime import send
+from psych_runtime import state
+from psych_runtime import stream
+from psych_runtime.adapters.tools import AnyPolicy
+from psych_runtime.adapters.tools import egress_allows
+from psych_runtime.adapters.tools import egress_client
 from psych_runtime.records import Record
 
 if TYPE_CHECKING:
@@ -442,11 +445,9 @@ class A2AMount:
         card: AgentCard | None = None,
     ) -> None:
         from a2a.server.request_handlers import DefaultRequestHandlerV2
-        from a2a.server.tasks import (
-            BasePushNotificationSender,
-            InMemoryPushNotificationConfigStore,
-            InMemoryTaskStore,
-        )
+        from a2a.server.tasks import BasePushNotificationSender
+        from a2a.server.tasks import InMemoryPushNotificationConfigStore
+        from a2a.server.tasks import InMemoryTaskStore
 
         if signing_key is not None and not signing_kid:
             raise ValueError("signing_key needs signing_kid, the key id the signature names")
@@ -486,11 +487,9 @@ class A2AMount:
     @property
     def routes(self) -> "list[BaseRoute]":
         """The Starlette routes: the card, JSON-RPC and HTTP+JSON."""
-        from a2a.server.routes import (
-            create_agent_card_routes,
-            create_jsonrpc_routes,
-            create_rest_routes,
-        )
+        from a2a.server.routes import create_agent_card_routes
+        from a2a.server.routes import create_jsonrpc_routes
+        from a2a.server.routes import create_rest_routes
 
         return [
             *create_agent_card_routes(self.card),

@@ -17,29 +17,33 @@ import asyncio
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
-from psych_a2a.cards import CardRefused, CardVerifier
-from psych_runtime import HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters.tools import (
-    AnyPolicy,
-    Catalogue,
-    RemoteError,
-    RemoteFailure,
-    RemotePool,
-    credential_digest,
-    failure_of,
-    failure_of_status,
-)
+from psych_a2a.cards import CardRefused
+from psych_a2a.cards import CardVerifier
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime import SecretResolver
+from psych_runtime.adapters.tools import AnyPolicy
+from psych_runtime.adapters.tools import Catalogue
+from psych_runtime.adapters.tools import RemoteError
+from psych_runtime.adapters.tools import RemoteFailure
+from psych_runtime.adapters.tools import RemotePool
+from psych_runtime.adapters.tools import credential_digest
+from psych_runtime.adapters.tools import failure_of
+from psych_runtime.adapters.tools import failure_of_status
 from psych_runtime.spec import A2APeer
 
 if TYPE_CHECKING:
     import httpx
     from a2a.client import Client
-    from a2a.types import AgentCard, Task
+    from a2a.types import AgentCard
+    from a2a.types import Task
 
     from psych_runtime.adapters.tools import EgressTransport
 
@@ -232,7 +236,8 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
     # --- calling --------------------------------------------------------------------
 
     async def _client(self, peer: A2APeer, conn: _Connection) -> "Client":
-        from a2a.client import ClientConfig, ClientFactory
+        from a2a.client import ClientConfig
+        from a2a.client import ClientFactory
 
         card = await self._fresh_card(peer, conn)
         if conn.client is None:
@@ -261,9 +266,15 @@ class A2APool(RemotePool[A2APeer, A2APoolKey, _Connection]):
         context_id: str | None,
         message_id: str,
     ) -> JsonValue:
-        from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest
+        from a2a.types import GetTaskRequest
+        from a2a.types import Message
+        from a2a.types import Part
+        from a2a.types import Role
+        from a2a.types import SendMessageRequest
 
-        from psych_a2a._mapping import PAUSED, SETTLED, message_result
+        from psych_a2a._mapping import PAUSED
+        from psych_a2a._mapping import SETTLED
+        from psych_a2a._mapping import message_result
 
         client = await self._client(peer, conn)
         message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)])

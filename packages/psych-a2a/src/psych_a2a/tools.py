@@ -17,22 +17,29 @@ an optional one is left out and the model is told in an advisory.
 """
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from pydantic import JsonValue
 
 from psych_a2a.cards import CardVerifier
-from psych_a2a.pool import BINDINGS, WELL_KNOWN_CARD, A2APool, A2APoolKey, card_url
-from psych_runtime import EgressPolicy, HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters.tools import (
-    RemoteTools,
-    SourceCallFailed,
-    SourceTool,
-    TenantAccess,
-    ToolContext,
-    pool_or_own,
-)
-from psych_runtime.spec import A2APeer, AgentSpec
+from psych_a2a.pool import BINDINGS
+from psych_a2a.pool import WELL_KNOWN_CARD
+from psych_a2a.pool import A2APool
+from psych_a2a.pool import A2APoolKey
+from psych_a2a.pool import card_url
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime import SecretResolver
+from psych_runtime.adapters.tools import RemoteTools
+from psych_runtime.adapters.tools import SourceCallFailed
+from psych_runtime.adapters.tools import SourceTool
+from psych_runtime.adapters.tools import TenantAccess
+from psych_runtime.adapters.tools import ToolContext
+from psych_runtime.adapters.tools import pool_or_own
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import AgentSpec
 
 if TYPE_CHECKING:
     from a2a.types import AgentSkill

@@ -11,31 +11,35 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client import Client, ClientConfig, create_client
-from a2a.types import (
-    CancelTaskRequest,
-    GetTaskRequest,
-    Message,
-    Part,
-    Role,
-    SendMessageConfiguration,
-    SendMessageRequest,
-    StreamResponse,
-    Task,
-    TaskPushNotificationConfig,
-    TaskState,
-)
+from a2a.client import Client
+from a2a.client import ClientConfig
+from a2a.client import create_client
+from a2a.types import CancelTaskRequest
+from a2a.types import GetTaskRequest
+from a2a.types import Message
+from a2a.types import Part
+from a2a.types import Role
+from a2a.types import SendMessageConfiguration
+from a2a.types import SendMessageRequest
+from a2a.types import StreamResponse
+from a2a.types import Task
+from a2a.types import TaskPushNotificationConfig
+from a2a.types import TaskState
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from psych_a2a.inbound import RUN_ID_KEY
-from psych_runtime import EgressPolicy, InMemoryStore, RunId, Scope
+from psych_runtime import EgressPolicy
+from psych_runtime import InMemoryStore
+from psych_runtime import RunId
+from psych_runtime import Scope
 from psych_runtime.testing import FakeModel
 
 from ..conftest import LOOPBACK
-from ..peer import loopback_socket, serving
+from ..peer import loopback_socket
+from ..peer import serving
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "a2a_server.py"
 DEMO = Scope(tenant="demo")

@@ -9,42 +9,45 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from a2a.client import ClientConfig, create_client
+from a2a.client import ClientConfig
+from a2a.client import create_client
 from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
-from a2a.server.tasks import InMemoryTaskStore, TaskManager
-from a2a.types import (
-    Message,
-    Part,
-    Role,
-    SendMessageRequest,
-    SubscribeToTaskRequest,
-    Task,
-    TaskState,
-)
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import TaskManager
+from a2a.types import Message
+from a2a.types import Part
+from a2a.types import Role
+from a2a.types import SendMessageRequest
+from a2a.types import SubscribeToTaskRequest
+from a2a.types import Task
+from a2a.types import TaskState
 from starlette.applications import Starlette
 
-from psych_a2a import A2AMount, A2ATools, CardVerifier, RunExecutor
-from psych_runtime import (
-    AgentSpec,
-    ApprovalRules,
-    InMemoryStore,
-    RunId,
-    Runtime,
-    Scope,
-    ToolRegistry,
-    Worker,
-    publish,
-    read_log,
-    resume,
-)
+from psych_a2a import A2AMount
+from psych_a2a import A2ATools
+from psych_a2a import CardVerifier
+from psych_a2a import RunExecutor
+from psych_runtime import AgentSpec
+from psych_runtime import ApprovalRules
+from psych_runtime import InMemoryStore
+from psych_runtime import RunId
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import ToolRegistry
+from psych_runtime import Worker
+from psych_runtime import publish
+from psych_runtime import read_log
+from psych_runtime import resume
 from psych_runtime.adapters import ToolSourceUnavailable
-from psych_runtime.spec import A2APeer, SuspensionPolicy
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
 from ..conftest import LOOPBACK
 from ..keys import pem_pair
-from ..peer import loopback_socket, serving
+from ..peer import loopback_socket
+from ..peer import serving
 
 ACME = Scope(tenant="acme")
 

@@ -7,26 +7,35 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from psych_a2a import A2ATools, CardVerifier, sign_card
-from psych_runtime import (
-    EgressPolicy,
-    InMemoryStore,
-    ResolvedCredential,
-    Runtime,
-    Scope,
-    ToolContext,
-    ToolRegistry,
-    Worker,
-    dispatch,
-    publish,
-)
-from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolSourceUnavailable
-from psych_runtime.spec import A2APeer, AgentSpec
-from psych_runtime.testing import FakeModel, worker_in_background
+from psych_a2a import A2ATools
+from psych_a2a import CardVerifier
+from psych_a2a import sign_card
+from psych_runtime import EgressPolicy
+from psych_runtime import InMemoryStore
+from psych_runtime import ResolvedCredential
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import ToolContext
+from psych_runtime import ToolRegistry
+from psych_runtime import Worker
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.adapters import ToolSourceUnavailable
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import AgentSpec
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import worker_in_background
 
 from ..conftest import LOOPBACK
 from ..keys import pem_pair
-from ..peer import Seen, loopback_socket, peer_app, peer_card, running_peer, serving
+from ..peer import Seen
+from ..peer import loopback_socket
+from ..peer import peer_app
+from ..peer import peer_card
+from ..peer import running_peer
+from ..peer import serving
 
 ACME = Scope(tenant="acme")
 GLOBEX = Scope(tenant="globex")

@@ -8,14 +8,24 @@ from typing import Any
 
 import pytest
 
-from psych_a2a import A2APool, A2APoolKey, A2ATools
-from psych_runtime import EgressPolicy, HttpTransport, Scope, StaticSecretResolver
-from psych_runtime.adapters import SourceCallFailed, ToolSource
+from psych_a2a import A2APool
+from psych_a2a import A2APoolKey
+from psych_a2a import A2ATools
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import ToolSource
 from psych_runtime.spec import A2APeer
 
 from ..conftest import LOOPBACK
 from ..peer import running_peer
-from .test_outbound import ACME, GLOBEX, PerTenant, _call, _spec
+from .test_outbound import ACME
+from .test_outbound import GLOBEX
+from .test_outbound import PerTenant
+from .test_outbound import _call
+from .test_outbound import _spec
 
 
 async def test_the_reference_constructors_work_as_written() -> None:

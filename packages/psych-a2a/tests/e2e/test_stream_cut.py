@@ -7,21 +7,34 @@ so the order is forced, not hoped for.
 """
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
 from psych_a2a import A2ATools
-from psych_mcp import McpStubServer, McpTools
-from psych_runtime.adapters import SourceCallFailed, SourceTool
-from psych_runtime.spec import A2APeer, AgentSpec, McpServer
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpServer
 
 from ..conftest import LOOPBACK
-from ..peer import Seen, loopback_socket, peer_app, peer_card, serving
+from ..peer import Seen
+from ..peer import loopback_socket
+from ..peer import peer_app
+from ..peer import peer_card
+from ..peer import serving
 from ..proxy import CuttingProxy
-from .test_outbound import ACME, _call, _context, _spec
+from .test_outbound import ACME
+from .test_outbound import _call
+from .test_outbound import _context
+from .test_outbound import _spec
 
 
 @asynccontextmanager

@@ -4,10 +4,14 @@ import json
 
 import jwt
 import pytest
-from a2a.types import AgentCard, AgentSkill
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from a2a.types import AgentCard
+from a2a.types import AgentSkill
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 
-from psych_a2a import CardRefused, CardVerifier, sign_card
+from psych_a2a import CardRefused
+from psych_a2a import CardVerifier
+from psych_a2a import sign_card
 
 from ..keys import pem_pair
 

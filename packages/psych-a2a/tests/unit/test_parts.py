@@ -5,32 +5,36 @@ import base64
 from dataclasses import dataclass
 
 import pytest
-from a2a.types import AgentSkill, Artifact, Message, Part, Task, TaskState, TaskStatus
+from a2a.types import AgentSkill
+from a2a.types import Artifact
+from a2a.types import Message
+from a2a.types import Part
+from a2a.types import Task
+from a2a.types import TaskState
+from a2a.types import TaskStatus
 from google.protobuf.struct_pb2 import Value
 
 from psych_a2a import A2ATools
-from psych_a2a._mapping import (
-    MAX_INLINE_BYTES,
-    merge_artifact,
-    message_result,
-    part_json,
-    skill_definition,
-    state_name,
-    task_result,
-)
+from psych_a2a._mapping import MAX_INLINE_BYTES
+from psych_a2a._mapping import merge_artifact
+from psych_a2a._mapping import message_result
+from psych_a2a._mapping import part_json
+from psych_a2a._mapping import skill_definition
+from psych_a2a._mapping import state_name
+from psych_a2a._mapping import task_result
 from psych_a2a.tools import card_url
-from psych_runtime import Scope, ToolContext
-from psych_runtime.adapters import (
-    ConnectionPool,
-    SourceCallFailed,
-    SourceTool,
-    ToolSourceUnavailable,
-    admitted,
-    offerable,
-    qualified,
-)
+from psych_runtime import Scope
+from psych_runtime import ToolContext
+from psych_runtime.adapters import ConnectionPool
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.adapters import ToolSourceUnavailable
+from psych_runtime.adapters import admitted
+from psych_runtime.adapters import offerable
+from psych_runtime.adapters import qualified
 from psych_runtime.models import ToolDefinition
-from psych_runtime.spec import A2APeer, AgentSpec
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import AgentSpec
 
 
 def test_skills_are_qualified_and_narrowed_by_allow_and_the_tenant_plane() -> None:

@@ -6,9 +6,12 @@ import sys
 import pytest
 
 import psych_a2a
-from psych_a2a import A2ATools, plugin
-from psych_contract.plugin import ToolSourcePluginContract, modules_loaded_by
-from psych_runtime.spec import A2APeer, AgentSpec
+from psych_a2a import A2ATools
+from psych_a2a import plugin
+from psych_contract.plugin import ToolSourcePluginContract
+from psych_contract.plugin import modules_loaded_by
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import AgentSpec
 
 
 class TestA2APlugin(ToolSourcePluginContract):

@@ -24,258 +24,157 @@ Names load on first use, so ``import psych_runtime`` stays cheap.
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from psych_runtime._version import __version__
 
 if TYPE_CHECKING:
-    from psych_runtime import (
-        adapters as adapters,
-        models as models,
-        records as records,
-        spec as spec,
-        testing as testing,
-    )
-    from psych_runtime.blob.memory import (
-        InMemoryBlobStore as InMemoryBlobStore,
-    )
-    from psych_runtime.blob.port import (
-        BlobKey as BlobKey,
-        BlobStore as BlobStore,
-    )
-    from psych_runtime.core.corruption import (
-        CorruptLog as CorruptLog,
-    )
-    from psych_runtime.core.errors import (
-        AccessDenied as AccessDenied,
-        InvalidArgument as InvalidArgument,
-        PsychError as PsychError,
-        RunNotFound as RunNotFound,
-        UnstorableValue as UnstorableValue,
-        VersionNotFound as VersionNotFound,
-    )
-    from psych_runtime.core.ids import (
-        RunId as RunId,
-        ToolCallId as ToolCallId,
-        VersionHash as VersionHash,
-        WorkerId as WorkerId,
-    )
-    from psych_runtime.core.messages import (
-        ToolDefinition as ToolDefinition,
-    )
-    from psych_runtime.core.metering import (
-        Cost as Cost,
-        Usage as Usage,
-    )
-    from psych_runtime.core.projections.answer import (
-        AnswerView as AnswerView,
-    )
-    from psych_runtime.core.projections.report_types import (
-        LatencyReport as LatencyReport,
-        RunReport as RunReport,
-        TotalsReport as TotalsReport,
-    )
-    from psych_runtime.core.projections.status import (
-        RunStatus as RunStatus,
-    )
-    from psych_runtime.core.projections.thread import (
-        ThreadView as ThreadView,
-    )
-    from psych_runtime.core.records import (
-        ModelTimings as ModelTimings,
-        QueueKind as QueueKind,
-        RunAdmitted as RunAdmitted,
-        TerminalState as TerminalState,
-        ToolFailure as ToolFailure,
-        ToolOutcome as ToolOutcome,
-    )
-    from psych_runtime.core.scope import (
-        Scope as Scope,
-    )
-    from psych_runtime.core.spec import (
-        A2APeer as A2APeer,
-        AgentSpec as AgentSpec,
-        CodeTool as CodeTool,
-        HttpTool as HttpTool,
-        Limits as Limits,
-        McpEnv as McpEnv,
-        McpServer as McpServer,
-        ModelRef as ModelRef,
-        SpawnEnvelope as SpawnEnvelope,
-        SubagentRef as SubagentRef,
-        WorkflowSpec as WorkflowSpec,
-    )
-    from psych_runtime.core.spec.builders import (
-        AgentBuilder as AgentBuilder,
-        WorkflowBuilder as WorkflowBuilder,
-    )
-    from psych_runtime.core.state import (
-        RunStateView as RunStateView,
-    )
-    from psych_runtime.core.validation import (
-        SpecValidationError as SpecValidationError,
-        ValidationContext as ValidationContext,
-        validate as validate,
-    )
-    from psych_runtime.core.version import (
-        Version as Version,
-    )
-    from psych_runtime.egress.policy import (
-        EgressDecision as EgressDecision,
-        EgressDenied as EgressDenied,
-        EgressPolicy as EgressPolicy,
-        EgressRule as EgressRule,
-    )
-    from psych_runtime.egress.transport import (
-        HttpTransport as HttpTransport,
-    )
-    from psych_runtime.memory.local import (
-        InMemoryMemoryStore as InMemoryMemoryStore,
-    )
-    from psych_runtime.memory.port import (
-        EndUserRequired as EndUserRequired,
-        Memory as Memory,
-        MemoryKey as MemoryKey,
-        MemoryPort as MemoryPort,
-        MemoryStore as MemoryStore,
-    )
-    from psych_runtime.model.anthropic import (
-        AnthropicClient as AnthropicClient,
-    )
-    from psych_runtime.model.openai_compat import (
-        OpenAICompatibleClient as OpenAICompatibleClient,
-    )
-    from psych_runtime.model.port import (
-        ModelClient as ModelClient,
-        ModelRequest as ModelRequest,
-    )
-    from psych_runtime.model.pricing import (
-        DEFAULT_PRICES as DEFAULT_PRICES,
-        CostPolicy as CostPolicy,
-        ModelPrice as ModelPrice,
-        PriceResolver as PriceResolver,
-        StaticPriceTable as StaticPriceTable,
-    )
-    from psych_runtime.plugins import (
-        open_store as open_store,
-    )
-    from psych_runtime.plugins.urls import (
-        open_blob_store as open_blob_store,
-        open_memory_store as open_memory_store,
-    )
-    from psych_runtime.retention import (
-        DeletedRuns as DeletedRuns,
-        DeletionUnsupported as DeletionUnsupported,
-        RunStillActive as RunStillActive,
-        delete_run as delete_run,
-        delete_settled_runs as delete_settled_runs,
-    )
-    from psych_runtime.runtime.admission import (
-        Dispatched as Dispatched,
-        InvalidDispatch as InvalidDispatch,
-        dispatch as dispatch,
-    )
-    from psych_runtime.runtime.attempt import (
-        AttemptRunner as AttemptRunner,
-    )
-    from psych_runtime.runtime.control import (
-        RunAlreadySettled as RunAlreadySettled,
-        RunStopping as RunStopping,
-        interrupt as interrupt,
-        send as send,
-    )
-    from psych_runtime.runtime.publish import (
-        SharedVersionScope as SharedVersionScope,
-        publish as publish,
-    )
-    from psych_runtime.runtime.reads import (
-        RunAborted as RunAborted,
-        RunEndedWithoutAnswer as RunEndedWithoutAnswer,
-        RunFailed as RunFailed,
-        answer as answer,
-        read_log as read_log,
-        report as report,
-        state as state,
-        status as status,
-        stream as stream,
-        stream_text as stream_text,
-        thread as thread,
-    )
-    from psych_runtime.runtime.resume import (
-        InvalidResume as InvalidResume,
-        RunNotSuspended as RunNotSuspended,
-        SuspensionExpired as SuspensionExpired,
-        resume as resume,
-    )
-    from psych_runtime.runtime.runtime import (
-        Runtime as Runtime,
-    )
-    from psych_runtime.runtime.session import (
-        Session as Session,
-        session as session,
-    )
-    from psych_runtime.runtime.settings import (
-        RuntimeSettings as RuntimeSettings,
-        WorkerSettings as WorkerSettings,
-    )
-    from psych_runtime.runtime.worker import (
-        Worker as Worker,
-    )
-    from psych_runtime.sandbox.port import (
-        HostBinding as HostBinding,
-        Sandbox as Sandbox,
-        SandboxFailure as SandboxFailure,
-        SandboxLimit as SandboxLimit,
-        SandboxLimits as SandboxLimits,
-        SandboxResult as SandboxResult,
-    )
-    from psych_runtime.store.errors import (
-        SchemaNotMigrated as SchemaNotMigrated,
-        StoreError as StoreError,
-        StoreUnavailable as StoreUnavailable,
-    )
-    from psych_runtime.store.memory import (
-        InMemoryStore as InMemoryStore,
-    )
-    from psych_runtime.store.port import (
-        RunHeader as RunHeader,
-        RunState as RunState,
-        Store as Store,
-    )
-    from psych_runtime.telemetry.port import (
-        Telemetry as Telemetry,
-    )
-    from psych_runtime.tools.access import (
-        PermitAll as PermitAll,
-        TenantAccess as TenantAccess,
-    )
-    from psych_runtime.tools.approval import (
-        AllowAll as AllowAll,
-        ApprovalRules as ApprovalRules,
-        Decision as Decision,
-        InvalidApprovalRule as InvalidApprovalRule,
-        Policy as Policy,
-        ToolClass as ToolClass,
-    )
-    from psych_runtime.tools.context import (
-        ToolContext as ToolContext,
-        idempotency_key_for as idempotency_key_for,
-    )
-    from psych_runtime.tools.errors import (
-        ToolArgumentsInvalid as ToolArgumentsInvalid,
-        ToolResultInvalid as ToolResultInvalid,
-        ToolSchemaError as ToolSchemaError,
-        UnknownTool as UnknownTool,
-    )
-    from psych_runtime.tools.registry import (
-        ToolRegistry as ToolRegistry,
-    )
-    from psych_runtime.tools.secrets import (
-        EnvSecretResolver as EnvSecretResolver,
-        ResolvedCredential as ResolvedCredential,
-        SecretResolver as SecretResolver,
-        StaticSecretResolver as StaticSecretResolver,
-    )
+    from psych_runtime import adapters as adapters
+    from psych_runtime import models as models
+    from psych_runtime import records as records
+    from psych_runtime import spec as spec
+    from psych_runtime import testing as testing
+    from psych_runtime.blob.memory import InMemoryBlobStore as InMemoryBlobStore
+    from psych_runtime.blob.port import BlobKey as BlobKey
+    from psych_runtime.blob.port import BlobStore as BlobStore
+    from psych_runtime.core.corruption import CorruptLog as CorruptLog
+    from psych_runtime.core.errors import AccessDenied as AccessDenied
+    from psych_runtime.core.errors import InvalidArgument as InvalidArgument
+    from psych_runtime.core.errors import PsychError as PsychError
+    from psych_runtime.core.errors import RunNotFound as RunNotFound
+    from psych_runtime.core.errors import UnstorableValue as UnstorableValue
+    from psych_runtime.core.errors import VersionNotFound as VersionNotFound
+    from psych_runtime.core.ids import RunId as RunId
+    from psych_runtime.core.ids import ToolCallId as ToolCallId
+    from psych_runtime.core.ids import VersionHash as VersionHash
+    from psych_runtime.core.ids import WorkerId as WorkerId
+    from psych_runtime.core.messages import ToolDefinition as ToolDefinition
+    from psych_runtime.core.metering import Cost as Cost
+    from psych_runtime.core.metering import Usage as Usage
+    from psych_runtime.core.projections.answer import AnswerView as AnswerView
+    from psych_runtime.core.projections.report_types import LatencyReport as LatencyReport
+    from psych_runtime.core.projections.report_types import RunReport as RunReport
+    from psych_runtime.core.projections.report_types import TotalsReport as TotalsReport
+    from psych_runtime.core.projections.status import RunStatus as RunStatus
+    from psych_runtime.core.projections.thread import ThreadView as ThreadView
+    from psych_runtime.core.records import ModelTimings as ModelTimings
+    from psych_runtime.core.records import QueueKind as QueueKind
+    from psych_runtime.core.records import RunAdmitted as RunAdmitted
+    from psych_runtime.core.records import TerminalState as TerminalState
+    from psych_runtime.core.records import ToolFailure as ToolFailure
+    from psych_runtime.core.records import ToolOutcome as ToolOutcome
+    from psych_runtime.core.scope import Scope as Scope
+    from psych_runtime.core.spec import A2APeer as A2APeer
+    from psych_runtime.core.spec import AgentSpec as AgentSpec
+    from psych_runtime.core.spec import CodeTool as CodeTool
+    from psych_runtime.core.spec import HttpTool as HttpTool
+    from psych_runtime.core.spec import Limits as Limits
+    from psych_runtime.core.spec import McpEnv as McpEnv
+    from psych_runtime.core.spec import McpServer as McpServer
+    from psych_runtime.core.spec import ModelRef as ModelRef
+    from psych_runtime.core.spec import SpawnEnvelope as SpawnEnvelope
+    from psych_runtime.core.spec import SubagentRef as SubagentRef
+    from psych_runtime.core.spec import WorkflowSpec as WorkflowSpec
+    from psych_runtime.core.spec.builders import AgentBuilder as AgentBuilder
+    from psych_runtime.core.spec.builders import WorkflowBuilder as WorkflowBuilder
+    from psych_runtime.core.state import RunStateView as RunStateView
+    from psych_runtime.core.validation import SpecValidationError as SpecValidationError
+    from psych_runtime.core.validation import ValidationContext as ValidationContext
+    from psych_runtime.core.validation import validate as validate
+    from psych_runtime.core.version import Version as Version
+    from psych_runtime.egress.policy import EgressDecision as EgressDecision
+    from psych_runtime.egress.policy import EgressDenied as EgressDenied
+    from psych_runtime.egress.policy import EgressPolicy as EgressPolicy
+    from psych_runtime.egress.policy import EgressRule as EgressRule
+    from psych_runtime.egress.transport import HttpTransport as HttpTransport
+    from psych_runtime.memory.local import InMemoryMemoryStore as InMemoryMemoryStore
+    from psych_runtime.memory.port import EndUserRequired as EndUserRequired
+    from psych_runtime.memory.port import Memory as Memory
+    from psych_runtime.memory.port import MemoryKey as MemoryKey
+    from psych_runtime.memory.port import MemoryPort as MemoryPort
+    from psych_runtime.memory.port import MemoryStore as MemoryStore
+    from psych_runtime.model.anthropic import AnthropicClient as AnthropicClient
+    from psych_runtime.model.openai_compat import OpenAICompatibleClient as OpenAICompatibleClient
+    from psych_runtime.model.port import ModelClient as ModelClient
+    from psych_runtime.model.port import ModelRequest as ModelRequest
+    from psych_runtime.model.pricing import DEFAULT_PRICES as DEFAULT_PRICES
+    from psych_runtime.model.pricing import CostPolicy as CostPolicy
+    from psych_runtime.model.pricing import ModelPrice as ModelPrice
+    from psych_runtime.model.pricing import PriceResolver as PriceResolver
+    from psych_runtime.model.pricing import StaticPriceTable as StaticPriceTable
+    from psych_runtime.plugins import open_store as open_store
+    from psych_runtime.plugins.urls import open_blob_store as open_blob_store
+    from psych_runtime.plugins.urls import open_memory_store as open_memory_store
+    from psych_runtime.retention import DeletedRuns as DeletedRuns
+    from psych_runtime.retention import DeletionUnsupported as DeletionUnsupported
+    from psych_runtime.retention import RunStillActive as RunStillActive
+    from psych_runtime.retention import delete_run as delete_run
+    from psych_runtime.retention import delete_settled_runs as delete_settled_runs
+    from psych_runtime.runtime.admission import Dispatched as Dispatched
+    from psych_runtime.runtime.admission import InvalidDispatch as InvalidDispatch
+    from psych_runtime.runtime.admission import dispatch as dispatch
+    from psych_runtime.runtime.attempt import AttemptRunner as AttemptRunner
+    from psych_runtime.runtime.control import RunAlreadySettled as RunAlreadySettled
+    from psych_runtime.runtime.control import RunStopping as RunStopping
+    from psych_runtime.runtime.control import interrupt as interrupt
+    from psych_runtime.runtime.control import send as send
+    from psych_runtime.runtime.publish import SharedVersionScope as SharedVersionScope
+    from psych_runtime.runtime.publish import publish as publish
+    from psych_runtime.runtime.reads import RunAborted as RunAborted
+    from psych_runtime.runtime.reads import RunEndedWithoutAnswer as RunEndedWithoutAnswer
+    from psych_runtime.runtime.reads import RunFailed as RunFailed
+    from psych_runtime.runtime.reads import answer as answer
+    from psych_runtime.runtime.reads import read_log as read_log
+    from psych_runtime.runtime.reads import report as report
+    from psych_runtime.runtime.reads import state as state
+    from psych_runtime.runtime.reads import status as status
+    from psych_runtime.runtime.reads import stream as stream
+    from psych_runtime.runtime.reads import stream_text as stream_text
+    from psych_runtime.runtime.reads import thread as thread
+    from psych_runtime.runtime.resume import InvalidResume as InvalidResume
+    from psych_runtime.runtime.resume import RunNotSuspended as RunNotSuspended
+    from psych_runtime.runtime.resume import SuspensionExpired as SuspensionExpired
+    from psych_runtime.runtime.resume import resume as resume
+    from psych_runtime.runtime.runtime import Runtime as Runtime
+    from psych_runtime.runtime.session import Session as Session
+    from psych_runtime.runtime.session import session as session
+    from psych_runtime.runtime.settings import RuntimeSettings as RuntimeSettings
+    from psych_runtime.runtime.settings import WorkerSettings as WorkerSettings
+    from psych_runtime.runtime.worker import Worker as Worker
+    from psych_runtime.sandbox.port import HostBinding as HostBinding
+    from psych_runtime.sandbox.port import Sandbox as Sandbox
+    from psych_runtime.sandbox.port import SandboxFailure as SandboxFailure
+    from psych_runtime.sandbox.port import SandboxLimit as SandboxLimit
+    from psych_runtime.sandbox.port import SandboxLimits as SandboxLimits
+    from psych_runtime.sandbox.port import SandboxResult as SandboxResult
+    from psych_runtime.store.errors import SchemaNotMigrated as SchemaNotMigrated
+    from psych_runtime.store.errors import StoreError as StoreError
+    from psych_runtime.store.errors import StoreUnavailable as StoreUnavailable
+    from psych_runtime.store.memory import InMemoryStore as InMemoryStore
+    from psych_runtime.store.port import RunHeader as RunHeader
+    from psych_runtime.store.port import RunState as RunState
+    from psych_runtime.store.port import Store as Store
+    from psych_runtime.telemetry.port import Telemetry as Telemetry
+    from psych_runtime.tools.access import PermitAll as PermitAll
+    from psych_runtime.tools.access import TenantAccess as TenantAccess
+    from psych_runtime.tools.approval import AllowAll as AllowAll
+    from psych_runtime.tools.approval import ApprovalRules as ApprovalRules
+    from psych_runtime.tools.approval import Decision as Decision
+    from psych_runtime.tools.approval import InvalidApprovalRule as InvalidApprovalRule
+    from psych_runtime.tools.approval import Policy as Policy
+    from psych_runtime.tools.approval import ToolClass as ToolClass
+    from psych_runtime.tools.context import ToolContext as ToolContext
+    from psych_runtime.tools.context import idempotency_key_for as idempotency_key_for
+    from psych_runtime.tools.errors import ToolArgumentsInvalid as ToolArgumentsInvalid
+    from psych_runtime.tools.errors import ToolResultInvalid as ToolResultInvalid
+    from psych_runtime.tools.errors import ToolSchemaError as ToolSchemaError
+    from psych_runtime.tools.errors import UnknownTool as UnknownTool
+    from psych_runtime.tools.registry import ToolRegistry as ToolRegistry
+    from psych_runtime.tools.secrets import EnvSecretResolver as EnvSecretResolver
+    from psych_runtime.tools.secrets import ResolvedCredential as ResolvedCredential
+    from psych_runtime.tools.secrets import SecretResolver as SecretResolver
+    from psych_runtime.tools.secrets import StaticSecretResolver as StaticSecretResolver
 
 # Where each name lives; the same names, grouped the same way, as above.
 _EXPORTS: dict[str, tuple[str, ...]] = {

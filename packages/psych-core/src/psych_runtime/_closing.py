@@ -4,7 +4,8 @@ It sits outside the layers so that the lowest one that needs it (the egress tran
 and everything above it can share it.
 """
 
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from types import TracebackType
 from typing import Self
 

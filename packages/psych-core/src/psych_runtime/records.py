@@ -1,104 +1,80 @@
 """The Record types of a Run's log, the fold over them, and the views the reads return."""
 
-from psych_runtime.core.corruption import (
-    CorruptionReason as CorruptionReason,
-    CorruptLog as CorruptLog,
-)
-from psych_runtime.core.ids import (
-    AttemptId as AttemptId,
-    EntryId as EntryId,
-    RunId as RunId,
-    StepId as StepId,
-    ToolCallId as ToolCallId,
-    VersionHash as VersionHash,
-    WorkerId as WorkerId,
-)
-from psych_runtime.core.messages import (
-    ToolDefinition as ToolDefinition,
-)
-from psych_runtime.core.metering import (
-    Cost as Cost,
-    CostSource as CostSource,
-    Usage as Usage,
-)
-from psych_runtime.core.projections.answer import (
-    AnswerView as AnswerView,
-    ToolCallView as ToolCallView,
-    WorkTurn as WorkTurn,
-)
-from psych_runtime.core.projections.report_types import (
-    CompactionReport as CompactionReport,
-    FailureStreakTrip as FailureStreakTrip,
-    LatencyReport as LatencyReport,
-    ModelCallReport as ModelCallReport,
-    RunReport as RunReport,
-    StepReport as StepReport,
-    SubagentReport as SubagentReport,
-    SubtreeTotals as SubtreeTotals,
-    SuspensionReport as SuspensionReport,
-    ToolCallReport as ToolCallReport,
-    TotalsReport as TotalsReport,
-)
-from psych_runtime.core.projections.status import (
-    PendingApproval as PendingApproval,
-    PendingQuestion as PendingQuestion,
-    PendingWait as PendingWait,
-    RunStatus as RunStatus,
-)
-from psych_runtime.core.projections.thread import (
-    MessageView as MessageView,
-    ThreadView as ThreadView,
-)
-from psych_runtime.core.records import (
-    AbortRequested as AbortRequested,
-    AskedQuestion as AskedQuestion,
-    AttemptStarted as AttemptStarted,
-    CompactionApplied as CompactionApplied,
-    CompactionReason as CompactionReason,
-    Component as Component,
-    ComponentShown as ComponentShown,
-    ModelCallFailed as ModelCallFailed,
-    ModelCallFinished as ModelCallFinished,
-    ModelCallStarted as ModelCallStarted,
-    ModelTimings as ModelTimings,
-    QuestionOption as QuestionOption,
-    QueueCancelled as QueueCancelled,
-    QueueConsumed as QueueConsumed,
-    QueueEnqueued as QueueEnqueued,
-    QueueKind as QueueKind,
-    Record as Record,
-    ResultAttachment as ResultAttachment,
-    Resumed as Resumed,
-    RunAdmitted as RunAdmitted,
-    RunSettled as RunSettled,
-    StepCompleted as StepCompleted,
-    StepStarted as StepStarted,
-    SubagentFinished as SubagentFinished,
-    SubagentMessaged as SubagentMessaged,
-    SubagentSpawned as SubagentSpawned,
-    Suspended as Suspended,
-    SuspendReason as SuspendReason,
-    Task as Task,
-    TaskListUpdated as TaskListUpdated,
-    TerminalState as TerminalState,
-    ToolCallFinished as ToolCallFinished,
-    ToolCallStarted as ToolCallStarted,
-    ToolFailure as ToolFailure,
-    ToolOutcome as ToolOutcome,
-    TurnStarted as TurnStarted,
-    record_from_json as record_from_json,
-    record_to_json as record_to_json,
-)
-from psych_runtime.core.reducer import (
-    reduce as reduce,
-)
-from psych_runtime.core.state import (
-    Lifecycle as Lifecycle,
-    RunStateView as RunStateView,
-)
-from psych_runtime.runtime.abort import (
-    AbortReason as AbortReason,
-)
+from psych_runtime.core.corruption import CorruptionReason as CorruptionReason
+from psych_runtime.core.corruption import CorruptLog as CorruptLog
+from psych_runtime.core.ids import AttemptId as AttemptId
+from psych_runtime.core.ids import EntryId as EntryId
+from psych_runtime.core.ids import RunId as RunId
+from psych_runtime.core.ids import StepId as StepId
+from psych_runtime.core.ids import ToolCallId as ToolCallId
+from psych_runtime.core.ids import VersionHash as VersionHash
+from psych_runtime.core.ids import WorkerId as WorkerId
+from psych_runtime.core.messages import ToolDefinition as ToolDefinition
+from psych_runtime.core.metering import Cost as Cost
+from psych_runtime.core.metering import CostSource as CostSource
+from psych_runtime.core.metering import Usage as Usage
+from psych_runtime.core.projections.answer import AnswerView as AnswerView
+from psych_runtime.core.projections.answer import ToolCallView as ToolCallView
+from psych_runtime.core.projections.answer import WorkTurn as WorkTurn
+from psych_runtime.core.projections.report_types import CompactionReport as CompactionReport
+from psych_runtime.core.projections.report_types import FailureStreakTrip as FailureStreakTrip
+from psych_runtime.core.projections.report_types import LatencyReport as LatencyReport
+from psych_runtime.core.projections.report_types import ModelCallReport as ModelCallReport
+from psych_runtime.core.projections.report_types import RunReport as RunReport
+from psych_runtime.core.projections.report_types import StepReport as StepReport
+from psych_runtime.core.projections.report_types import SubagentReport as SubagentReport
+from psych_runtime.core.projections.report_types import SubtreeTotals as SubtreeTotals
+from psych_runtime.core.projections.report_types import SuspensionReport as SuspensionReport
+from psych_runtime.core.projections.report_types import ToolCallReport as ToolCallReport
+from psych_runtime.core.projections.report_types import TotalsReport as TotalsReport
+from psych_runtime.core.projections.status import PendingApproval as PendingApproval
+from psych_runtime.core.projections.status import PendingQuestion as PendingQuestion
+from psych_runtime.core.projections.status import PendingWait as PendingWait
+from psych_runtime.core.projections.status import RunStatus as RunStatus
+from psych_runtime.core.projections.thread import MessageView as MessageView
+from psych_runtime.core.projections.thread import ThreadView as ThreadView
+from psych_runtime.core.records import AbortRequested as AbortRequested
+from psych_runtime.core.records import AskedQuestion as AskedQuestion
+from psych_runtime.core.records import AttemptStarted as AttemptStarted
+from psych_runtime.core.records import CompactionApplied as CompactionApplied
+from psych_runtime.core.records import CompactionReason as CompactionReason
+from psych_runtime.core.records import Component as Component
+from psych_runtime.core.records import ComponentShown as ComponentShown
+from psych_runtime.core.records import ModelCallFailed as ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished as ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted as ModelCallStarted
+from psych_runtime.core.records import ModelTimings as ModelTimings
+from psych_runtime.core.records import QuestionOption as QuestionOption
+from psych_runtime.core.records import QueueCancelled as QueueCancelled
+from psych_runtime.core.records import QueueConsumed as QueueConsumed
+from psych_runtime.core.records import QueueEnqueued as QueueEnqueued
+from psych_runtime.core.records import QueueKind as QueueKind
+from psych_runtime.core.records import Record as Record
+from psych_runtime.core.records import ResultAttachment as ResultAttachment
+from psych_runtime.core.records import Resumed as Resumed
+from psych_runtime.core.records import RunAdmitted as RunAdmitted
+from psych_runtime.core.records import RunSettled as RunSettled
+from psych_runtime.core.records import StepCompleted as StepCompleted
+from psych_runtime.core.records import StepStarted as StepStarted
+from psych_runtime.core.records import SubagentFinished as SubagentFinished
+from psych_runtime.core.records import SubagentMessaged as SubagentMessaged
+from psych_runtime.core.records import SubagentSpawned as SubagentSpawned
+from psych_runtime.core.records import Suspended as Suspended
+from psych_runtime.core.records import SuspendReason as SuspendReason
+from psych_runtime.core.records import Task as Task
+from psych_runtime.core.records import TaskListUpdated as TaskListUpdated
+from psych_runtime.core.records import TerminalState as TerminalState
+from psych_runtime.core.records import ToolCallFinished as ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted as ToolCallStarted
+from psych_runtime.core.records import ToolFailure as ToolFailure
+from psych_runtime.core.records import ToolOutcome as ToolOutcome
+from psych_runtime.core.records import TurnStarted as TurnStarted
+from psych_runtime.core.records import record_from_json as record_from_json
+from psych_runtime.core.records import record_to_json as record_to_json
+from psych_runtime.core.reducer import reduce as reduce
+from psych_runtime.core.state import Lifecycle as Lifecycle
+from psych_runtime.core.state import RunStateView as RunStateView
+from psych_runtime.runtime.abort import AbortReason as AbortReason
 
 # Each name above is imported ``as`` itself, the explicit re-export type checkers
 # honour; the list of public names is that list of imports.

@@ -11,12 +11,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from psych_runtime.blob.port import BlobKey, BlobStore, InvalidBlobKey, RunBlobDeletion
-from psych_runtime.core.errors import PsychError, RunNotFound
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.blob.port import InvalidBlobKey
+from psych_runtime.blob.port import RunBlobDeletion
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.errors import RunNotFound
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.records import Record, RunSettled, ToolCallFinished
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import ToolCallFinished
 from psych_runtime.core.scope import Scope
-from psych_runtime.store.port import RunDeletion, RunHeader, RunState, Store
+from psych_runtime.store.port import RunDeletion
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 
 
 class RunStillActive(PsychError):

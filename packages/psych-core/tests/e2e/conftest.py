@@ -1,41 +1,44 @@
 """Shared helpers for end-to-end tests: a Runtime, fast Workers, one Run, and its log."""
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from contextlib import asynccontextmanager
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import pytest
 
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    Limits,
-    ModelRef,
-    RunId,
-    Runtime,
-    RuntimeSettings,
-    Scope,
-    Session,
-    Store,
-    ToolRegistry,
-    Worker,
-    WorkerSettings,
-    dispatch,
-    publish,
-    session,
-)
-from psych_runtime.models import ModelClient, ModelPrice, PriceResolver
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import Limits
+from psych_runtime import ModelRef
+from psych_runtime import RunId
+from psych_runtime import Runtime
+from psych_runtime import RuntimeSettings
+from psych_runtime import Scope
+from psych_runtime import Session
+from psych_runtime import Store
+from psych_runtime import ToolRegistry
+from psych_runtime import Worker
+from psych_runtime import WorkerSettings
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime import session
+from psych_runtime.models import ModelClient
+from psych_runtime.models import ModelPrice
+from psych_runtime.models import PriceResolver
 from psych_runtime.records import Record
-from psych_runtime.testing import (
-    FAST_WORKER,
-    CrashRecovery,
-    ToolCallScript,
-    crash_and_recover,
-    settled_log,
-    worker_in_background,
-)
+from psych_runtime.testing import FAST_WORKER
+from psych_runtime.testing import CrashRecovery
+from psych_runtime.testing import ToolCallScript
+from psych_runtime.testing import crash_and_recover
+from psych_runtime.testing import settled_log
+from psych_runtime.testing import worker_in_background
 
 ACME = Scope(tenant="acme")
 

@@ -8,21 +8,27 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    Limits,
-    ModelRef,
-    TerminalState,
-    ToolOutcome,
-    answer,
-    publish,
-    status,
-)
-from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import Limits
+from psych_runtime import ModelRef
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime import answer
+from psych_runtime import publish
+from psych_runtime import status
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
+from psych_runtime.testing import settled_log
 
-from .conftest import ACME, Settled, code_spec, dispatched, recording_tool, run_once, types
+from .conftest import ACME
+from .conftest import Settled
+from .conftest import code_spec
+from .conftest import dispatched
+from .conftest import recording_tool
+from .conftest import run_once
+from .conftest import types
 
 
 async def lookup(order_id: str) -> dict[str, str]:

@@ -12,19 +12,23 @@ from decimal import Decimal
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, EgressPolicy, HttpTransport, ModelRef, RuntimeSettings
-from psych_runtime.models import DEFAULT_PRICES, AnthropicClient
-from psych_runtime.records import ModelCallFinished, Usage
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import ModelRef
+from psych_runtime import RuntimeSettings
+from psych_runtime.models import DEFAULT_PRICES
+from psych_runtime.models import AnthropicClient
+from psych_runtime.records import ModelCallFinished
+from psych_runtime.records import Usage
 
-from ..support.anthropic_server import (
-    AnthropicServer,
-    error,
-    message_stream,
-    serve_anthropic,
-    start_usage,
-    text_block,
-    tool_block,
-)
+from ..support.anthropic_server import AnthropicServer
+from ..support.anthropic_server import error
+from ..support.anthropic_server import message_stream
+from ..support.anthropic_server import serve_anthropic
+from ..support.anthropic_server import start_usage
+from ..support.anthropic_server import text_block
+from ..support.anthropic_server import tool_block
 from .conftest import ACME
 
 MODEL = "claude-haiku-4-5"

@@ -14,10 +14,14 @@ from collections.abc import Sequence
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, ModelRef, ToolOutcome
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import ToolOutcome
 from psych_runtime.records import Record
 from psych_runtime.runtime.attempt import AttemptKilled
-from psych_runtime.testing import FAST_WORKER, FakeModel
+from psych_runtime.testing import FAST_WORKER
+from psych_runtime.testing import FakeModel
 from psych_runtime.testing.forwarding import ForwardingStore
 
 from .conftest import ACME

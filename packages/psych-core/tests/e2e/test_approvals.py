@@ -3,17 +3,22 @@
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 import psych_runtime
-from psych_runtime.records import Resumed, Suspended, ToolCallFinished, ToolCallStarted
+from psych_runtime.records import Resumed
+from psych_runtime.records import Suspended
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallStarted
 from psych_runtime.spec import SuspensionPolicy
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, session_on
+from .conftest import ACME
+from .conftest import session_on
 
 OTHER = psych_runtime.Scope(tenant="other")
 DESTRUCTIVE = psych_runtime.ApprovalRules(selectors=("@destructive",))
@@ -576,7 +581,9 @@ async def test_a_timer_suspension_wakes_at_its_time_with_no_worker_waiting(
 ) -> None:
     from datetime import timedelta
 
-    from psych_runtime.records import AttemptStarted, SuspendReason, WorkerId
+    from psych_runtime.records import AttemptStarted
+    from psych_runtime.records import SuspendReason
+    from psych_runtime.records import WorkerId
 
     # A Run that suspended on a timer (as a workflow's sleep step does): its Attempt
     # wrote ``suspended`` and handed the Run back parked until the wake time.

@@ -3,15 +3,21 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime import AgentSpec, CodeTool, ModelRef, TerminalState
-from psych_runtime.records import CompactionReason, Usage
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import ModelRef
+from psych_runtime import TerminalState
+from psych_runtime.records import CompactionReason
+from psych_runtime.records import Usage
 from psych_runtime.runtime.compaction import SUMMARY_INSTRUCTION
 from psych_runtime.runtime.conversation import SUMMARY_PREFIX
 from psych_runtime.runtime.reads import read_log as read_records
 from psych_runtime.spec import CompactionPolicy
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, price, run_once
+from .conftest import ACME
+from .conftest import price
+from .conftest import run_once
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {"agent-model": price("1", "2", "0", "0"), "summary-model": price("0.1", "0.4", "0", "0")}

@@ -3,7 +3,9 @@
 import asyncio
 
 import psych_runtime
-from psych_runtime.models import AssistantMessage, ToolResultMessage, UserMessage
+from psych_runtime.models import AssistantMessage
+from psych_runtime.models import ToolResultMessage
+from psych_runtime.models import UserMessage
 from psych_runtime.records import QueueKind
 from psych_runtime.testing import FakeModel
 

@@ -13,11 +13,14 @@ import pydantic
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, ModelRef
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
 from psych_runtime.records import Record
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, running_worker
+from .conftest import ACME
+from .conftest import running_worker
 
 LONE = "\ud800"
 

@@ -3,30 +3,28 @@
 import asyncio
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    ModelRef,
-    TerminalState,
-    ToolContext,
-    ToolOutcome,
-    dispatch,
-    publish,
-)
-from psych_runtime.core.messages import AssistantMessage, ToolResultMessage
-from psych_runtime.testing import FakeModel, settled_log
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import TerminalState
+from psych_runtime import ToolContext
+from psych_runtime import ToolOutcome
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log
 
-from .conftest import (
-    ACME,
-    crash_once,
-    dispatched,
-    recording_tool,
-    registry_of,
-    run_once,
-    running_worker,
-    types,
-)
+from .conftest import ACME
+from .conftest import crash_once
+from .conftest import dispatched
+from .conftest import recording_tool
+from .conftest import registry_of
+from .conftest import run_once
+from .conftest import running_worker
+from .conftest import types
 
 
 def _spec(*tools: CodeTool) -> AgentSpec:

@@ -9,12 +9,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from psych_runtime import Scope, TerminalState, ToolOutcome
+from psych_runtime import Scope
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
 from psych_runtime.records import Record
-from psych_runtime.runtime.model_call import MAX_ANSWER_ARGUMENT_CHARS, MAX_TOOL_ARGUMENT_CHARS
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.runtime.model_call import MAX_ANSWER_ARGUMENT_CHARS
+from psych_runtime.runtime.model_call import MAX_TOOL_ARGUMENT_CHARS
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
 
-from .conftest import code_spec, run_once, tool_finishes
+from .conftest import code_spec
+from .conftest import run_once
+from .conftest import tool_finishes
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")

@@ -16,31 +16,33 @@ from urllib.parse import unquote
 import pytest
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    EgressPolicy,
-    HttpTool,
-    HttpTransport,
-    ModelRef,
-    RunId,
-    SecretResolver,
-    StaticSecretResolver,
-    TerminalState,
-    ToolOutcome,
-    session,
-)
-from psych_runtime.records import (
-    Record,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolFailure,
-    record_to_json,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTool
+from psych_runtime import HttpTransport
+from psych_runtime import ModelRef
+from psych_runtime import RunId
+from psych_runtime import SecretResolver
+from psych_runtime import StaticSecretResolver
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime import session
+from psych_runtime.records import Record
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallStarted
+from psych_runtime.records import ToolFailure
+from psych_runtime.records import record_to_json
 from psych_runtime.runtime.prompt import withheld_advisory
 from psych_runtime.testing import FakeModel
 
-from ..support.http_tool_server import Answer, Handler, Seen, ToolServer, serve_tool_api
-from .conftest import crash_once, run_once, types
+from ..support.http_tool_server import Answer
+from ..support.http_tool_server import Handler
+from ..support.http_tool_server import Seen
+from ..support.http_tool_server import ToolServer
+from ..support.http_tool_server import serve_tool_api
+from .conftest import crash_once
+from .conftest import run_once
+from .conftest import types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 SECRET = "s3cr3t-bearer-7f1c9e2a"

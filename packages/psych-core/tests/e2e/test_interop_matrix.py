@@ -18,27 +18,33 @@ of this project, not recordings.
 """
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    EgressPolicy,
-    HttpTransport,
-    ModelRef,
-    OpenAICompatibleClient,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import ModelRef
+from psych_runtime import OpenAICompatibleClient
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.model.port import ModelRequest
-from psych_runtime.records import ModelCallFinished, Usage
-from psych_runtime.runtime.model_call import ModelAnswer, call_model
+from psych_runtime.records import ModelCallFinished
+from psych_runtime.records import Usage
+from psych_runtime.runtime.model_call import ModelAnswer
+from psych_runtime.runtime.model_call import call_model
 
-from ..support.openai_server import OpenAIServer, Received, Reply, error
+from ..support.openai_server import OpenAIServer
+from ..support.openai_server import Received
+from ..support.openai_server import Reply
+from ..support.openai_server import error
 from ..support.tools import LOOKUP
 from .conftest import ACME
 

@@ -6,7 +6,8 @@ BlobStore, never at the loop's internals.
 """
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,23 +15,30 @@ import pytest
 from pydantic import JsonValue
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, RunId, Runtime, TerminalState, ToolOutcome
-from psych_runtime.adapters import BlobKey, BlobStore, InMemoryBlobStore
-from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import RunId
+from psych_runtime import Runtime
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime.adapters import BlobKey
+from psych_runtime.adapters import BlobStore
+from psych_runtime.adapters import InMemoryBlobStore
+from psych_runtime.blob.filesystem import FileBlobStore
+from psych_runtime.blob.filesystem import encode_segment
 from psych_runtime.models import ModelRequest
-from psych_runtime.records import Record, ToolCallId
+from psych_runtime.records import Record
+from psych_runtime.records import ToolCallId
 from psych_runtime.testing import FakeModel
 
-from .conftest import (
-    ACME,
-    Settled,
-    code_spec,
-    crash_once,
-    finish_of,
-    registry_of,
-    run_once,
-    tool_call,
-)
+from .conftest import ACME
+from .conftest import Settled
+from .conftest import code_spec
+from .conftest import crash_once
+from .conftest import finish_of
+from .conftest import registry_of
+from .conftest import run_once
+from .conftest import tool_call
 
 READ = "read_tool_output"
 TEXT_TYPE = "text/plain; charset=utf-8"

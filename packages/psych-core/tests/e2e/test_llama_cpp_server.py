@@ -20,7 +20,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,13 @@ import httpx
 import pytest
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    EgressPolicy,
-    HttpTransport,
-    InMemoryStore,
-    ModelRef,
-    OpenAICompatibleClient,
-    Scope,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import OpenAICompatibleClient
+from psych_runtime import Scope
 from psych_runtime.model.openai_wire import MaxTokensField
 from psych_runtime.records import ModelCallFinished
 

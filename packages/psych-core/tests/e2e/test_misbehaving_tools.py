@@ -11,19 +11,23 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from psych_runtime import (
-    AgentSpec,
-    InMemoryStore,
-    Scope,
-    TerminalState,
-    ToolOutcome,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import Scope
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime import dispatch
+from psych_runtime import publish
 from psych_runtime.records import Record
-from psych_runtime.testing import FakeModel, ToolCallScript, settled_log
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
+from psych_runtime.testing import settled_log
 
-from .conftest import code_spec, registry_of, run_once, running_worker, tool_finishes
+from .conftest import code_spec
+from .conftest import registry_of
+from .conftest import run_once
+from .conftest import running_worker
+from .conftest import tool_finishes
 
 # Published and dispatched in the tenant a program that names none acts for.
 TENANT = Scope(tenant="default")

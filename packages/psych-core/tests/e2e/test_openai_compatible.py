@@ -14,38 +14,39 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime import (
-    AgentSpec,
-    CostPolicy,
-    EgressPolicy,
-    HttpTransport,
-    InMemoryStore,
-    ModelRef,
-    OpenAICompatibleClient,
-    TerminalState,
-    ToolOutcome,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import CostPolicy
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import OpenAICompatibleClient
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
 from psych_runtime.core.messages import UserMessage
-from psych_runtime.model.port import (
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-    StreamIncomplete,
-    TextDelta,
-)
-from psych_runtime.models import PriceResolver, StaticPriceTable
-from psych_runtime.records import CostSource, Record, Usage
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TextDelta
+from psych_runtime.models import PriceResolver
+from psych_runtime.models import StaticPriceTable
+from psych_runtime.records import CostSource
+from psych_runtime.records import Record
+from psych_runtime.records import Usage
 
-from ..support.openai_server import (
-    OpenAIServer,
-    call_fragment,
-    chunk,
-    error,
-    serve_openai,
-    sse,
-    text_reply,
-)
-from .conftest import ACME, code_spec, price, run_once, types
+from ..support.openai_server import OpenAIServer
+from ..support.openai_server import call_fragment
+from ..support.openai_server import chunk
+from ..support.openai_server import error
+from ..support.openai_server import serve_openai
+from ..support.openai_server import sse
+from ..support.openai_server import text_reply
+from .conftest import ACME
+from .conftest import code_spec
+from .conftest import price
+from .conftest import run_once
+from .conftest import types
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))
 PRICES = StaticPriceTable({"gpt-test": price("2", "8", "0.5", "2")})

@@ -3,11 +3,18 @@
 from decimal import Decimal
 
 import psych_runtime
-from psych_runtime import AgentSpec, CodeTool, ModelRef, TerminalState
-from psych_runtime.records import Cost, CostSource, Usage
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import ModelRef
+from psych_runtime import TerminalState
+from psych_runtime.records import Cost
+from psych_runtime.records import CostSource
+from psych_runtime.records import Usage
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, price, run_once
+from .conftest import ACME
+from .conftest import price
+from .conftest import run_once
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {"priced-model": price("3", "15", "0.30", "3.75", cache_write_1h="6")}

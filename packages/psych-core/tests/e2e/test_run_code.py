@@ -10,29 +10,29 @@ from typing import Any
 
 import pytest
 
-from psych_runtime import (
-    AgentSpec,
-    ApprovalRules,
-    InMemoryStore,
-    Limits,
-    TerminalState,
-    ValidationContext,
-    publish,
-)
-from psych_runtime.adapters import (
-    Binding,
-    BindingRefused,
-    Execution,
-    ExecutionStatus,
-    Guarantee,
-    Program,
-    SandboxCapabilities,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import ApprovalRules
+from psych_runtime import InMemoryStore
+from psych_runtime import Limits
+from psych_runtime import TerminalState
+from psych_runtime import ValidationContext
+from psych_runtime import publish
+from psych_runtime.adapters import Binding
+from psych_runtime.adapters import BindingRefused
+from psych_runtime.adapters import Execution
+from psych_runtime.adapters import ExecutionStatus
+from psych_runtime.adapters import Guarantee
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import SandboxCapabilities
 from psych_runtime.records import Record
-from psych_runtime.spec import CodeExecution, CodeExecutionLimits, Isolation
+from psych_runtime.spec import CodeExecution
+from psych_runtime.spec import CodeExecutionLimits
+from psych_runtime.spec import Isolation
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, crash_once, run_once
+from .conftest import ACME
+from .conftest import crash_once
+from .conftest import run_once
 
 CODE = ValidationContext(capabilities=("code_execution",))
 

@@ -6,11 +6,22 @@ from decimal import Decimal
 import pytest
 
 import psych_runtime
-from psych_runtime import InMemoryStore, TerminalState
-from psych_runtime.records import Cost, CostSource, QueueKind, Usage
-from psych_runtime.testing import CrashingStore, FakeModel, settled_log
+from psych_runtime import InMemoryStore
+from psych_runtime import TerminalState
+from psych_runtime.records import Cost
+from psych_runtime.records import CostSource
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Usage
+from psych_runtime.testing import CrashingStore
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log
 
-from .conftest import ACME, dispatched, price, registry_of, running_worker, types
+from .conftest import ACME
+from .conftest import dispatched
+from .conftest import price
+from .conftest import registry_of
+from .conftest import running_worker
+from .conftest import types
 
 
 async def lookup_order(order_id: str) -> dict[str, str]:

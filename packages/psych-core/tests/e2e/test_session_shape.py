@@ -8,8 +8,13 @@ from decimal import Decimal
 import pytest
 
 import psych_runtime
-from psych_runtime import InMemoryStore, RuntimeSettings, WorkerSettings
-from psych_runtime.plugins import AUTOLOAD_ENV, StoreBackend, hookimpl, register_plugin
+from psych_runtime import InMemoryStore
+from psych_runtime import RuntimeSettings
+from psych_runtime import WorkerSettings
+from psych_runtime.plugins import AUTOLOAD_ENV
+from psych_runtime.plugins import StoreBackend
+from psych_runtime.plugins import hookimpl
+from psych_runtime.plugins import register_plugin
 from psych_runtime.plugins.manager import reset_plugin_manager
 from psych_runtime.testing import FakeModel
 

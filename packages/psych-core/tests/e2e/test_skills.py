@@ -8,20 +8,23 @@ from typing import Any
 
 import pytest
 
-from psych_runtime import (
-    AgentSpec,
-    InMemoryStore,
-    ModelRef,
-    SpecValidationError,
-    TerminalState,
-    ToolOutcome,
-    publish,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import SpecValidationError
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime import publish
 from psych_runtime.records import Record
 from psych_runtime.spec import Skill
-from psych_runtime.testing import FakeModel, ToolCallScript
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ToolCallScript
 
-from .conftest import ACME, crash_once, finish_of, run_once, tool_call
+from .conftest import ACME
+from .conftest import crash_once
+from .conftest import finish_of
+from .conftest import run_once
+from .conftest import tool_call
 
 REFUNDS = Skill(
     name="refunds",

@@ -11,10 +11,17 @@ import asyncio
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, CodeTool, InMemoryStore, ModelRef, QueueKind
-from psych_runtime.testing import FakeModel, settled_log
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import QueueKind
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log
 
-from .conftest import ACME, running_worker, types
+from .conftest import ACME
+from .conftest import running_worker
+from .conftest import types
 
 
 def _spec() -> AgentSpec:

@@ -11,14 +11,27 @@ from typing import Any
 
 import pytest
 
-from psych_contract.subagents import FINDER, lead_spawning_the_finder
-from psych_runtime import AgentSpec, InMemoryStore, Limits, TerminalState, ToolContext, report
+from psych_contract.subagents import FINDER
+from psych_contract.subagents import lead_spawning_the_finder
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import Limits
+from psych_runtime import TerminalState
+from psych_runtime import ToolContext
+from psych_runtime import report
 from psych_runtime.models import StaticPriceTable
 from psych_runtime.records import Record
-from psych_runtime.spec import SpawnEnvelope, SubagentRef, SuspensionPolicy
-from psych_runtime.testing import FakeModel, ModelsByName
+from psych_runtime.spec import SpawnEnvelope
+from psych_runtime.spec import SubagentRef
+from psych_runtime.spec import SuspensionPolicy
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
 
-from .conftest import ACME, crash_once, price, run_once, tool_finishes
+from .conftest import ACME
+from .conftest import crash_once
+from .conftest import price
+from .conftest import run_once
+from .conftest import tool_finishes
 
 DESCRIPTION = "Does one careful piece of the work."
 

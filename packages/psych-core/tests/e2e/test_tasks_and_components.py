@@ -3,11 +3,20 @@
 from typing import Any
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, ModelRef, TerminalState, ToolOutcome
-from psych_runtime.records import Component, Task
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime.records import Component
+from psych_runtime.records import Task
 from psych_runtime.testing import FakeModel
 
-from .conftest import Settled, crash_once, finish_of, run_once, tool_call
+from .conftest import Settled
+from .conftest import crash_once
+from .conftest import finish_of
+from .conftest import run_once
+from .conftest import tool_call
 
 
 def _spec(**fields: Any) -> AgentSpec:

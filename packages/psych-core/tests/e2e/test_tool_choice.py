@@ -7,25 +7,27 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, EgressPolicy, HttpTransport, ModelRef, OpenAICompatibleClient
-from psych_runtime.models import AnthropicClient, ModelClient
-from psych_runtime.spec import NamedToolChoice, ToolChoice
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import ModelRef
+from psych_runtime import OpenAICompatibleClient
+from psych_runtime.models import AnthropicClient
+from psych_runtime.models import ModelClient
+from psych_runtime.spec import NamedToolChoice
+from psych_runtime.spec import ToolChoice
 from psych_runtime.testing import FakeModel
 
-from ..support.anthropic_server import (
-    message_stream,
-    serve_anthropic,
-    text_block,
-    tool_block,
-)
-from ..support.openai_server import (
-    OpenAIServer,
-    call_fragment,
-    chunk,
-    serve_openai,
-    sse,
-    text_reply,
-)
+from ..support.anthropic_server import message_stream
+from ..support.anthropic_server import serve_anthropic
+from ..support.anthropic_server import text_block
+from ..support.anthropic_server import tool_block
+from ..support.openai_server import OpenAIServer
+from ..support.openai_server import call_fragment
+from ..support.openai_server import chunk
+from ..support.openai_server import serve_openai
+from ..support.openai_server import sse
+from ..support.openai_server import text_reply
 from .conftest import ACME
 
 LOCAL = EgressPolicy(allow_hosts=frozenset({"127.0.0.1"}))

@@ -12,38 +12,38 @@ from typing import Any
 
 import pytest
 
-from psych_contract.tool_sources import (
-    ALLOWED,
-    OnlyFind,
-    check_only_find_was_offered_and_ran,
-    model_calling_every_crm_tool,
-)
-from psych_runtime import (
-    AgentSpec,
-    ApprovalRules,
-    InMemoryStore,
-    SpecValidationError,
-    TerminalState,
-    ToolContext,
-    ValidationContext,
-    publish,
-    resume,
-    status,
-)
-from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
+from psych_contract.tool_sources import ALLOWED
+from psych_contract.tool_sources import OnlyFind
+from psych_contract.tool_sources import check_only_find_was_offered_and_ran
+from psych_contract.tool_sources import model_calling_every_crm_tool
+from psych_runtime import AgentSpec
+from psych_runtime import ApprovalRules
+from psych_runtime import InMemoryStore
+from psych_runtime import SpecValidationError
+from psych_runtime import TerminalState
+from psych_runtime import ToolContext
+from psych_runtime import ValidationContext
+from psych_runtime import publish
+from psych_runtime import resume
+from psych_runtime import status
+from psych_runtime.adapters import AUTOLOAD_ENV
+from psych_runtime.adapters import reset_plugin_manager
 from psych_runtime.core.narrowing import matches
 from psych_runtime.models import ToolDefinition
 from psych_runtime.records import Record
 from psych_runtime.spec import McpServer
-from psych_runtime.testing import FakeModel, settled_log
-from psych_runtime.tools.sources import (
-    SourceCallFailed,
-    SourceTool,
-    SourceTools,
-    ToolSourceUnavailable,
-)
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log
+from psych_runtime.tools.sources import SourceCallFailed
+from psych_runtime.tools.sources import SourceTool
+from psych_runtime.tools.sources import SourceTools
+from psych_runtime.tools.sources import ToolSourceUnavailable
 
-from .conftest import ACME, Dispatched, crash_once, dispatched, tool_finishes
+from .conftest import ACME
+from .conftest import Dispatched
+from .conftest import crash_once
+from .conftest import dispatched
+from .conftest import tool_finishes
 
 MCP = ValidationContext(capabilities=("mcp_servers",))
 

@@ -11,13 +11,21 @@ from decimal import Decimal
 from typing import Any
 
 import psych_runtime
-from psych_runtime import InMemoryStore, Runtime, TerminalState, ToolOutcome, Worker
+from psych_runtime import InMemoryStore
+from psych_runtime import Runtime
+from psych_runtime import TerminalState
+from psych_runtime import ToolOutcome
+from psych_runtime import Worker
 from psych_runtime.adapters import RunState
-from psych_runtime.records import Cost, QueueKind, Usage
+from psych_runtime.records import Cost
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Usage
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.testing import FakeModel, settled_log
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log
 
-from .conftest import ACME, registry_of
+from .conftest import ACME
+from .conftest import registry_of
 
 CHAT = psych_runtime.AgentSpec(name="chat", model=psych_runtime.ModelRef(model="m"))
 

@@ -8,30 +8,32 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime.records import StepCompleted, StepStarted, Suspended, SuspendReason
-from psych_runtime.spec import (
-    AgentStep,
-    BranchCase,
-    BranchStep,
-    Condition,
-    ForeachStep,
-    HumanStep,
-    LiteralValue,
-    LoopStep,
-    MapStep,
-    ParallelStep,
-    RetryPolicy,
-    SetStateStep,
-    SleepStep,
-    ToolStep,
-    ValuePath,
-    WaitStep,
-    WorkflowSpec,
-    WorkflowStepRef,
-)
+from psych_runtime.records import StepCompleted
+from psych_runtime.records import StepStarted
+from psych_runtime.records import Suspended
+from psych_runtime.records import SuspendReason
+from psych_runtime.spec import AgentStep
+from psych_runtime.spec import BranchCase
+from psych_runtime.spec import BranchStep
+from psych_runtime.spec import Condition
+from psych_runtime.spec import ForeachStep
+from psych_runtime.spec import HumanStep
+from psych_runtime.spec import LiteralValue
+from psych_runtime.spec import LoopStep
+from psych_runtime.spec import MapStep
+from psych_runtime.spec import ParallelStep
+from psych_runtime.spec import RetryPolicy
+from psych_runtime.spec import SetStateStep
+from psych_runtime.spec import SleepStep
+from psych_runtime.spec import ToolStep
+from psych_runtime.spec import ValuePath
+from psych_runtime.spec import WaitStep
+from psych_runtime.spec import WorkflowSpec
+from psych_runtime.spec import WorkflowStepRef
 from psych_runtime.testing import FakeModel
 
-from .conftest import ACME, session_on
+from .conftest import ACME
+from .conftest import session_on
 
 
 def p(path: str) -> ValuePath:

@@ -10,11 +10,16 @@ closed, ``message_delta`` with the stop reason and usage, ``message_stop``, with
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Iterable
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from .openai_server import OpenAIServer, Received, Reply, error
+from .openai_server import OpenAIServer
+from .openai_server import Received
+from .openai_server import Reply
+from .openai_server import error
 
 __all__ = [
     "AnthropicServer",

@@ -13,12 +13,15 @@ import asyncio
 import contextlib
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
+from collections.abc import Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .loopback import LoopbackServer, read_request
+from .loopback import LoopbackServer
+from .loopback import read_request
 
 _REASONS = {
     200: "OK",

@@ -5,19 +5,17 @@ import math
 
 import pytest
 
-from psych_runtime.adapters import (
-    Binding,
-    Execution,
-    ExecutionStatus,
-    HostBinding,
-    InvalidSandboxValue,
-    Program,
-    ResolvedLimits,
-    SandboxFailure,
-    SandboxLimit,
-    SandboxLimits,
-    SandboxResult,
-)
+from psych_runtime.adapters import Binding
+from psych_runtime.adapters import Execution
+from psych_runtime.adapters import ExecutionStatus
+from psych_runtime.adapters import HostBinding
+from psych_runtime.adapters import InvalidSandboxValue
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import ResolvedLimits
+from psych_runtime.adapters import SandboxFailure
+from psych_runtime.adapters import SandboxLimit
+from psych_runtime.adapters import SandboxLimits
+from psych_runtime.adapters import SandboxResult
 from psych_runtime.core.errors import PsychError
 
 REFERENCE = {

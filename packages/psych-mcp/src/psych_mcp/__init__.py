@@ -42,9 +42,12 @@ from psych_mcp._version import __version__
 from psych_runtime.adapters.plugins import lazy_exports
 
 if TYPE_CHECKING:
-    from psych_mcp.pool import McpPool as McpPool, McpPoolKey as McpPoolKey
-    from psych_mcp.stub import McpStubServer as McpStubServer, StubCall as StubCall
-    from psych_mcp.tools import McpTools as McpTools, PoolKey as PoolKey
+    from psych_mcp.pool import McpPool as McpPool
+    from psych_mcp.pool import McpPoolKey as McpPoolKey
+    from psych_mcp.stub import McpStubServer as McpStubServer
+    from psych_mcp.stub import StubCall as StubCall
+    from psych_mcp.tools import McpTools as McpTools
+    from psych_mcp.tools import PoolKey as PoolKey
 
 __getattr__, __dir__ = lazy_exports(
     __name__,

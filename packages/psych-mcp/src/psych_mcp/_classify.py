@@ -13,7 +13,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from psych_mcp._egress import EgressTransport
-from psych_runtime.adapters.tools import RemoteFailure, failure_of as remote_failure_of
+from psych_runtime.adapters.tools import RemoteFailure
+from psych_runtime.adapters.tools import failure_of as remote_failure_of
 
 _LOST = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 

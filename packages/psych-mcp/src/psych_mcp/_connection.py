@@ -14,7 +14,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
 import httpx2
 import mcp_types as types
@@ -24,11 +25,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from psych_mcp._classify import failure_of
-from psych_mcp._egress import EgressTransport, gated_client
+from psych_mcp._egress import EgressTransport
+from psych_mcp._egress import gated_client
 from psych_mcp._stdio import ServerProcess
 from psych_mcp._version import __version__
 from psych_runtime import Scope
-from psych_runtime.adapters.tools import AnyPolicy, Catalogue, RemoteError, RemoteFailure
+from psych_runtime.adapters.tools import AnyPolicy
+from psych_runtime.adapters.tools import Catalogue
+from psych_runtime.adapters.tools import RemoteError
+from psych_runtime.adapters.tools import RemoteFailure
 from psych_runtime.spec import McpServer
 
 log = logging.getLogger(__name__)

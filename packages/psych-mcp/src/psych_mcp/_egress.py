@@ -10,7 +10,8 @@ refused. This module is the only one in the package that builds an HTTP client.
 
 import httpx2
 
-from psych_runtime.adapters.tools import GatedTransport, RedirectRefusal
+from psych_runtime.adapters.tools import GatedTransport
+from psych_runtime.adapters.tools import RedirectRefusal
 
 
 class RedirectRefused(RedirectRefusal, httpx2.TransportError):

@@ -19,15 +19,15 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from psych_mcp._stdio import Launch, StderrTail
-from psych_runtime.adapters.sandbox import (
-    Execution,
-    ExecutionStatus,
-    Program,
-    ResolvedLimits,
-    Sandbox,
-)
-from psych_runtime.adapters.tools import RemoteError, RemoteFailure
+from psych_mcp._stdio import Launch
+from psych_mcp._stdio import StderrTail
+from psych_runtime.adapters.sandbox import Execution
+from psych_runtime.adapters.sandbox import ExecutionStatus
+from psych_runtime.adapters.sandbox import Program
+from psych_runtime.adapters.sandbox import ResolvedLimits
+from psych_runtime.adapters.sandbox import Sandbox
+from psych_runtime.adapters.tools import RemoteError
+from psych_runtime.adapters.tools import RemoteFailure
 
 EXCHANGE: Final = "mcp_exchange"
 """The one binding the relay calls."""

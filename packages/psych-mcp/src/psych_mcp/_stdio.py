@@ -21,9 +21,12 @@ import os
 import shlex
 import shutil
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING
+from typing import Final
+from typing import Protocol
 
 import anyio
 import mcp_types as types
@@ -31,7 +34,8 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from psych_runtime import Scope
-from psych_runtime.adapters.tools import RemoteError, RemoteFailure
+from psych_runtime.adapters.tools import RemoteError
+from psych_runtime.adapters.tools import RemoteFailure
 from psych_runtime.spec import McpServer
 
 if TYPE_CHECKING:

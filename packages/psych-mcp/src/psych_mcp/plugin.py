@@ -12,16 +12,15 @@ MCP SDK; it loads when a Run first connects to a server.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    ToolSourceFactory,
-    import_check,
-    offer_doctor_checks,
-    offer_tool_sources,
-)
+from psych_runtime.adapters.plugins import ToolSourceFactory
+from psych_runtime.adapters.plugins import import_check
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_tool_sources
 
 if TYPE_CHECKING:
     from psych_mcp.tools import McpTools
-    from psych_runtime import HttpTransport, SecretResolver
+    from psych_runtime import HttpTransport
+    from psych_runtime import SecretResolver
     from psych_runtime.adapters.sandbox import Sandbox
 
 PSYCH_PLUGIN_API = 1

@@ -28,20 +28,26 @@ the failure says the server wants OAuth.
 import functools
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING
+from typing import ClassVar
+from typing import Literal
 
-from psych_runtime import EgressDenied, HttpTransport, ResolvedCredential, Scope, SecretResolver
+from psych_runtime import EgressDenied
+from psych_runtime import HttpTransport
+from psych_runtime import ResolvedCredential
+from psych_runtime import Scope
+from psych_runtime import SecretResolver
 from psych_runtime.adapters.sandbox import Sandbox
-from psych_runtime.adapters.tools import (
-    AnyPolicy,
-    RemoteError,
-    RemoteFailure,
-    RemotePool,
-    credential_digest,
-)
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_runtime.adapters.tools import AnyPolicy
+from psych_runtime.adapters.tools import RemoteError
+from psych_runtime.adapters.tools import RemoteFailure
+from psych_runtime.adapters.tools import RemotePool
+from psych_runtime.adapters.tools import credential_digest
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
 if TYPE_CHECKING:
     import httpx2
@@ -49,7 +55,10 @@ if TYPE_CHECKING:
 
     from psych_mcp._connection import McpConnection
     from psych_mcp._stdio import ServerProcess
-    from psych_mcp.oauth import AuthorizationRequired, McpOAuthClient, OAuthError, TokenStore
+    from psych_mcp.oauth import AuthorizationRequired
+    from psych_mcp.oauth import McpOAuthClient
+    from psych_mcp.oauth import OAuthError
+    from psych_mcp.oauth import TokenStore
 
 type OAuthGrant = Literal["authorization_code", "client_credentials"]
 """The OAuth grants a server's token may be obtained with."""
@@ -424,7 +433,8 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
         if server.oauth is None:
             raise ValueError(f"MCP server {server.name!r} has no oauth settings")
         if self._oauth is None:
-            from psych_mcp.oauth import InMemoryTokenStore, McpOAuthClient  # deferred
+            from psych_mcp.oauth import InMemoryTokenStore  # deferred
+            from psych_mcp.oauth import McpOAuthClient  # deferred
 
             store = self._token_store if self._token_store is not None else InMemoryTokenStore()
             secrets = self.secrets if self.secrets is not None else _NoSecrets()
@@ -433,7 +443,8 @@ class McpPool(RemotePool[McpServer, McpPoolKey, "McpConnection"]):
 
     def _oauth_http(self, scope: Scope) -> "httpx2.AsyncClient":
         """An HTTP client for OAuth requests for ``scope``: egress-checked, no redirects."""
-        from psych_mcp._egress import EgressTransport, gated_client
+        from psych_mcp._egress import EgressTransport
+        from psych_mcp._egress import gated_client
 
         return gated_client(EgressTransport(self.policy, scope), timeout=self.timeout_seconds)
 
@@ -469,7 +480,8 @@ async def _oauth_step[T](server: McpServer, step: Awaitable[T]) -> T:
         RemoteError: see ``_oauth_failure``; ``egress_denied`` when the policy refused a
             request to the authorization server or the metadata.
     """
-    from psych_mcp.oauth import AuthorizationRequired, OAuthError  # deferred
+    from psych_mcp.oauth import AuthorizationRequired  # deferred
+    from psych_mcp.oauth import OAuthError  # deferred
 
     try:
         return await step

@@ -31,9 +31,15 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any
+from typing import Literal
+from typing import Self
 
 import mcp_types as types
 import uvicorn
@@ -42,8 +48,12 @@ from mcp.server.sse import SseServerTransport
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.routing import Mount
+from starlette.routing import Route
+from starlette.types import ASGIApp
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 from psych_runtime.adapters.tools import ClosedOnExit
 

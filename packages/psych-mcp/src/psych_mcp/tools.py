@@ -13,28 +13,34 @@ Whether a large catalogue is described up front or deferred (``McpServer.preload
 the runtime's decision, made over the tools returned here.
 """
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from pydantic import JsonValue
 
-from psych_mcp.pool import McpPool, McpPoolKey
-from psych_runtime import EgressPolicy, HttpTransport, Scope, SecretResolver
-from psych_runtime.adapters.tools import (
-    RemoteFailure,
-    RemoteTools,
-    SourceCallFailed,
-    SourceTool,
-    TenantAccess,
-    ToolContext,
-    pool_or_own,
-)
-from psych_runtime.spec import AgentSpec, McpServer
+from psych_mcp.pool import McpPool
+from psych_mcp.pool import McpPoolKey
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime import SecretResolver
+from psych_runtime.adapters.tools import RemoteFailure
+from psych_runtime.adapters.tools import RemoteTools
+from psych_runtime.adapters.tools import SourceCallFailed
+from psych_runtime.adapters.tools import SourceTool
+from psych_runtime.adapters.tools import TenantAccess
+from psych_runtime.adapters.tools import ToolContext
+from psych_runtime.adapters.tools import pool_or_own
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpServer
 
 if TYPE_CHECKING:
     import mcp_types
 
-    from psych_mcp.oauth import McpOAuthClient, TokenStore
+    from psych_mcp.oauth import McpOAuthClient
+    from psych_mcp.oauth import TokenStore
 
 type DescribeServer = Callable[[Scope, McpServer], str | None]
 """Says something about a server to the model, for one Scope, or nothing (None)."""
@@ -123,7 +129,8 @@ class McpTools(RemoteTools[McpServer, McpPool, "mcp_types.Tool"]):
 
     def source_tool(self, endpoint: McpServer, item: "mcp_types.Tool", name: str) -> SourceTool:
         """The MCP tool as offered: its hints decide its annotations and retry safety."""
-        from psych_mcp._mapping import tool_definition, tool_hints  # deferred: the SDK's types
+        from psych_mcp._mapping import tool_definition  # deferred: the SDK's types
+        from psych_mcp._mapping import tool_hints  # deferred: the SDK's types
 
         hints = tool_hints(item.annotations)
         definition = tool_definition(name, item, hints)
@@ -142,7 +149,8 @@ class McpTools(RemoteTools[McpServer, McpPool, "mcp_types.Tool"]):
             RemoteError: the call did not reach the tool (see ``call_failure``).
             SourceCallFailed: ``tool_error``, the tool or the server said no.
         """
-        from psych_mcp._mapping import error_text, result_json  # deferred: the SDK's types
+        from psych_mcp._mapping import error_text  # deferred: the SDK's types
+        from psych_mcp._mapping import result_json  # deferred: the SDK's types
 
         result = await self.pool.call_tool(
             endpoint, context.scope, tool.remote_name, dict(arguments)

@@ -10,26 +10,22 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from psych_mcp import McpTools
-from psych_runtime import (
-    AgentSpec,
-    EgressPolicy,
-    InMemoryStore,
-    RunId,
-    Runtime,
-    Scope,
-    Store,
-    ToolRegistry,
-    Worker,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import EgressPolicy
+from psych_runtime import InMemoryStore
+from psych_runtime import RunId
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import Store
+from psych_runtime import ToolRegistry
+from psych_runtime import Worker
+from psych_runtime import dispatch
+from psych_runtime import publish
 from psych_runtime.records import Record
-from psych_runtime.testing import (
-    FAST_WORKER,
-    FakeModel,
-    settled_log as testing_settled_log,
-    worker_in_background,
-)
+from psych_runtime.testing import FAST_WORKER
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import settled_log as testing_settled_log
+from psych_runtime.testing import worker_in_background
 
 ACME = Scope(tenant="acme")
 GLOBEX = Scope(tenant="globex")

@@ -6,35 +6,42 @@ checks every bearer token against it (audience, expiry on the shared fake clock,
 scopes). What reached the server and what each Run recorded is checked.
 """
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from psych_mcp import McpPool, McpStubServer, McpTools
-from psych_mcp.oauth import InMemoryTokenStore, TokenKey
-from psych_runtime import (
-    AgentSpec,
-    ResolvedCredential,
-    Scope,
-    StaticSecretResolver,
-    TerminalState,
-    dispatch,
-    publish,
-)
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_mcp import McpPool
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_mcp.oauth import InMemoryTokenStore
+from psych_mcp.oauth import TokenKey
+from psych_runtime import AgentSpec
+from psych_runtime import ResolvedCredential
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime import TerminalState
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
-from ..oauth.authserver import (
-    Client,
-    FakeClock,
-    World,
-    bearer_value,
-    browse,
-    callback_params,
-    running as running_world,
-)
-from .conftest import ACME, GLOBEX, LOOPBACK, finishes, run_once, settled_log, working
+from ..oauth.authserver import Client
+from ..oauth.authserver import FakeClock
+from ..oauth.authserver import World
+from ..oauth.authserver import bearer_value
+from ..oauth.authserver import browse
+from ..oauth.authserver import callback_params
+from ..oauth.authserver import running as running_world
+from .conftest import ACME
+from .conftest import GLOBEX
+from .conftest import LOOPBACK
+from .conftest import finishes
+from .conftest import run_once
+from .conftest import settled_log
+from .conftest import working
 
 SECRET = "s3cret-for-the-service"
 REDIRECT = "http://127.0.0.1:8976/callback"

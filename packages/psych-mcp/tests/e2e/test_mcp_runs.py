@@ -10,36 +10,31 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from psych_contract.tool_sources import (
-    ALLOWED,
-    OnlyFind,
-    check_only_find_was_offered_and_ran,
-    model_calling_every_crm_tool,
-)
-from psych_mcp import McpStubServer, McpTools
-from psych_runtime import (
-    AgentSpec,
-    ApprovalRules,
-    TerminalState,
-    dispatch,
-    publish,
-    resume,
-    status,
-)
+from psych_contract.tool_sources import ALLOWED
+from psych_contract.tool_sources import OnlyFind
+from psych_contract.tool_sources import check_only_find_was_offered_and_ran
+from psych_contract.tool_sources import model_calling_every_crm_tool
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_runtime import AgentSpec
+from psych_runtime import ApprovalRules
+from psych_runtime import TerminalState
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime import resume
+from psych_runtime import status
 from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
 from ..tenant_secrets import PerTenant
-from .conftest import (
-    ACME,
-    GLOBEX,
-    LOOPBACK,
-    finishes,
-    run_once,
-    served,
-    settled_log,
-    working,
-)
+from .conftest import ACME
+from .conftest import GLOBEX
+from .conftest import LOOPBACK
+from .conftest import finishes
+from .conftest import run_once
+from .conftest import served
+from .conftest import settled_log
+from .conftest import working
 
 
 def _spec(*servers: McpServer) -> AgentSpec:

@@ -18,14 +18,24 @@ from typing import Any
 
 import pytest
 
-from psych_mcp import McpPool, McpTools
-from psych_runtime import Scope, TerminalState
-from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, ToolSourceUnavailable
-from psych_runtime.spec import AgentSpec, McpEnv, McpServer
+from psych_mcp import McpPool
+from psych_mcp import McpTools
+from psych_runtime import Scope
+from psych_runtime import TerminalState
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.adapters import ToolContext
+from psych_runtime.adapters import ToolSourceUnavailable
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpEnv
+from psych_runtime.spec import McpServer
 from psych_runtime.testing import FakeModel
 
 from ..tenant_secrets import PerTenant
-from .conftest import ACME, GLOBEX, finishes, run_once
+from .conftest import ACME
+from .conftest import GLOBEX
+from .conftest import finishes
+from .conftest import run_once
 
 SERVER = Path(__file__).resolve().parents[1] / "stdio_server.py"
 ADA = ACME.model_copy(update={"principal": "ada"})
@@ -273,7 +283,8 @@ async def test_a_tool_the_server_adds_mid_run_is_offered_on_the_next_turn() -> N
 
 async def test_an_http_server_announcing_a_change_is_listed_again() -> None:
     from ..stdio_server import build
-    from .conftest import LOOPBACK, served
+    from .conftest import LOOPBACK
+    from .conftest import served
 
     app = build()
     async with served(app.streamable_http_app()) as port, McpPool(egress=LOOPBACK) as pool:

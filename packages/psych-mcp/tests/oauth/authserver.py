@@ -19,35 +19,42 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Iterator
-from contextlib import AbstractAsyncContextManager, contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
+from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
 import uvicorn
-from authlib.oauth2 import AuthorizationServer, OAuth2Error
-from authlib.oauth2.rfc6749 import (
-    AuthorizationCodeMixin,
-    ClientMixin,
-    JsonPayload,
-    JsonRequest,
-    OAuth2Request,
-    TokenMixin,
-    grants,
-)
+from authlib.oauth2 import AuthorizationServer
+from authlib.oauth2 import OAuth2Error
+from authlib.oauth2.rfc6749 import AuthorizationCodeMixin
+from authlib.oauth2.rfc6749 import ClientMixin
+from authlib.oauth2.rfc6749 import JsonPayload
+from authlib.oauth2.rfc6749 import JsonRequest
+from authlib.oauth2.rfc6749 import OAuth2Request
+from authlib.oauth2.rfc6749 import TokenMixin
+from authlib.oauth2.rfc6749 import grants
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
-from psych_mcp.oauth import McpOAuthClient, OAuthError
+from psych_mcp.oauth import McpOAuthClient
+from psych_mcp.oauth import OAuthError
 from psych_runtime import Scope
 from psych_runtime.spec import McpServer
 

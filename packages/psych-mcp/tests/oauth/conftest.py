@@ -1,13 +1,19 @@
 """Fixtures: a live authorization server and resource, a shared clock, HTTP clients."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import httpx2
 import pytest
 
 from psych_mcp.oauth import McpOAuthClient
 
-from .authserver import FakeClock, RecordingFactory, World, running
+from .authserver import FakeClock
+from .authserver import RecordingFactory
+from .authserver import World
+from .authserver import running
 
 
 @pytest.fixture

@@ -1,31 +1,30 @@
 """The authorization_code grant with PKCE, refresh and step-up, against a live server."""
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
-from psych_mcp.oauth import (
-    AuthorizationRequired,
-    InMemoryTokenStore,
-    McpOAuthClient,
-    OAuthError,
-    PendingAuthorization,
-)
-from psych_runtime import Scope, StaticSecretResolver
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_mcp.oauth import AuthorizationRequired
+from psych_mcp.oauth import InMemoryTokenStore
+from psych_mcp.oauth import McpOAuthClient
+from psych_mcp.oauth import OAuthError
+from psych_mcp.oauth import PendingAuthorization
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
-from .authserver import (
-    ALICE,
-    Client,
-    FakeClock,
-    RecordingFactory,
-    World,
-    call,
-    callback_params,
-    expect_oauth_error,
-    renewed_after_expiry,
-)
+from .authserver import ALICE
+from .authserver import Client
+from .authserver import FakeClock
+from .authserver import RecordingFactory
+from .authserver import World
+from .authserver import call
+from .authserver import callback_params
+from .authserver import expect_oauth_error
+from .authserver import renewed_after_expiry
 
 REDIRECT = "http://127.0.0.1:8976/callback"
 type Browser = Callable[[str], Awaitable[str]]

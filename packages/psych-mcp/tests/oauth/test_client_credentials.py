@@ -4,25 +4,24 @@ import logging
 
 import pytest
 
-from psych_mcp.oauth import (
-    InMemoryTokenStore,
-    McpOAuthClient,
-    SqliteTokenStore,
-    TokenKey,
-)
-from psych_runtime import ResolvedCredential, Scope, StaticSecretResolver
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_mcp.oauth import InMemoryTokenStore
+from psych_mcp.oauth import McpOAuthClient
+from psych_mcp.oauth import SqliteTokenStore
+from psych_mcp.oauth import TokenKey
+from psych_runtime import ResolvedCredential
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
-from .authserver import (
-    ALICE,
-    FakeClock,
-    RecordingFactory,
-    World,
-    bearer_value,
-    call,
-    expect_oauth_error,
-    renewed_after_expiry,
-)
+from .authserver import ALICE
+from .authserver import FakeClock
+from .authserver import RecordingFactory
+from .authserver import World
+from .authserver import bearer_value
+from .authserver import call
+from .authserver import expect_oauth_error
+from .authserver import renewed_after_expiry
 
 SECRET = "s3cret-for-acme"
 

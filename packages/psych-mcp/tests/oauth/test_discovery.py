@@ -5,20 +5,21 @@ from datetime import timedelta
 import httpx2
 import pytest
 
-from psych_mcp.oauth import InMemoryTokenStore, McpOAuthClient
-from psych_runtime import Scope, StaticSecretResolver
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_mcp.oauth import InMemoryTokenStore
+from psych_mcp.oauth import McpOAuthClient
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
-from .authserver import (
-    ALICE,
-    Client,
-    FakeClock,
-    RecordingFactory,
-    World,
-    bearer_value,
-    call,
-    expect_oauth_error,
-)
+from .authserver import ALICE
+from .authserver import Client
+from .authserver import FakeClock
+from .authserver import RecordingFactory
+from .authserver import World
+from .authserver import bearer_value
+from .authserver import call
+from .authserver import expect_oauth_error
 
 
 @pytest.fixture(autouse=True)

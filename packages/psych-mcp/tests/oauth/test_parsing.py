@@ -5,16 +5,18 @@ import hashlib
 
 import pytest
 
-from psych_mcp.oauth import canonical_resource, parse_bearer_challenge
+from psych_mcp.oauth import canonical_resource
+from psych_mcp.oauth import parse_bearer_challenge
 from psych_mcp.oauth.challenge import parse_challenges
-from psych_mcp.oauth.metadata import (
-    authorization_server_metadata_urls,
-    protected_resource_metadata_urls,
-    resource_covers,
-    same_issuer,
-)
-from psych_mcp.oauth.models import covers, union_scopes
-from psych_mcp.oauth.pkce import new_code_verifier, new_state, s256_challenge
+from psych_mcp.oauth.metadata import authorization_server_metadata_urls
+from psych_mcp.oauth.metadata import protected_resource_metadata_urls
+from psych_mcp.oauth.metadata import resource_covers
+from psych_mcp.oauth.metadata import same_issuer
+from psych_mcp.oauth.models import covers
+from psych_mcp.oauth.models import union_scopes
+from psych_mcp.oauth.pkce import new_code_verifier
+from psych_mcp.oauth.pkce import new_state
+from psych_mcp.oauth.pkce import s256_challenge
 
 
 def test_the_bearer_challenge_is_found_among_others() -> None:

@@ -3,21 +3,21 @@
 import os
 import stat
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
-from psych_mcp.oauth import (
-    InMemoryTokenStore,
-    PendingAuthorization,
-    RegisteredClient,
-    SqliteTokenStore,
-    StoredToken,
-    TokenKey,
-    TokenStore,
-)
+from psych_mcp.oauth import InMemoryTokenStore
+from psych_mcp.oauth import PendingAuthorization
+from psych_mcp.oauth import RegisteredClient
+from psych_mcp.oauth import SqliteTokenStore
+from psych_mcp.oauth import StoredToken
+from psych_mcp.oauth import TokenKey
+from psych_mcp.oauth import TokenStore
 
 NOW = datetime(2031, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 KEY = TokenKey("acme", "alice", "tools", "https://mcp.example/mcp")

@@ -6,20 +6,25 @@ import httpx
 import httpx2
 import pytest
 
-from psych_mcp import McpStubServer, McpTools
-from psych_mcp._egress import EgressTransport, RedirectRefused, gated_client
-from psych_runtime import (
-    EgressDecision,
-    EgressDenied,
-    EgressPolicy,
-    EgressRule,
-    HttpTransport,
-    Scope,
-)
-from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, ToolSourceUnavailable
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_mcp._egress import EgressTransport
+from psych_mcp._egress import RedirectRefused
+from psych_mcp._egress import gated_client
+from psych_runtime import EgressDecision
+from psych_runtime import EgressDenied
+from psych_runtime import EgressPolicy
+from psych_runtime import EgressRule
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.adapters import ToolContext
+from psych_runtime.adapters import ToolSourceUnavailable
 from psych_runtime.adapters.tools import AnyPolicy
 from psych_runtime.models import ToolDefinition
-from psych_runtime.spec import AgentSpec, McpServer
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpServer
 
 ACME = Scope(tenant="acme")
 OPEN = EgressPolicy(resolve_hostnames=False)

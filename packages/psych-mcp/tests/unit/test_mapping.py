@@ -3,8 +3,12 @@
 import mcp_types as types
 import pytest
 
-from psych_mcp._mapping import error_text, result_json, tool_definition, tool_hints
-from psych_runtime.tools.approval import ToolClass, classify
+from psych_mcp._mapping import error_text
+from psych_mcp._mapping import result_json
+from psych_mcp._mapping import tool_definition
+from psych_mcp._mapping import tool_hints
+from psych_runtime.tools.approval import ToolClass
+from psych_runtime.tools.approval import classify
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,14 @@ import textwrap
 import pytest
 
 import psych_mcp
-from psych_contract.plugin import ToolSourcePluginContract, modules_loaded_by
-from psych_mcp import McpTools, plugin
+from psych_contract.plugin import ToolSourcePluginContract
+from psych_contract.plugin import modules_loaded_by
+from psych_mcp import McpTools
+from psych_mcp import plugin
 from psych_runtime.adapters import reset_plugin_manager
 from psych_runtime.plugins.installed import installed_capabilities
-from psych_runtime.spec import AgentSpec, McpServer
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpServer
 
 
 class TestMcpPlugin(ToolSourcePluginContract):

@@ -9,18 +9,23 @@ from typing import Any
 
 import pytest
 
-from psych_mcp import McpPool, McpPoolKey, McpStubServer, McpTools
-from psych_runtime import (
-    EgressPolicy,
-    HttpTransport,
-    Scope,
-    StaticSecretResolver,
-)
-from psych_runtime.adapters import SourceCallFailed, ToolSource
+from psych_mcp import McpPool
+from psych_mcp import McpPoolKey
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import Scope
+from psych_runtime import StaticSecretResolver
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import ToolSource
 from psych_runtime.spec import McpServer
 
 from ..tenant_secrets import PerTenant
-from .test_tools import ACME, GLOBEX, _context, _spec
+from .test_tools import ACME
+from .test_tools import GLOBEX
+from .test_tools import _context
+from .test_tools import _spec
 
 
 async def test_the_reference_constructors_work_as_written(

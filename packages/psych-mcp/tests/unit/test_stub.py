@@ -7,7 +7,8 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from psych_mcp import McpStubServer, StubCall
+from psych_mcp import McpStubServer
+from psych_mcp import StubCall
 
 
 async def test_a_client_lists_and_calls_what_the_test_scripted() -> None:

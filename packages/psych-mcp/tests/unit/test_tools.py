@@ -5,10 +5,21 @@ import asyncio
 import mcp_types as types
 import pytest
 
-from psych_mcp import McpStubServer, McpTools, PoolKey
-from psych_runtime import EgressDecision, EgressPolicy, HttpTransport, ResolvedCredential, Scope
-from psych_runtime.adapters import SourceCallFailed, SourceTool, ToolContext, ToolSourceUnavailable
-from psych_runtime.spec import AgentSpec, McpOAuth, McpServer
+from psych_mcp import McpStubServer
+from psych_mcp import McpTools
+from psych_mcp import PoolKey
+from psych_runtime import EgressDecision
+from psych_runtime import EgressPolicy
+from psych_runtime import HttpTransport
+from psych_runtime import ResolvedCredential
+from psych_runtime import Scope
+from psych_runtime.adapters import SourceCallFailed
+from psych_runtime.adapters import SourceTool
+from psych_runtime.adapters import ToolContext
+from psych_runtime.adapters import ToolSourceUnavailable
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
 from ..tenant_secrets import PerTenant
 

@@ -29,16 +29,12 @@ from psych_runtime.adapters.plugins import lazy_exports
 from psych_runtime.adapters.telemetry import PSYCH_SCHEMA
 
 if TYPE_CHECKING:
-    from psych_otel.conformance import (
-        ExportedSpan as ExportedSpan,
-        check_spans as check_spans,
-        finished_span as finished_span,
-    )
-    from psych_otel.telemetry import (
-        INSTRUMENTATION_NAME as INSTRUMENTATION_NAME,
-        OtelSpan as OtelSpan,
-        OtelTelemetry as OtelTelemetry,
-    )
+    from psych_otel.conformance import ExportedSpan as ExportedSpan
+    from psych_otel.conformance import check_spans as check_spans
+    from psych_otel.conformance import finished_span as finished_span
+    from psych_otel.telemetry import INSTRUMENTATION_NAME as INSTRUMENTATION_NAME
+    from psych_otel.telemetry import OtelSpan as OtelSpan
+    from psych_otel.telemetry import OtelTelemetry as OtelTelemetry
 
 # The OpenTelemetry API loads when a program first names one of these, so installing
 # the package (whose plugin psych-runtime imports) costs nothing until it is used.

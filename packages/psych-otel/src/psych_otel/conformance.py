@@ -6,21 +6,24 @@ emitted break ``PSYCH_SCHEMA``. Run it over your own traces to see whether a
 collector, sampler or processor in between changed what the runtime sent.
 """
 
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable
+from collections.abc import Mapping
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Protocol
 
-from opentelemetry.trace import SpanContext, SpanKind, StatusCode
+from opentelemetry.trace import SpanContext
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
 from opentelemetry.trace.status import Status
 
-from psych_runtime.adapters.telemetry import (
-    PSYCH_SCHEMA,
-    FinishedSpan,
-    SpanKind as PsychSpanKind,
-    SpanProblem,
-    TelemetrySchema,
-    check_spans as check_finished,
-)
+from psych_runtime.adapters.telemetry import PSYCH_SCHEMA
+from psych_runtime.adapters.telemetry import FinishedSpan
+from psych_runtime.adapters.telemetry import SpanKind as PsychSpanKind
+from psych_runtime.adapters.telemetry import SpanProblem
+from psych_runtime.adapters.telemetry import TelemetrySchema
+from psych_runtime.adapters.telemetry import check_spans as check_finished
 
 _KINDS: dict[SpanKind, PsychSpanKind] = {
     SpanKind.INTERNAL: "internal",

@@ -8,12 +8,10 @@ OpenTelemetry; building the adapter imports the API.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    TelemetryBackend,
-    import_check,
-    offer_doctor_checks,
-    offer_telemetry,
-)
+from psych_runtime.adapters.plugins import TelemetryBackend
+from psych_runtime.adapters.plugins import import_check
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_telemetry
 
 if TYPE_CHECKING:
     from psych_otel.telemetry import OtelTelemetry

@@ -8,21 +8,29 @@ propagators, because that is the form the runtime stores with a Run.
 """
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
-from opentelemetry import context as otel_context, metrics, trace
-from opentelemetry.metrics import Histogram, Meter, MeterProvider
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
+from opentelemetry import context as otel_context
+from opentelemetry import metrics
+from opentelemetry import trace
+from opentelemetry.metrics import Histogram
+from opentelemetry.metrics import Meter
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import Span
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Status
+from opentelemetry.trace import StatusCode
+from opentelemetry.trace import Tracer
+from opentelemetry.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue as OtelValue
 
 from psych_otel._version import __version__
-from psych_runtime.adapters.telemetry import (
-    PSYCH_SCHEMA,
-    SpanKind as PsychSpanKind,
-    TelemetrySchema,
-    TelemetrySpan,
-)
+from psych_runtime.adapters.telemetry import PSYCH_SCHEMA
+from psych_runtime.adapters.telemetry import SpanKind as PsychSpanKind
+from psych_runtime.adapters.telemetry import TelemetrySchema
+from psych_runtime.adapters.telemetry import TelemetrySpan
 
 INSTRUMENTATION_NAME = "psych_runtime"
 """The instrumentation scope every span and instrument is created under."""

@@ -1,14 +1,18 @@
 """psych-otel passes the Telemetry conformance suite, over the real OpenTelemetry SDK."""
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest_asyncio
 from opentelemetry import trace
 
-from psych_contract import Measurement, TelemetryContract, TelemetryHarness
-from psych_otel import OtelSpan, finished_span
+from psych_contract import Measurement
+from psych_contract import TelemetryContract
+from psych_contract import TelemetryHarness
+from psych_otel import OtelSpan
+from psych_otel import finished_span
 from psych_runtime.adapters import TelemetrySpan
 
 from ..conftest import Otel

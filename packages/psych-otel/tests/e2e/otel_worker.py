@@ -12,16 +12,21 @@ so a test can SIGKILL the process in the middle of the call.
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from pathlib import Path
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import StatusCode
 
 import psych_runtime
 from psych_otel import OtelTelemetry
-from psych_runtime.models import ModelRequest, StreamEvent
+from psych_runtime.models import ModelRequest
+from psych_runtime.models import StreamEvent
 from psych_runtime.testing import FakeModel
 
 

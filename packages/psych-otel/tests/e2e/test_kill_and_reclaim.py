@@ -15,7 +15,9 @@ log with the log's times and ended ERROR, beside the reclaiming Attempt.
 import asyncio
 import signal
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +25,18 @@ import pytest
 
 from psych_runtime import dispatch
 from psych_runtime.adapters import check_spans
-from psych_runtime.records import AttemptStarted, Record, ToolCallFinished, ToolCallStarted
+from psych_runtime.records import AttemptStarted
+from psych_runtime.records import Record
+from psych_runtime.records import ToolCallFinished
+from psych_runtime.records import ToolCallStarted
 from tests.support.processes import wait_for
 
-from ..conftest import (
-    ACME,
-    as_finished,
-    clerk_on_sqlite,
-    read_exported,
-    work_in_another_process,
-    worker_command,
-)
+from ..conftest import ACME
+from ..conftest import as_finished
+from ..conftest import clerk_on_sqlite
+from ..conftest import read_exported
+from ..conftest import work_in_another_process
+from ..conftest import worker_command
 
 pytestmark = pytest.mark.slow
 

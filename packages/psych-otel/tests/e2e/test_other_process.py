@@ -10,16 +10,15 @@ from pathlib import Path
 from psych_contract.telemetry import AGENT_RUN_SPANS
 from psych_otel import OtelTelemetry
 from psych_runtime import dispatch
-from psych_runtime.adapters import check_spans, installed_telemetry
+from psych_runtime.adapters import check_spans
+from psych_runtime.adapters import installed_telemetry
 
-from ..conftest import (
-    ACME,
-    Otel,
-    as_finished,
-    clerk_on_sqlite,
-    read_exported,
-    work_in_another_process,
-)
+from ..conftest import ACME
+from ..conftest import Otel
+from ..conftest import as_finished
+from ..conftest import clerk_on_sqlite
+from ..conftest import read_exported
+from ..conftest import work_in_another_process
 
 
 async def test_a_worker_in_another_process_parents_the_run_on_the_dispatchers_span(

@@ -11,36 +11,43 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Span
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.trace import SpanKind
+from opentelemetry.trace import StatusCode
 
 import psych_runtime
 from psych_contract.subagents import lead_spawning_the_finder
 from psych_otel import check_spans
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    ModelRef,
-    Runtime,
-    TerminalState,
-    dispatch,
-    publish,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import ModelRef
+from psych_runtime import Runtime
+from psych_runtime import TerminalState
+from psych_runtime import dispatch
+from psych_runtime import publish
 from psych_runtime.records import Usage
-from psych_runtime.spec import (
-    AgentStep,
-    CompactionPolicy,
-    MapStep,
-    SpawnEnvelope,
-    SubagentRef,
-    ValuePath,
-    WorkflowSpec,
-)
-from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover, settled_log
+from psych_runtime.spec import AgentStep
+from psych_runtime.spec import CompactionPolicy
+from psych_runtime.spec import MapStep
+from psych_runtime.spec import SpawnEnvelope
+from psych_runtime.spec import SubagentRef
+from psych_runtime.spec import ValuePath
+from psych_runtime.spec import WorkflowSpec
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
+from psych_runtime.testing import crash_and_recover
+from psych_runtime.testing import settled_log
 
-from ..conftest import ACME, Otel, registry_of, running_worker
+from ..conftest import ACME
+from ..conftest import Otel
+from ..conftest import registry_of
+from ..conftest import running_worker
 
 PRICES = psych_runtime.models.StaticPriceTable(
     {

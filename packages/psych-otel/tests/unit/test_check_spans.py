@@ -4,11 +4,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from psych_otel import OtelTelemetry, check_spans
+from psych_otel import OtelTelemetry
+from psych_otel import check_spans
 
 RUN = {"psych.run.id": "run_1", "psych.scope.tenant": "acme", "psych.version.hash": "h"}
 ATTEMPT = {

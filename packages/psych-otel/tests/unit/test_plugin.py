@@ -3,7 +3,8 @@
 from psych_contract.plugin import modules_loaded_by
 from psych_otel import OtelTelemetry
 from psych_otel.plugin import build_telemetry
-from psych_runtime.adapters import installed_telemetry, telemetry_backends
+from psych_runtime.adapters import installed_telemetry
+from psych_runtime.adapters import telemetry_backends
 
 
 def test_the_entry_point_offers_the_otel_backend() -> None:

@@ -45,7 +45,8 @@ from psych_sandbox._version import __version__
 if TYPE_CHECKING:
     from psych_sandbox._host import SandboxUnavailable as SandboxUnavailable
     from psych_sandbox.namespaces import NamespaceSandbox as NamespaceSandbox
-    from psych_sandbox.oci import OciSandbox as OciSandbox, oci_command as oci_command
+    from psych_sandbox.oci import OciSandbox as OciSandbox
+    from psych_sandbox.oci import oci_command as oci_command
     from psych_sandbox.process import SubprocessSandbox as SubprocessSandbox
 
 __getattr__, __dir__ = lazy_exports(

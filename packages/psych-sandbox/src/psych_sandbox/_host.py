@@ -20,26 +20,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import JsonValue
 
-from psych_runtime.adapters.sandbox import (
-    Artifact,
-    Binding,
-    BindingRefused,
-    Execution,
-    ExecutionStatus,
-    Guarantee,
-    Program,
-    ResolvedLimits,
-    SandboxCapabilities,
-)
+from psych_runtime.adapters.sandbox import Artifact
+from psych_runtime.adapters.sandbox import Binding
+from psych_runtime.adapters.sandbox import BindingRefused
+from psych_runtime.adapters.sandbox import Execution
+from psych_runtime.adapters.sandbox import ExecutionStatus
+from psych_runtime.adapters.sandbox import Guarantee
+from psych_runtime.adapters.sandbox import Program
+from psych_runtime.adapters.sandbox import ResolvedLimits
+from psych_runtime.adapters.sandbox import SandboxCapabilities
 from psych_runtime.spec import NetworkAccess
-from psych_sandbox._mounts import INODE_CHARGE, Scratch, private_ipc, private_scratch
+from psych_sandbox._mounts import INODE_CHARGE
+from psych_sandbox._mounts import Scratch
+from psych_sandbox._mounts import private_ipc
+from psych_sandbox._mounts import private_scratch
 
 RUNNER_SOURCE = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8")
 """The runner's text, handed to the interpreter with ``-c`` so no file must be readable."""

@@ -10,13 +10,11 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    DoctorCheck,
-    DoctorResult,
-    SandboxBackend,
-    offer_doctor_checks,
-    offer_sandboxes,
-)
+from psych_runtime.adapters.plugins import DoctorCheck
+from psych_runtime.adapters.plugins import DoctorResult
+from psych_runtime.adapters.plugins import SandboxBackend
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_sandboxes
 
 if TYPE_CHECKING:
     from psych_sandbox.namespaces import NamespaceSandbox

@@ -13,27 +13,24 @@ import subprocess
 from pathlib import Path
 from typing import Self
 
-from psych_runtime.adapters.sandbox import (
-    ExecutionStatus,
-    Guarantee,
-    Program,
-    SandboxCapabilities,
-)
+from psych_runtime.adapters.sandbox import ExecutionStatus
+from psych_runtime.adapters.sandbox import Guarantee
+from psych_runtime.adapters.sandbox import Program
+from psych_runtime.adapters.sandbox import SandboxCapabilities
 from psych_runtime.spec import Isolation
-from psych_sandbox._host import (
-    DEFAULT_UID_BASE,
-    DEFAULT_UID_SLOTS,
-    HOST_ENFORCED,
-    SANDBOX_PATH,
-    Identity,
-    Launch,
-    ProcessSandbox,
-    SandboxUnavailable,
-    interpreter_candidates,
-    runner_argv,
-    running_as_root,
-)
-from psych_sandbox._mounts import SCRATCH_PATHS, Scratch
+from psych_sandbox._host import DEFAULT_UID_BASE
+from psych_sandbox._host import DEFAULT_UID_SLOTS
+from psych_sandbox._host import HOST_ENFORCED
+from psych_sandbox._host import SANDBOX_PATH
+from psych_sandbox._host import Identity
+from psych_sandbox._host import Launch
+from psych_sandbox._host import ProcessSandbox
+from psych_sandbox._host import SandboxUnavailable
+from psych_sandbox._host import interpreter_candidates
+from psych_sandbox._host import runner_argv
+from psych_sandbox._host import running_as_root
+from psych_sandbox._mounts import SCRATCH_PATHS
+from psych_sandbox._mounts import Scratch
 
 
 def sandbox_environment(home: str) -> dict[str, str]:

@@ -14,7 +14,8 @@ import pytest_asyncio
 
 from psych_contract import SandboxContract
 from psych_runtime.adapters import Sandbox
-from psych_sandbox import OciSandbox, SandboxUnavailable
+from psych_sandbox import OciSandbox
+from psych_sandbox import SandboxUnavailable
 from tools.sandbox_rootfs import rootfs_path
 
 

@@ -5,9 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from psych_runtime.adapters import ExecutionStatus, Guarantee, Program, ResolvedLimits
-from psych_runtime.spec import Isolation, NetworkAccess
-from psych_sandbox import NamespaceSandbox, SandboxUnavailable
+from psych_runtime.adapters import ExecutionStatus
+from psych_runtime.adapters import Guarantee
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import ResolvedLimits
+from psych_runtime.spec import Isolation
+from psych_runtime.spec import NetworkAccess
+from psych_sandbox import NamespaceSandbox
+from psych_sandbox import SandboxUnavailable
 from psych_sandbox.namespaces import find_bwrap
 
 LIMITS = ResolvedLimits(cpu_seconds=2, wall_seconds=5, process_count=32)

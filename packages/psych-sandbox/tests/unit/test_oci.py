@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.adapters import Guarantee, Program
+from psych_runtime.adapters import Guarantee
+from psych_runtime.adapters import Program
 from psych_runtime.spec import Isolation
-from psych_sandbox import OciSandbox, SandboxUnavailable, oci_command
+from psych_sandbox import OciSandbox
+from psych_sandbox import SandboxUnavailable
+from psych_sandbox import oci_command
 
 from ..conftest import LIMITS as SMALL_LIMITS
 

@@ -4,8 +4,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from psych_contract.plugin import check_entry_point, modules_loaded_by, plugin_alone
-from psych_runtime.adapters import Sandbox, sandbox_backends
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import modules_loaded_by
+from psych_contract.plugin import plugin_alone
+from psych_runtime.adapters import Sandbox
+from psych_runtime.adapters import sandbox_backends
 from psych_sandbox import plugin
 
 

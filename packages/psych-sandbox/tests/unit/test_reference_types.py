@@ -1,9 +1,12 @@
 """The reference API's sandbox types against real backends: a program run under
 ``SandboxLimits`` reports through ``SandboxResult``."""
 
-from psych_runtime.adapters import Program, SandboxLimit, SandboxLimits
+from psych_runtime.adapters import Program
+from psych_runtime.adapters import SandboxLimit
+from psych_runtime.adapters import SandboxLimits
 from psych_runtime.spec import NetworkAccess
-from psych_sandbox import NamespaceSandbox, SubprocessSandbox
+from psych_sandbox import NamespaceSandbox
+from psych_sandbox import SubprocessSandbox
 
 LIMITS = SandboxLimits(
     cpu_seconds=2,

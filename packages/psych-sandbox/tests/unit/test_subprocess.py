@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from psych_runtime.adapters import (
-    BindingRefused,
-    ExecutionStatus,
-    Guarantee,
-    Program,
-)
-from psych_runtime.spec import Isolation, NetworkAccess
+from psych_runtime.adapters import BindingRefused
+from psych_runtime.adapters import ExecutionStatus
+from psych_runtime.adapters import Guarantee
+from psych_runtime.adapters import Program
+from psych_runtime.spec import Isolation
+from psych_runtime.spec import NetworkAccess
 from psych_sandbox import SubprocessSandbox
-from psych_sandbox._host import UidPool, reachable_by_others
+from psych_sandbox._host import UidPool
+from psych_sandbox._host import reachable_by_others
 from psych_sandbox.process import sandbox_environment
 
 from ..conftest import LIMITS

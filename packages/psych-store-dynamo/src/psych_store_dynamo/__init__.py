@@ -36,12 +36,11 @@ if TYPE_CHECKING:
     from psych_store_dynamo.blob import S3BlobStore as S3BlobStore
     from psych_store_dynamo.errors import BatchTooLarge as BatchTooLarge
     from psych_store_dynamo.memory import DynamoMemoryStore as DynamoMemoryStore
-    from psych_store_dynamo.settings import (
-        DynamoSettings as DynamoSettings,
-        S3Settings as S3Settings,
-    )
+    from psych_store_dynamo.settings import DynamoSettings as DynamoSettings
+    from psych_store_dynamo.settings import S3Settings as S3Settings
     from psych_store_dynamo.store import DynamoStore as DynamoStore
-    from psych_store_dynamo.tables import create_table as create_table, drop_table as drop_table
+    from psych_store_dynamo.tables import create_table as create_table
+    from psych_store_dynamo.tables import drop_table as drop_table
 
 __getattr__, __dir__ = lazy_exports(
     __name__,

@@ -15,13 +15,15 @@ read again, a few times, before the claim reports that nothing is claimable.
 """
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 
 from psych_runtime import RunId
 from psych_runtime.adapters.store import RunState
 from psych_runtime.records import WorkerId
 from psych_store_dynamo import _rows as it
-from psych_store_dynamo._table import ConditionFailed, Table
+from psych_store_dynamo._table import ConditionFailed
+from psych_store_dynamo._table import Table
 
 CANDIDATES = 8
 """Entries read from ``ready`` and from ``parked`` per round."""

@@ -13,12 +13,15 @@ outcomes the stores care about, so no botocore class leaks out of the package.
 import asyncio
 import importlib
 import io
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import ModuleType
-from typing import Protocol, cast
+from typing import Protocol
+from typing import cast
 
-from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
 from psych_store_dynamo.errors import translate
 from psych_store_dynamo.settings import AwsSettings
 

@@ -9,8 +9,10 @@ once, and either of them migrating prepares the table for both.
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
-from psych_runtime.adapters.store import RawItem, settings_from
-from psych_store_dynamo import _connection, schema
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import settings_from
+from psych_store_dynamo import _connection
+from psych_store_dynamo import schema
 from psych_store_dynamo._table import Table
 from psych_store_dynamo.settings import DynamoSettings
 

@@ -38,13 +38,20 @@ microseconds since year 1, so that string order is time order.
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from urllib.parse import quote
 
-from psych_runtime import RunId, Scope, VersionHash
-from psych_runtime.adapters.memory import Memory, MemoryKey
-from psych_runtime.adapters.store import RunHeader, RunState
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import VersionHash
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
 from psych_runtime.records import WorkerId
 
 Attribute = dict[str, str]

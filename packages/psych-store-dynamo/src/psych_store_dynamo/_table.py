@@ -8,12 +8,20 @@ are strongly consistent, so a read always sees the writes that preceded it.
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 from psych_runtime.adapters.store import SchemaNotMigrated
 from psych_store_dynamo import errors
-from psych_store_dynamo._connection import DynamoClient, Response
-from psych_store_dynamo._rows import Attribute, Item, names_in, wire_item, wire_items
+from psych_store_dynamo._connection import DynamoClient
+from psych_store_dynamo._connection import Response
+from psych_store_dynamo._rows import Attribute
+from psych_store_dynamo._rows import Item
+from psych_store_dynamo._rows import names_in
+from psych_store_dynamo._rows import wire_item
+from psych_store_dynamo._rows import wire_items
 from psych_store_dynamo.settings import AwsSettings
 
 _SERVICE = "DynamoDB"

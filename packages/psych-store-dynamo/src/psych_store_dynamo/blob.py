@@ -15,19 +15,20 @@ import hashlib
 from contextlib import AsyncExitStack
 from urllib.parse import quote
 
-from psych_runtime import RunId, StoreError
-from psych_runtime.adapters.blob import (
-    BlobInfo,
-    BlobKey,
-    BlobNotFound,
-    InvalidBlobKey,
-    check_content_type,
-    check_window,
-    coerce_bytes,
-)
-from psych_runtime.adapters.store import RawItem, settings_from
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime.adapters.blob import BlobInfo
+from psych_runtime.adapters.blob import BlobKey
+from psych_runtime.adapters.blob import BlobNotFound
+from psych_runtime.adapters.blob import InvalidBlobKey
+from psych_runtime.adapters.blob import check_content_type
+from psych_runtime.adapters.blob import check_window
+from psych_runtime.adapters.blob import coerce_bytes
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import settings_from
 from psych_runtime.records import ToolCallId
-from psych_store_dynamo import _connection, errors
+from psych_store_dynamo import _connection
+from psych_store_dynamo import errors
 from psych_store_dynamo._connection import S3Client
 from psych_store_dynamo.settings import S3Settings
 

@@ -8,7 +8,8 @@ the driver.
 from dataclasses import dataclass
 from types import ModuleType
 
-from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
 from psych_runtime.adapters.store import BatchTooLarge as PortBatchTooLarge
 from psych_store_dynamo.settings import AwsSettings
 

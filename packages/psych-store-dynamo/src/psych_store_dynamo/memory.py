@@ -18,10 +18,14 @@ Requests per call:
 """
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey, mint_memory
+from psych_runtime.adapters.memory import CheckedMemoryStore
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.memory import mint_memory
 from psych_store_dynamo import _rows as it
 from psych_store_dynamo._database import DynamoDatabase
-from psych_store_dynamo._table import ConditionFailed, Table
+from psych_store_dynamo._table import ConditionFailed
+from psych_store_dynamo._table import Table
 
 _REMEMBER_TRIES = 8
 """Tries of ``remember`` when another process keeps a fact of the same end user in the

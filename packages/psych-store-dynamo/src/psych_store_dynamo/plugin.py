@@ -11,15 +11,13 @@ the store modules; the factories import them when a store is actually opened.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    BlobStoreBackend,
-    DoctorCheck,
-    DoctorResult,
-    StoreBackend,
-    offer_blob_stores,
-    offer_doctor_checks,
-    offer_store_and_memory,
-)
+from psych_runtime.adapters.plugins import BlobStoreBackend
+from psych_runtime.adapters.plugins import DoctorCheck
+from psych_runtime.adapters.plugins import DoctorResult
+from psych_runtime.adapters.plugins import StoreBackend
+from psych_runtime.adapters.plugins import offer_blob_stores
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_store_and_memory
 
 if TYPE_CHECKING:
     from psych_runtime import Store

@@ -9,17 +9,20 @@ compare-and-set lands reports the version as applied by it.
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 
-from psych_runtime import StoreError, StoreUnavailable
-from psych_runtime.adapters.store import (
-    SchemaNotMigrated,
-    SchemaTooNew,
-    check_schema_version,
-    schema_too_new,
-)
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
+from psych_runtime.adapters.store import SchemaNotMigrated
+from psych_runtime.adapters.store import SchemaTooNew
+from psych_runtime.adapters.store import check_schema_version
+from psych_runtime.adapters.store import schema_too_new
 from psych_store_dynamo import _rows as it
-from psych_store_dynamo._table import ConditionFailed, Table, TableMissing
+from psych_store_dynamo._table import ConditionFailed
+from psych_store_dynamo._table import Table
+from psych_store_dynamo._table import TableMissing
 from psych_store_dynamo._version import __version__
 
 _KEY_SCHEMA: list[dict[str, str]] = [

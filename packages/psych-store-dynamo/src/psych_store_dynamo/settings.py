@@ -15,9 +15,13 @@ they come from the usual AWS chain (environment, shared config, instance role).
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult
+from urllib.parse import parse_qsl
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
-from psych_runtime.adapters.store import InvalidStoreUrl, merge_url_options
+from psych_runtime.adapters.store import InvalidStoreUrl
+from psych_runtime.adapters.store import merge_url_options
 
 DYNAMO_SCHEME = "dynamodb"
 S3_SCHEME = "s3"

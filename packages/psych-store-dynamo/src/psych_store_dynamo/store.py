@@ -18,50 +18,53 @@ Nothing on a hot path scans the table.
 """
 
 import asyncio
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Sequence
 from contextlib import suppress
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 
-from psych_runtime import (
-    RunId,
-    RunNotFound,
-    StoreError,
-    StoreUnavailable,
-    Version,
-    VersionHash,
-)
-from psych_runtime.adapters.store import (
-    WORK,
-    Admission,
-    Fence,
-    LeaseLost,
-    LocalNotifier,
-    RunHeader,
-    RunState,
-    SeqConflict,
-    check_admission,
-    check_append_batch,
-    check_listing_limit,
-    newest_runs,
-    no_run_can_match,
-    oldest_settled_runs,
-    signal_run,
-    sweep_expired_leases,
-    sweep_overdue_deadlines,
-    unencodable,
-)
-from psych_runtime.records import (
-    Record,
-    RunAdmitted,
-    WorkerId,
-    record_from_json,
-    record_to_json,
-)
-from psych_store_dynamo import _claiming, _rows as it
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import LocalNotifier
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.adapters.store import check_admission
+from psych_runtime.adapters.store import check_append_batch
+from psych_runtime.adapters.store import check_listing_limit
+from psych_runtime.adapters.store import newest_runs
+from psych_runtime.adapters.store import no_run_can_match
+from psych_runtime.adapters.store import oldest_settled_runs
+from psych_runtime.adapters.store import signal_run
+from psych_runtime.adapters.store import sweep_expired_leases
+from psych_runtime.adapters.store import sweep_overdue_deadlines
+from psych_runtime.adapters.store import unencodable
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_from_json
+from psych_runtime.records import record_to_json
+from psych_store_dynamo import _claiming
+from psych_store_dynamo import _rows as it
 from psych_store_dynamo._batches import check_sizes
 from psych_store_dynamo._database import DynamoDatabase
-from psych_store_dynamo._queries import set_entry, set_time, update_expression
-from psych_store_dynamo._table import ConditionFailed, Table, TransactionCanceled, back_off
+from psych_store_dynamo._queries import set_entry
+from psych_store_dynamo._queries import set_time
+from psych_store_dynamo._queries import update_expression
+from psych_store_dynamo._table import ConditionFailed
+from psych_store_dynamo._table import Table
+from psych_store_dynamo._table import TransactionCanceled
+from psych_store_dynamo._table import back_off
 from psych_store_dynamo.settings import DynamoSettings
 
 _CONDITION_FAILED = "ConditionalCheckFailed"

@@ -9,11 +9,13 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import StoreContract
-from psych_contract.lifecycle import closing, migrated
+from psych_contract.lifecycle import closing
+from psych_contract.lifecycle import migrated
 from psych_runtime import Store
 from psych_store_dynamo import DynamoStore
 
-from ..conftest import dynamo_url, new_table_name
+from ..conftest import dynamo_url
+from ..conftest import new_table_name
 
 
 class TestDynamoStore(StoreContract):

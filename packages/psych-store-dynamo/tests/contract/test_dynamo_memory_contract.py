@@ -13,9 +13,11 @@ import pytest_asyncio
 from psych_contract import MemoryContract
 from psych_contract.lifecycle import migrated
 from psych_runtime.adapters import MemoryStore
-from psych_store_dynamo import DynamoMemoryStore, drop_table
+from psych_store_dynamo import DynamoMemoryStore
+from psych_store_dynamo import drop_table
 
-from ..conftest import dynamo_url, new_table_name
+from ..conftest import dynamo_url
+from ..conftest import new_table_name
 
 
 class TestDynamoMemoryStore(MemoryContract):

@@ -13,7 +13,9 @@ from psych_contract.lifecycle import closing
 from psych_runtime.adapters import BlobStore
 from psych_store_dynamo import S3BlobStore
 
-from ..conftest import make_bucket, new_table_name, s3_url
+from ..conftest import make_bucket
+from ..conftest import new_table_name
+from ..conftest import s3_url
 
 
 class TestS3BlobStore(BlobStoreContract):

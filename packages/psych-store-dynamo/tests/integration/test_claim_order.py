@@ -8,8 +8,11 @@ history through ``InMemoryStore`` and ``DynamoStore`` and compare every claim.
 from datetime import datetime
 
 from psych_contract import _data as data
-from psych_runtime import InMemoryStore, RunId, Store
-from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime import InMemoryStore
+from psych_runtime import RunId
+from psych_runtime import Store
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
 
 from ..conftest import StoreFactory

@@ -11,7 +11,9 @@ import warnings
 
 import pytest
 
-from psych_runtime import RunId, StoreError, ToolCallId
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime import ToolCallId
 from psych_runtime.adapters.blob import BlobKey
 from psych_store_dynamo import S3BlobStore
 

@@ -8,10 +8,13 @@ import pytest
 
 import psych_runtime
 import psych_store_dynamo
-from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
-from psych_store_dynamo import drop_table, plugin
+from psych_runtime.adapters import AUTOLOAD_ENV
+from psych_runtime.adapters import reset_plugin_manager
+from psych_store_dynamo import drop_table
+from psych_store_dynamo import plugin
 
-from ..conftest import dynamo_url, new_table_name
+from ..conftest import dynamo_url
+from ..conftest import new_table_name
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ from psych_contract import _data as data
 from psych_runtime.adapters import RecordTooLarge
 from psych_store_dynamo import BatchTooLarge
 
-from ..conftest import StoreFactory, queued_text
+from ..conftest import StoreFactory
+from ..conftest import queued_text
 
 ITEM_LIMIT = 400_000
 

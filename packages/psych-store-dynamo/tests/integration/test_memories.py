@@ -2,30 +2,30 @@
 schema check, and how many requests each call sends."""
 
 import importlib.metadata
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 
 import pytest
 import pytest_asyncio
 
 import psych_runtime
-from psych_contract.lifecycle import closing, migrated
+from psych_contract.lifecycle import closing
+from psych_contract.lifecycle import migrated
 from psych_runtime import RunId
-from psych_runtime.adapters import (
-    AUTOLOAD_ENV,
-    MemoryKey,
-    SchemaNotMigrated,
-    register_plugin,
-    reset_plugin_manager,
-)
-from psych_store_dynamo import (
-    DynamoMemoryStore,
-    DynamoStore,
-    _rows as it,
-    drop_table,
-    schema,
-)
+from psych_runtime.adapters import AUTOLOAD_ENV
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import register_plugin
+from psych_runtime.adapters import reset_plugin_manager
+from psych_store_dynamo import DynamoMemoryStore
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import _rows as it
+from psych_store_dynamo import drop_table
+from psych_store_dynamo import schema
 
-from ..conftest import REGION, Call, spy_on
+from ..conftest import REGION
+from ..conftest import Call
+from ..conftest import spy_on
 
 
 @pytest_asyncio.fixture

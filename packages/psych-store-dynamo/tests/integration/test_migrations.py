@@ -9,12 +9,19 @@ import pytest
 
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
-from psych_runtime import RunId, StoreError
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import DynamoStore, _rows as it, create_table, drop_table, schema
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import _rows as it
+from psych_store_dynamo import create_table
+from psych_store_dynamo import drop_table
+from psych_store_dynamo import schema
 
-from ..conftest import REGION, StoreFactory
+from ..conftest import REGION
+from ..conftest import StoreFactory
 
 
 async def _raw_call(endpoint: str, operation: str, **request: object) -> Any:

@@ -5,10 +5,12 @@ that grows here is a performance regression even when every behaviour still pass
 """
 
 from psych_contract import _data as data
-from psych_runtime.adapters import Fence, RunState
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
 
-from ..conftest import StoreFactory, spy_on
+from ..conftest import StoreFactory
+from ..conftest import spy_on
 
 W = WorkerId("w")
 

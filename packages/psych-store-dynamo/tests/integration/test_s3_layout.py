@@ -4,12 +4,14 @@ import importlib
 
 import pytest
 
-from psych_runtime import RunId, StoreError
+from psych_runtime import RunId
+from psych_runtime import StoreError
 from psych_runtime.adapters import BlobKey
 from psych_runtime.records import ToolCallId
 from psych_store_dynamo import S3BlobStore
 
-from ..conftest import REGION, s3_url
+from ..conftest import REGION
+from ..conftest import s3_url
 
 
 async def _object_names(endpoint: str, bucket: str) -> list[str]:

@@ -12,10 +12,14 @@ from collections.abc import Iterator
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime import RunNotFound, StoreError
-from psych_runtime.adapters import Fence, LeaseLost, SeqConflict
+from psych_runtime import RunNotFound
+from psych_runtime import StoreError
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import LeaseLost
+from psych_runtime.adapters import SeqConflict
 from psych_runtime.records import WorkerId
-from psych_store_dynamo import DynamoStore, _rows as it
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import _rows as it
 from psych_store_dynamo._table import Table
 
 Response = dict[str, object]

@@ -1,12 +1,18 @@
 """The item layout: exact instants, order-preserving index keys, lossless headers."""
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from psych_contract import _data as data
-from psych_runtime import RunId, Scope
-from psych_runtime.adapters import RunHeader, RunState
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
 from psych_store_dynamo import _rows as it
 

@@ -12,11 +12,14 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
 from psych_runtime.adapters import RecordTooLarge
-from psych_store_dynamo import BatchTooLarge, DynamoStore
+from psych_store_dynamo import BatchTooLarge
+from psych_store_dynamo import DynamoStore
 
-from ..conftest import free_port, queued_text
+from ..conftest import free_port
+from ..conftest import queued_text
 
 ITEM_LIMIT = 400_000
 

@@ -1,8 +1,10 @@
 """The layout of facts: one unambiguous partition per (tenant, end user), exact times."""
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from psych_runtime.adapters import MemoryKey, mint_memory
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import mint_memory
 from psych_store_dynamo import _rows as it
 
 PART = st.text(

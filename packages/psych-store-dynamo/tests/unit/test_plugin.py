@@ -3,7 +3,9 @@
 import subprocess
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,17 +13,16 @@ import psych_runtime
 import psych_store_dynamo
 from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
-from psych_contract.plugin import (
-    check_entry_point,
-    check_memory_backend_beside_store,
-    modules_loaded_by,
-    plugin_alone,
-)
-from psych_runtime.adapters import (
-    blob_store_backends,
-    store_backends,
-)
-from psych_store_dynamo import DynamoMemoryStore, DynamoStore, S3BlobStore, plugin
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_memory_backend_beside_store
+from psych_contract.plugin import modules_loaded_by
+from psych_contract.plugin import plugin_alone
+from psych_runtime.adapters import blob_store_backends
+from psych_runtime.adapters import store_backends
+from psych_store_dynamo import DynamoMemoryStore
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import S3BlobStore
+from psych_store_dynamo import plugin
 from psych_store_dynamo._database import DynamoDatabase
 
 DRIVER_MODULES = ("aioboto3", "aiobotocore", "botocore", "boto3", "aiohttp")

@@ -3,14 +3,12 @@
 import pytest
 
 from psych_runtime.adapters import InvalidStoreUrl
-from psych_store_dynamo.settings import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_WAIT_SECONDS,
-    DynamoSettings,
-    S3Settings,
-    redact,
-)
+from psych_store_dynamo.settings import DEFAULT_CONNECT_TIMEOUT
+from psych_store_dynamo.settings import DEFAULT_MAX_ATTEMPTS
+from psych_store_dynamo.settings import DEFAULT_WAIT_SECONDS
+from psych_store_dynamo.settings import DynamoSettings
+from psych_store_dynamo.settings import S3Settings
+from psych_store_dynamo.settings import redact
 
 
 def test_a_table_url_with_region_and_endpoint() -> None:

@@ -3,10 +3,13 @@
 import pytest
 
 from psych_contract.lifecycle import closing
-from psych_runtime import RunId, StoreError, StoreUnavailable
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
 from psych_runtime.adapters import BlobKey
 from psych_runtime.records import ToolCallId
-from psych_store_dynamo import DynamoStore, S3BlobStore
+from psych_store_dynamo import DynamoStore
+from psych_store_dynamo import S3BlobStore
 
 from ..conftest import free_port
 

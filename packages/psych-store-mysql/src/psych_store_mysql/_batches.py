@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psych_runtime
-from psych_store_mysql._connection import Connection, Cursor, Row
+from psych_store_mysql._connection import Connection
+from psych_store_mysql._connection import Cursor
+from psych_store_mysql._connection import Row
 
 Statement = tuple[str, Sequence[object]]
 """SQL with ``%s`` placeholders and the values that fill them."""

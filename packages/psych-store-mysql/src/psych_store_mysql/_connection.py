@@ -6,10 +6,13 @@ translated into the store's own errors by ``errors``.
 """
 
 import importlib
-from collections.abc import Awaitable, Sequence
-from typing import Protocol, cast
+from collections.abc import Awaitable
+from collections.abc import Sequence
+from typing import Protocol
+from typing import cast
 
-from psych_store_mysql.errors import is_driver_error, translate
+from psych_store_mysql.errors import is_driver_error
+from psych_store_mysql.errors import translate
 from psych_store_mysql.settings import MySQLSettings
 
 Row = tuple[object, ...]

@@ -13,9 +13,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psych_runtime
-from psych_runtime.adapters.store import RawItem, settings_from
-from psych_store_mysql import _connection, errors, schema
-from psych_store_mysql._batches import PACKET_MARGIN, Batch
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import settings_from
+from psych_store_mysql import _connection
+from psych_store_mysql import errors
+from psych_store_mysql import schema
+from psych_store_mysql._batches import PACKET_MARGIN
+from psych_store_mysql._batches import Batch
 from psych_store_mysql._rows import integer
 from psych_store_mysql.schema import Tables
 from psych_store_mysql.settings import MySQLSettings

@@ -8,9 +8,12 @@ are escaped by the driver when the batch is rendered.
 from collections.abc import Sequence
 from datetime import datetime
 
-from psych_runtime.adapters.memory import Memory, MemoryKey
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
 from psych_store_mysql._batches import Statement
-from psych_store_mysql._rows import HEADER_COLUMNS, HEADER_SELECT, to_db_time
+from psych_store_mysql._rows import HEADER_COLUMNS
+from psych_store_mysql._rows import HEADER_SELECT
+from psych_store_mysql._rows import to_db_time
 from psych_store_mysql.schema import Tables
 
 BEGIN: Statement = ("START TRANSACTION", ())

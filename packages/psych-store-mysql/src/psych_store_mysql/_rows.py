@@ -6,7 +6,8 @@ in one place keeps the store free of isinstance checks and makes a damaged row f
 with a clear message instead of a confusing validation error.
 """
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import psych_runtime
 from psych_runtime.adapters.store import HEADER_COLUMNS as _CORE_COLUMNS

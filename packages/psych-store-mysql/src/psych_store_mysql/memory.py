@@ -6,7 +6,9 @@ Runs and the facts of a deployment. Every call is one statement in one round tri
 committed by autocommit before it returns.
 """
 
-from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
+from psych_runtime.adapters.memory import CheckedMemoryStore
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
 from psych_store_mysql._database import MySQLDatabase
 from psych_store_mysql._queries import MemoryStatements
 from psych_store_mysql._rows import memory_from_row

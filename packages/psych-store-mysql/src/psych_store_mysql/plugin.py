@@ -10,12 +10,10 @@ when somebody opens a store with one of these schemes.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    StoreBackend,
-    import_check,
-    offer_doctor_checks,
-    offer_store_and_memory,
-)
+from psych_runtime.adapters.plugins import StoreBackend
+from psych_runtime.adapters.plugins import import_check
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_store_and_memory
 
 if TYPE_CHECKING:
     from psych_store_mysql.memory import MySQLMemoryStore

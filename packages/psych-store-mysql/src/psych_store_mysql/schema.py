@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import psych_runtime
 from psych_store_mysql import errors
 from psych_store_mysql._batches import Batch
-from psych_store_mysql._rows import integer, text
+from psych_store_mysql._rows import integer
+from psych_store_mysql._rows import text
 
 
 @dataclass(frozen=True, slots=True)

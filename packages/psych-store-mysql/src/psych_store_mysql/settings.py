@@ -7,9 +7,12 @@ names the offending part (and never echoes the password).
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from ssl import SSLContext
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
 import psych_runtime
 

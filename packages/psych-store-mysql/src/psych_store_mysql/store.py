@@ -17,26 +17,35 @@ transactions above open with ``START TRANSACTION``, which suspends autocommit un
 their ``COMMIT``.
 """
 
-from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timedelta
 
 import psych_runtime
-from psych_runtime.adapters.store import WORK, signal_run, unencodable
-from psych_runtime.records import record_from_json, record_to_json
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import signal_run
+from psych_runtime.adapters.store import unencodable
+from psych_runtime.records import record_from_json
+from psych_runtime.records import record_to_json
 from psych_store_mysql import errors
-from psych_store_mysql._batches import Batch, Result, Statement, pack
+from psych_store_mysql._batches import Batch
+from psych_store_mysql._batches import Result
+from psych_store_mysql._batches import Statement
+from psych_store_mysql._batches import pack
 from psych_store_mysql._database import MySQLDatabase
-from psych_store_mysql._queries import BEGIN, COMMIT, ROLLBACK, Statements
-from psych_store_mysql._rows import (
-    checked_id,
-    header_from_row,
-    header_values,
-    instant_or_none,
-    integer,
-    text,
-    to_db_time,
-    to_db_time_or_none,
-)
+from psych_store_mysql._queries import BEGIN
+from psych_store_mysql._queries import COMMIT
+from psych_store_mysql._queries import ROLLBACK
+from psych_store_mysql._queries import Statements
+from psych_store_mysql._rows import checked_id
+from psych_store_mysql._rows import header_from_row
+from psych_store_mysql._rows import header_values
+from psych_store_mysql._rows import instant_or_none
+from psych_store_mysql._rows import integer
+from psych_store_mysql._rows import text
+from psych_store_mysql._rows import to_db_time
+from psych_store_mysql._rows import to_db_time_or_none
 from psych_store_mysql.settings import MySQLSettings
 
 _ADMISSION_ATTEMPTS = 5

@@ -1,6 +1,8 @@
 """The Store conformance suite against a real MySQL / MariaDB server."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest_asyncio
 

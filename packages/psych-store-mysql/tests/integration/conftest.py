@@ -1,6 +1,8 @@
 """A migrated store on its own table prefix, dropped after the test."""
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest_asyncio
 

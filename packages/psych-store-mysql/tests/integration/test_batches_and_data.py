@@ -1,30 +1,31 @@
 """Large batches, stored bytes, identifiers and times: what the contract cannot see."""
 
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta, timezone
+from collections.abc import Awaitable
+from collections.abc import Callable
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 
 import pytest
 import pytest_asyncio
 
 from psych_contract import _data as data
-from psych_runtime import RunId, StoreError
-from psych_runtime.adapters import (
-    Fence,
-    LeaseLost,
-    RecordTooLarge,
-    RunHeader,
-    SeqConflict,
-)
-from psych_runtime.records import (
-    AbortRequested,
-    EntryId,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    RunAdmitted,
-    WorkerId,
-    record_to_json,
-)
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import LeaseLost
+from psych_runtime.adapters import RecordTooLarge
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import SeqConflict
+from psych_runtime.records import AbortRequested
+from psych_runtime.records import EntryId
+from psych_runtime.records import QueueEnqueued
+from psych_runtime.records import QueueKind
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_to_json
 from psych_store_mysql import MySQLStore
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]

@@ -9,7 +9,8 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 import pytest
 import pytest_asyncio
@@ -18,7 +19,8 @@ from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
 from psych_runtime import StoreUnavailable
-from psych_store_mysql import MySQLStore, _connection
+from psych_store_mysql import MySQLStore
+from psych_store_mysql import _connection
 from psych_store_mysql.settings import MySQLSettings
 
 from ..conftest import DropTables

@@ -1,6 +1,7 @@
 """What the facts table holds: separate byte-compared key parts, exact text, no leftovers."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 

@@ -1,7 +1,8 @@
 """Migrations: idempotent, serialised across instances, and refusing a newer schema."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Protocol
 
 import pytest
@@ -9,11 +10,16 @@ import pytest
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_contract.migrations import check_versions_before_grants
-from psych_runtime import RunId, StoreError
-from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
-from psych_store_mysql import MySQLMemoryStore, MySQLStore
+from psych_runtime import RunId
+from psych_runtime import StoreError
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
+from psych_store_mysql import MySQLMemoryStore
+from psych_store_mysql import MySQLStore
 from psych_store_mysql._database import MySQLDatabase
-from psych_store_mysql.schema import LATEST_VERSION, Tables
+from psych_store_mysql.schema import LATEST_VERSION
+from psych_store_mysql.schema import Tables
 
 RunSql = Callable[..., Awaitable[list[list[tuple[object, ...]]]]]
 TablesOf = Callable[[str], Awaitable[list[str]]]

@@ -1,7 +1,9 @@
 """``psych_runtime.open_store`` and ``open_memory_store`` with ``migrate=True`` against the
 real server."""
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -9,7 +11,8 @@ import pytest
 import psych_runtime
 from psych_contract.lifecycle import closing
 from psych_contract.plugin import plugins_as_installed
-from psych_store_mysql import MySQLMemoryStore, MySQLStore
+from psych_store_mysql import MySQLMemoryStore
+from psych_store_mysql import MySQLStore
 from psych_store_mysql.schema import Tables
 
 TablesOf = Callable[[str], Awaitable[list[str]]]

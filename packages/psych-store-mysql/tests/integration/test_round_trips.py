@@ -9,8 +9,11 @@ import pytest
 
 from psych_contract import _data as data
 from psych_runtime import RunId
-from psych_runtime.adapters import Fence, RunState, SeqConflict
-from psych_runtime.records import AbortRequested, WorkerId
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import RunState
+from psych_runtime.adapters import SeqConflict
+from psych_runtime.records import AbortRequested
+from psych_runtime.records import WorkerId
 from psych_store_mysql import MySQLStore
 
 T0 = data.T0

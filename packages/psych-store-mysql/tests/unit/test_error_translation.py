@@ -3,7 +3,8 @@
 import pymysql.err
 import pytest
 
-from psych_runtime import StoreError, StoreUnavailable
+from psych_runtime import StoreError
+from psych_runtime import StoreUnavailable
 from psych_store_mysql import errors
 from psych_store_mysql.settings import MySQLSettings
 

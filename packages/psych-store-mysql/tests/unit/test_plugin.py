@@ -4,7 +4,9 @@ import doctest
 import json
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,13 +15,12 @@ import psych_store_mysql
 import psych_store_mysql.plugin as plugin
 from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
-from psych_contract.plugin import (
-    check_entry_point,
-    check_memory_backend_beside_store,
-    plugins_as_installed,
-)
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_memory_backend_beside_store
+from psych_contract.plugin import plugins_as_installed
 from psych_runtime.adapters import store_backends
-from psych_store_mysql import MySQLMemoryStore, MySQLStore
+from psych_store_mysql import MySQLMemoryStore
+from psych_store_mysql import MySQLStore
 from psych_store_mysql._database import MySQLDatabase
 
 

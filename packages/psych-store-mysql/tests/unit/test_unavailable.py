@@ -5,7 +5,8 @@ import socket
 import pytest
 
 from psych_contract.lifecycle import closing
-from psych_runtime import RunId, StoreUnavailable
+from psych_runtime import RunId
+from psych_runtime import StoreUnavailable
 from psych_store_mysql import MySQLStore
 
 
@@ -44,7 +45,8 @@ async def test_open_store_with_migrate_reports_an_unreachable_server(
     closed_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from psych_runtime import open_store
-    from psych_runtime.adapters import AUTOLOAD_ENV, reset_plugin_manager
+    from psych_runtime.adapters import AUTOLOAD_ENV
+    from psych_runtime.adapters import reset_plugin_manager
 
     monkeypatch.delenv(AUTOLOAD_ENV, raising=False)
     reset_plugin_manager()

@@ -30,10 +30,8 @@ from psych_store_postgres._version import __version__
 if TYPE_CHECKING:
     from psych_store_postgres.memory import PostgresMemoryStore as PostgresMemoryStore
     from psych_store_postgres.settings import PostgresSettings as PostgresSettings
-    from psych_store_postgres.store import (
-        PostgresStore as PostgresStore,
-        notify_channel as notify_channel,
-    )
+    from psych_store_postgres.store import PostgresStore as PostgresStore
+    from psych_store_postgres.store import notify_channel as notify_channel
 
 __getattr__, __dir__ = lazy_exports(
     __name__,

@@ -10,25 +10,24 @@ brings the whole schema (every table of both) to this release's version.
 import asyncio
 import contextlib
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.store import (
-    RawItem,
-    check_schema_version,
-    schema_too_new,
-    settings_from,
-)
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import check_schema_version
+from psych_runtime.adapters.store import schema_too_new
+from psych_runtime.adapters.store import settings_from
 from psych_store_postgres._connection import GuardedPool
 from psych_store_postgres._rows import decompress
-from psych_store_postgres.errors import is_connection_error, is_unavailable, unavailable
-from psych_store_postgres.schema import (
-    LATEST_VERSION,
-    MIGRATIONS,
-    VERSION_TABLE,
-    quote_ident,
-    version_table_sql,
-)
+from psych_store_postgres.errors import is_connection_error
+from psych_store_postgres.errors import is_unavailable
+from psych_store_postgres.errors import unavailable
+from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import MIGRATIONS
+from psych_store_postgres.schema import VERSION_TABLE
+from psych_store_postgres.schema import quote_ident
+from psych_store_postgres.schema import version_table_sql
 from psych_store_postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:

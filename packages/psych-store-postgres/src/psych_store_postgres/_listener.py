@@ -19,10 +19,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.store import WORK, LocalNotifier
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import LocalNotifier
 
 if TYPE_CHECKING:
     import asyncpg

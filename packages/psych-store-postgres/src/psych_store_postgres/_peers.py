@@ -23,10 +23,13 @@ the claim loop's poll still finds the Runs.
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.store import WORK, LocalNotifier
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import LocalNotifier
 
 if TYPE_CHECKING:
     import asyncpg

@@ -14,13 +14,19 @@ tells the two apart by whether it opens with ``{"type":``.
 import json
 import zlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from psych_runtime import Scope
-from psych_runtime.adapters.memory import Memory, MemoryKey
-from psych_runtime.adapters.store import RunHeader, SchemaTooNew, header_from_row as decode_header
-from psych_runtime.records import Record, record_from_json, record_to_json
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import SchemaTooNew
+from psych_runtime.adapters.store import header_from_row as decode_header
+from psych_runtime.records import Record
+from psych_runtime.records import record_from_json
+from psych_runtime.records import record_to_json
 from psych_store_postgres import _dictionary
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ too. Every call is one statement, one round trip, and commits on its own; the
 connections come from a pool of this instance's own, opened on first use.
 """
 
-from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
+from psych_runtime.adapters.memory import CheckedMemoryStore
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._queries import MemoryQueries
 from psych_store_postgres._rows import memory_from_row

@@ -19,12 +19,10 @@ migration prepares the whole schema.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    StoreBackend,
-    import_check,
-    offer_doctor_checks,
-    offer_store_and_memory,
-)
+from psych_runtime.adapters.plugins import StoreBackend
+from psych_runtime.adapters.plugins import import_check
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_store_and_memory
 
 if TYPE_CHECKING:
     from psych_store_postgres.memory import PostgresMemoryStore

@@ -13,7 +13,11 @@ once with ``InvalidStoreUrl`` instead of surfacing later as a confusing connect 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl
+from urllib.parse import unquote
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from psych_runtime.adapters.store import InvalidStoreUrl
 

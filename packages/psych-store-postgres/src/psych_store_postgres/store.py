@@ -20,42 +20,45 @@ imported on first use, never at import time.
 import hashlib
 import logging
 import time
-from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters.store import (
-    WORK,
-    Admission,
-    Fence,
-    LeaseLost,
-    LocalNotifier,
-    RunHeader,
-    RunState,
-    SeqConflict,
-    check_admission,
-    check_append_batch,
-    check_listing_limit,
-    check_read_window,
-    no_run_can_match,
-    signal_run,
-)
-from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import LocalNotifier
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.adapters.store import check_admission
+from psych_runtime.adapters.store import check_append_batch
+from psych_runtime.adapters.store import check_listing_limit
+from psych_runtime.adapters.store import check_read_window
+from psych_runtime.adapters.store import no_run_can_match
+from psych_runtime.adapters.store import signal_run
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
 from psych_store_postgres._database import PostgresDatabase
 from psych_store_postgres._listener import NotificationListener
 from psych_store_postgres._liveness import LivenessLocks
 from psych_store_postgres._peers import PeerWatch
 from psych_store_postgres._queries import Queries
-from psych_store_postgres._rows import (
-    aware,
-    decode_batch,
-    encode_batch,
-    header_from_row,
-    maybe_aware,
-    run_id_json,
-    scope_json,
-)
+from psych_store_postgres._rows import aware
+from psych_store_postgres._rows import decode_batch
+from psych_store_postgres._rows import encode_batch
+from psych_store_postgres._rows import header_from_row
+from psych_store_postgres._rows import maybe_aware
+from psych_store_postgres._rows import run_id_json
+from psych_store_postgres._rows import scope_json
 from psych_store_postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:

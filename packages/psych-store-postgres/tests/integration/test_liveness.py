@@ -11,14 +11,18 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import asyncpg
 import pytest
 
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
-from psych_runtime.adapters import WORK, Fence, LeaseLost, RunHeader
+from psych_runtime.adapters import WORK
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import LeaseLost
+from psych_runtime.adapters import RunHeader
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 from psych_store_postgres._peers import ring_after

@@ -17,7 +17,8 @@ import pytest_asyncio
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_contract.outages import check_ended_sessions_cost_one_call_each
-from psych_runtime import RunId, StoreUnavailable
+from psych_runtime import RunId
+from psych_runtime import StoreUnavailable
 from psych_runtime.adapters.store import RunHeader
 from psych_store_postgres import PostgresStore
 

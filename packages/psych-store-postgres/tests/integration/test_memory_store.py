@@ -1,7 +1,9 @@
 """What the MemoryContract leaves to the adapter: schema checks, storage, input refusal."""
 
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
@@ -13,11 +15,17 @@ import psych_runtime
 from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.migrations import check_unmigrated_memory_refused
-from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
-from psych_store_postgres import PostgresMemoryStore, PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
+from psych_store_postgres import PostgresMemoryStore
+from psych_store_postgres import PostgresStore
+from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import MIGRATIONS
 
-from ..conftest import kept, record_a_newer_schema, schema_at
+from ..conftest import kept
+from ..conftest import record_a_newer_schema
+from ..conftest import schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")

@@ -1,7 +1,8 @@
 """Migrations on the real server: idempotent, safe under concurrency, refusing the future."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import asyncpg
 import pytest
@@ -10,12 +11,16 @@ from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import RunId
-from psych_runtime.adapters import RunState, SchemaNotMigrated, SchemaTooNew
+from psych_runtime.adapters import RunState
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS
+from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import MIGRATIONS
 
-from ..conftest import record_a_newer_schema, schema_at
+from ..conftest import record_a_newer_schema
+from ..conftest import schema_at
 
 Factory = Callable[..., Awaitable[PostgresStore]]
 EVERY_VERSION = [migration.version for migration in MIGRATIONS]

@@ -1,13 +1,15 @@
 """LISTEN/NOTIFY wake-ups between store instances (each one a process, to PostgreSQL)."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import asyncpg
 
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
-from psych_runtime.adapters import WORK, RunState
+from psych_runtime.adapters import WORK
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 

@@ -7,13 +7,15 @@ warm-up) counts its round trips. A second call per method would mean a read befo
 write (a race, besides the latency).
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from psych_contract import _data as data
-from psych_runtime.adapters import Fence, RunState
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import RunState
 from psych_runtime.records import WorkerId
 from psych_store_postgres import PostgresStore
 from psych_store_postgres._connection import GuardedPool

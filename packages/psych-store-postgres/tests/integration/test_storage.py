@@ -1,6 +1,7 @@
 """What lands in the tables: lean rows that still read back exactly."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import asyncpg
 

@@ -1,4 +1,6 @@
-from psych_store_postgres.schema import LATEST_VERSION, MIGRATIONS, quote_ident
+from psych_store_postgres.schema import LATEST_VERSION
+from psych_store_postgres.schema import MIGRATIONS
+from psych_store_postgres.schema import quote_ident
 
 
 def test_versions_start_at_one_and_have_no_gaps() -> None:

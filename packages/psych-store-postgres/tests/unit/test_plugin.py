@@ -1,17 +1,19 @@
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 
 import pytest
 
 import psych_runtime
 from psych_contract.lifecycle import closing
-from psych_contract.plugin import (
-    check_entry_point,
-    check_memory_backend_beside_store,
-    modules_loaded_by,
-    plugins_as_installed,
-)
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_memory_backend_beside_store
+from psych_contract.plugin import modules_loaded_by
+from psych_contract.plugin import plugins_as_installed
 from psych_runtime.adapters import store_backends
-from psych_store_postgres import PostgresMemoryStore, PostgresStore, plugin
+from psych_store_postgres import PostgresMemoryStore
+from psych_store_postgres import PostgresStore
+from psych_store_postgres import plugin
 from psych_store_postgres._database import PostgresDatabase
 
 

@@ -5,13 +5,15 @@ terminate, so a small object with those three methods stands in for asyncpg's.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from psych_store_postgres import _connection
-from psych_store_postgres._connection import GuardedPool, PoolClosed
+from psych_store_postgres._connection import GuardedPool
+from psych_store_postgres._connection import PoolClosed
 
 
 class Conn:

@@ -8,14 +8,12 @@ from psych_runtime import RunId
 from psych_runtime.adapters import SchemaTooNew
 from psych_runtime.records import record_to_json
 from psych_store_postgres import _dictionary
-from psych_store_postgres._rows import (
-    decode_batch,
-    decode_record,
-    decompress,
-    encode_batch,
-    encode_record,
-    run_id_json,
-)
+from psych_store_postgres._rows import decode_batch
+from psych_store_postgres._rows import decode_record
+from psych_store_postgres._rows import decompress
+from psych_store_postgres._rows import encode_batch
+from psych_store_postgres._rows import encode_record
+from psych_store_postgres._rows import run_id_json
 
 
 def test_the_envelope_is_left_out_of_the_stored_body_and_restored_on_read() -> None:

@@ -1,13 +1,11 @@
 import pytest
 
 from psych_runtime.adapters import InvalidStoreUrl
-from psych_store_postgres.settings import (
-    DEFAULT_MAX_SIZE,
-    DEFAULT_MIN_SIZE,
-    DEFAULT_SCHEMA,
-    DEFAULT_WATCH_PEERS,
-    PostgresSettings,
-)
+from psych_store_postgres.settings import DEFAULT_MAX_SIZE
+from psych_store_postgres.settings import DEFAULT_MIN_SIZE
+from psych_store_postgres.settings import DEFAULT_SCHEMA
+from psych_store_postgres.settings import DEFAULT_WATCH_PEERS
+from psych_store_postgres.settings import PostgresSettings
 
 
 def test_defaults_apply_when_the_url_says_nothing() -> None:

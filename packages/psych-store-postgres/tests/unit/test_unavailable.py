@@ -3,7 +3,8 @@ import socket
 import pytest
 
 from psych_contract.lifecycle import closing
-from psych_runtime import RunId, StoreUnavailable
+from psych_runtime import RunId
+from psych_runtime import StoreUnavailable
 from psych_store_postgres import PostgresStore
 
 

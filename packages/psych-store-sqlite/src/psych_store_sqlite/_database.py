@@ -12,7 +12,8 @@ import sqlite3
 import weakref
 from pathlib import Path
 
-from psych_runtime.adapters.store import RawItem, settings_from
+from psych_runtime.adapters.store import RawItem
+from psych_runtime.adapters.store import settings_from
 from psych_store_sqlite import schema
 from psych_store_sqlite._lanes import Lanes
 from psych_store_sqlite.settings import SqliteSettings

@@ -8,35 +8,40 @@ half-stepped holding a read snapshot open.
 """
 
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 
-from psych_runtime import RunId, RunNotFound, Version, VersionHash
-from psych_runtime.adapters.memory import Memory, MemoryKey
-from psych_runtime.adapters.store import (
-    Admission,
-    Fence,
-    LeaseLost,
-    RecordTooLarge,
-    RunHeader,
-    RunState,
-    SeqConflict,
-)
-from psych_runtime.records import Record, WorkerId, record_from_json, record_to_json
-from psych_store_sqlite._rows import (
-    HEADER_COLUMNS,
-    MEMORY_COLUMNS,
-    SELECT_HEADER,
-    SqlValue,
-    from_micros,
-    header_from_row,
-    header_values,
-    memory_from_row,
-    memory_values,
-    optional_micros,
-    to_micros,
-)
+from psych_runtime import RunId
+from psych_runtime import RunNotFound
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LeaseLost
+from psych_runtime.adapters.store import RecordTooLarge
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import SeqConflict
+from psych_runtime.records import Record
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_from_json
+from psych_runtime.records import record_to_json
+from psych_store_sqlite._rows import HEADER_COLUMNS
+from psych_store_sqlite._rows import MEMORY_COLUMNS
+from psych_store_sqlite._rows import SELECT_HEADER
+from psych_store_sqlite._rows import SqlValue
+from psych_store_sqlite._rows import from_micros
+from psych_store_sqlite._rows import header_from_row
+from psych_store_sqlite._rows import header_values
+from psych_store_sqlite._rows import memory_from_row
+from psych_store_sqlite._rows import memory_values
+from psych_store_sqlite._rows import optional_micros
+from psych_store_sqlite._rows import to_micros
 
 _INSERT_RECORD = "INSERT INTO psych_records (run_id, seq, type, body) VALUES (?, ?, ?, ?)"
 _INSERT_RUN = (

@@ -9,16 +9,17 @@ The scope column holds JSON only when the scope carries more than its tenant (a
 principal or labels); otherwise it is NULL and the tenant column alone rebuilds it.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import cast
 
-from psych_runtime.adapters.memory import Memory, MemoryKey
-from psych_runtime.adapters.store import (
-    HEADER_COLUMNS,
-    RunHeader,
-    header_from_row as decode_header,
-    header_row,
-)
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.store import HEADER_COLUMNS
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import header_from_row as decode_header
+from psych_runtime.adapters.store import header_row
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

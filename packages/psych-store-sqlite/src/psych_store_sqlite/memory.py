@@ -6,7 +6,9 @@ deployment. Writes go through the writer thread inside ``BEGIN IMMEDIATE`` like 
 write of the store; a recall is one statement on a reader thread.
 """
 
-from psych_runtime.adapters.memory import CheckedMemoryStore, Memory, MemoryKey
+from psych_runtime.adapters.memory import CheckedMemoryStore
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 

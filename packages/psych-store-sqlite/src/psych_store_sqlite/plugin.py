@@ -12,13 +12,11 @@ check.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.adapters.plugins import (
-    DoctorCheck,
-    DoctorResult,
-    StoreBackend,
-    offer_doctor_checks,
-    offer_store_and_memory,
-)
+from psych_runtime.adapters.plugins import DoctorCheck
+from psych_runtime.adapters.plugins import DoctorResult
+from psych_runtime.adapters.plugins import StoreBackend
+from psych_runtime.adapters.plugins import offer_doctor_checks
+from psych_runtime.adapters.plugins import offer_store_and_memory
 
 if TYPE_CHECKING:
     from psych_runtime import Store

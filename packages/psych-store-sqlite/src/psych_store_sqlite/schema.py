@@ -42,7 +42,8 @@ import sqlite3
 import time
 
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters.store import check_schema_version, schema_too_new
+from psych_runtime.adapters.store import check_schema_version
+from psych_runtime.adapters.store import schema_too_new
 
 VERSION_TABLE = "psych_schema_version"
 

@@ -10,9 +10,11 @@ is constructed (``sqlite:///psych.db``). Options may ride in the query string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
-from psych_runtime.adapters.store import InvalidStoreUrl, merge_url_options
+from psych_runtime.adapters.store import InvalidStoreUrl
+from psych_runtime.adapters.store import merge_url_options
 
 SCHEME = "sqlite"
 """The URL scheme this package opens."""

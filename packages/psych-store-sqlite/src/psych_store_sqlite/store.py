@@ -11,25 +11,28 @@ Wake-ups reach only this instance's own waiters (``cross_process_notifier`` is F
 a Worker in another process learns about new work when it next polls.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from datetime import datetime
 
-from psych_runtime import RunId, Version, VersionHash
-from psych_runtime.adapters.store import (
-    WORK,
-    Admission,
-    Fence,
-    LocalNotifier,
-    RunHeader,
-    RunState,
-    check_admission,
-    check_append_batch,
-    check_listing_limit,
-    check_read_window,
-    no_run_can_match,
-    signal_run,
-)
-from psych_runtime.records import Record, RunAdmitted, WorkerId
+from psych_runtime import RunId
+from psych_runtime import Version
+from psych_runtime import VersionHash
+from psych_runtime.adapters.store import WORK
+from psych_runtime.adapters.store import Admission
+from psych_runtime.adapters.store import Fence
+from psych_runtime.adapters.store import LocalNotifier
+from psych_runtime.adapters.store import RunHeader
+from psych_runtime.adapters.store import RunState
+from psych_runtime.adapters.store import check_admission
+from psych_runtime.adapters.store import check_append_batch
+from psych_runtime.adapters.store import check_listing_limit
+from psych_runtime.adapters.store import check_read_window
+from psych_runtime.adapters.store import no_run_can_match
+from psych_runtime.adapters.store import signal_run
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import WorkerId
 from psych_store_sqlite import _queries as ops
 from psych_store_sqlite._database import SqliteDatabase
 from psych_store_sqlite.settings import SqliteSettings

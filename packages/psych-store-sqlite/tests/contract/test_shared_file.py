@@ -20,7 +20,8 @@ from psych_contract.lifecycle import closing
 from psych_runtime import RunId
 from psych_runtime.adapters import SeqConflict
 from psych_runtime.records import WorkerId
-from psych_store_sqlite import SqliteStore, schema
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import schema
 
 RUNS = 50
 LEASE = 3600.0

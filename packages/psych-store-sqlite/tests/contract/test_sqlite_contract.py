@@ -9,7 +9,8 @@ from psych_contract.lifecycle import closing
 from psych_runtime import Store
 from psych_store_sqlite import SqliteStore
 
-from ..conftest import migrated_in_new_file, new_file_url
+from ..conftest import migrated_in_new_file
+from ..conftest import new_file_url
 
 
 class TestSqliteStore(StoreContract):

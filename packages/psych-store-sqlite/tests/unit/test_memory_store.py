@@ -2,7 +2,9 @@
 
 import contextlib
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,12 @@ import pytest
 from psych_contract.lifecycle import closing
 from psych_contract.memory import check_bad_input_refused_offline
 from psych_contract.migrations import check_unmigrated_memory_refused
-from psych_runtime.adapters import MemoryKey, SchemaNotMigrated, SchemaTooNew
-from psych_store_sqlite import SqliteMemoryStore, SqliteStore, schema
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
+from psych_store_sqlite import SqliteMemoryStore
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import schema
 
 ALICE = MemoryKey(tenant="acme", end_user_id="alice")
 

@@ -13,8 +13,10 @@ from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_contract.migrations import check_versions_before_grants
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import SchemaNotMigrated, SchemaTooNew
-from psych_store_sqlite import SqliteStore, schema
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import SchemaTooNew
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import schema
 
 
 def _url(path: Path) -> str:

@@ -9,18 +9,17 @@ import pytest
 import psych_runtime
 import psych_store_sqlite
 from psych_contract.lifecycle import closing
-from psych_contract.plugin import (
-    check_entry_point,
-    check_memory_backend_beside_store,
-    modules_loaded_by,
-    plugin_alone,
-)
-from psych_runtime.adapters import (
-    MemoryKey,
-    SchemaNotMigrated,
-    store_backends,
-)
-from psych_store_sqlite import SqliteMemoryStore, SqliteStore, plugin, schema
+from psych_contract.plugin import check_entry_point
+from psych_contract.plugin import check_memory_backend_beside_store
+from psych_contract.plugin import modules_loaded_by
+from psych_contract.plugin import plugin_alone
+from psych_runtime.adapters import MemoryKey
+from psych_runtime.adapters import SchemaNotMigrated
+from psych_runtime.adapters import store_backends
+from psych_store_sqlite import SqliteMemoryStore
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import plugin
+from psych_store_sqlite import schema
 
 
 @pytest.fixture

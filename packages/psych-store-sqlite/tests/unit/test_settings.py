@@ -6,7 +6,8 @@ import pytest
 
 from psych_runtime.adapters import InvalidStoreUrl
 from psych_store_sqlite import SqliteStore
-from psych_store_sqlite.settings import SqliteSettings, split_url
+from psych_store_sqlite.settings import SqliteSettings
+from psych_store_sqlite.settings import split_url
 
 
 def test_four_slashes_name_an_absolute_path() -> None:

@@ -7,7 +7,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from pathlib import Path
 
 import pytest
@@ -16,9 +19,15 @@ import pytest_asyncio
 from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_runtime import StoreUnavailable
-from psych_runtime.adapters import WORK, Fence, RecordTooLarge, RunState, SeqConflict
-from psych_runtime.records import WorkerId, record_to_json
-from psych_store_sqlite import SqliteStore, _queries
+from psych_runtime.adapters import WORK
+from psych_runtime.adapters import Fence
+from psych_runtime.adapters import RecordTooLarge
+from psych_runtime.adapters import RunState
+from psych_runtime.adapters import SeqConflict
+from psych_runtime.records import WorkerId
+from psych_runtime.records import record_to_json
+from psych_store_sqlite import SqliteStore
+from psych_store_sqlite import _queries
 
 W = WorkerId("worker")
 

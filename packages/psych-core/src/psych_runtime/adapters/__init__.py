@@ -14,7 +14,8 @@ code written against the single namespace keeps working.
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
     # Each port module's ``__all__`` is the list of its names; mypy and editors read

@@ -7,60 +7,46 @@ transport an SDK's own HTTP client is given.
 
 from typing import TYPE_CHECKING
 
-from psych_runtime.egress.gated import (
-    GatedTransport as GatedTransport,
-    RedirectRefusal as RedirectRefusal,
-    egress_allows as egress_allows,
-    redirect_message as redirect_message,
-)
+from psych_runtime.egress.gated import GatedTransport as GatedTransport
+from psych_runtime.egress.gated import RedirectRefusal as RedirectRefusal
+from psych_runtime.egress.gated import egress_allows as egress_allows
+from psych_runtime.egress.gated import redirect_message as redirect_message
 from psych_runtime.plugins.offer import lazy_exports
-from psych_runtime.tools.access import (
-    PermitAll as PermitAll,
-    TenantAccess as TenantAccess,
-    permitted_for as permitted_for,
-)
-from psych_runtime.tools.context import (
-    ToolContext as ToolContext,
-)
-from psych_runtime.tools.pool import (
-    ConnectionPool as ConnectionPool,
-    Poolable as Poolable,
-)
-from psych_runtime.tools.remote import (
-    FAILURE_KINDS as FAILURE_KINDS,
-    AnyPolicy as AnyPolicy,
-    Catalogue as Catalogue,
-    ClosedOnExit as ClosedOnExit,
-    Endpoint as Endpoint,
-    RemoteError as RemoteError,
-    RemoteFailure as RemoteFailure,
-    RemotePool as RemotePool,
-    RemoteTools as RemoteTools,
-    TransportNotes as TransportNotes,
-    admitted as admitted,
-    credential_digest as credential_digest,
-    failure_of as failure_of,
-    failure_of_error as failure_of_error,
-    failure_of_status as failure_of_status,
-    leaves as leaves,
-    offerable as offerable,
-    pool_or_own as pool_or_own,
-    qualified as qualified,
-)
-from psych_runtime.tools.sources import (
-    SourceCallFailed as SourceCallFailed,
-    SourceTool as SourceTool,
-    SourceTools as SourceTools,
-    ToolSource as ToolSource,
-    ToolSourceUnavailable as ToolSourceUnavailable,
-)
+from psych_runtime.tools.access import PermitAll as PermitAll
+from psych_runtime.tools.access import TenantAccess as TenantAccess
+from psych_runtime.tools.access import permitted_for as permitted_for
+from psych_runtime.tools.context import ToolContext as ToolContext
+from psych_runtime.tools.pool import ConnectionPool as ConnectionPool
+from psych_runtime.tools.pool import Poolable as Poolable
+from psych_runtime.tools.remote import FAILURE_KINDS as FAILURE_KINDS
+from psych_runtime.tools.remote import AnyPolicy as AnyPolicy
+from psych_runtime.tools.remote import Catalogue as Catalogue
+from psych_runtime.tools.remote import ClosedOnExit as ClosedOnExit
+from psych_runtime.tools.remote import Endpoint as Endpoint
+from psych_runtime.tools.remote import RemoteError as RemoteError
+from psych_runtime.tools.remote import RemoteFailure as RemoteFailure
+from psych_runtime.tools.remote import RemotePool as RemotePool
+from psych_runtime.tools.remote import RemoteTools as RemoteTools
+from psych_runtime.tools.remote import TransportNotes as TransportNotes
+from psych_runtime.tools.remote import admitted as admitted
+from psych_runtime.tools.remote import credential_digest as credential_digest
+from psych_runtime.tools.remote import failure_of as failure_of
+from psych_runtime.tools.remote import failure_of_error as failure_of_error
+from psych_runtime.tools.remote import failure_of_status as failure_of_status
+from psych_runtime.tools.remote import leaves as leaves
+from psych_runtime.tools.remote import offerable as offerable
+from psych_runtime.tools.remote import pool_or_own as pool_or_own
+from psych_runtime.tools.remote import qualified as qualified
+from psych_runtime.tools.sources import SourceCallFailed as SourceCallFailed
+from psych_runtime.tools.sources import SourceTool as SourceTool
+from psych_runtime.tools.sources import SourceTools as SourceTools
+from psych_runtime.tools.sources import ToolSource as ToolSource
+from psych_runtime.tools.sources import ToolSourceUnavailable as ToolSourceUnavailable
 
 if TYPE_CHECKING:
-    from psych_runtime.egress.sdk_client import (
-        EgressTransport as EgressTransport,
-        RedirectRefused as RedirectRefused,
-        egress_client as egress_client,
-    )
+    from psych_runtime.egress.sdk_client import EgressTransport as EgressTransport
+    from psych_runtime.egress.sdk_client import RedirectRefused as RedirectRefused
+    from psych_runtime.egress.sdk_client import egress_client as egress_client
 
 # What imports httpx (an SDK's own HTTP client with the egress check inside) loads on
 # first use, so loading a plugin stays cheap.

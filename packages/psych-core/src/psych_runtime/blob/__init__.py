@@ -8,7 +8,11 @@ from plugins and are opened by URL with ``open_blob_store``.
 
 from psych_runtime.blob.filesystem import FileBlobStore
 from psych_runtime.blob.memory import InMemoryBlobStore
-from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound, BlobStore, InvalidBlobKey
+from psych_runtime.blob.port import BlobInfo
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobNotFound
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.blob.port import InvalidBlobKey
 
 __all__ = [
     "BlobInfo",

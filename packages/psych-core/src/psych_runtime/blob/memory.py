@@ -5,8 +5,12 @@ when the process exits (the in-memory Store makes the same trade). It passes the
 conformance suite as the durable blob stores.
 """
 
-from psych_runtime.blob.checks import check_content_type, check_window, coerce_bytes
-from psych_runtime.blob.port import BlobInfo, BlobKey, BlobNotFound
+from psych_runtime.blob.checks import check_content_type
+from psych_runtime.blob.checks import check_window
+from psych_runtime.blob.checks import coerce_bytes
+from psych_runtime.blob.port import BlobInfo
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobNotFound
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.raw import RawItem
 

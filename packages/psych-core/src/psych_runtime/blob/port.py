@@ -6,11 +6,14 @@ without one, so a blob can never be written or read outside the tenancy it belon
 """
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
-from urllib.parse import quote, unquote
+from typing import Protocol
+from typing import runtime_checkable
+from urllib.parse import quote
+from urllib.parse import unquote
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 
 
 class BlobNotFound(PsychError):

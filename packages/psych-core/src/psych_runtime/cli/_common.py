@@ -5,13 +5,16 @@ import contextlib
 import os
 import sys
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
-from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.scope import Scope
 from psych_runtime.plugins import open_store
 from psych_runtime.store.errors import StoreError

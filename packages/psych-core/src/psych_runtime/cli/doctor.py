@@ -13,33 +13,33 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
 from psych_runtime._version import __version__
 from psych_runtime.cli._common import missing_database_file
 from psych_runtime.cli.command import Command
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
-from psych_runtime.plugins import (
-    BlobStoreBackend,
-    DoctorResult,
-    LoadedPlugin,
-    PluginError,
-    Registered,
-    StoreBackend,
-    autoload_disabled,
-    autoload_enabled,
-    broken_plugins,
-    canonical_distribution,
-    doctor_checks,
-    loaded_plugins,
-    open_store,
-    registrations,
-    scheme_conflicts,
-    unloaded_plugins,
-)
+from psych_runtime.plugins import BlobStoreBackend
+from psych_runtime.plugins import DoctorResult
+from psych_runtime.plugins import LoadedPlugin
+from psych_runtime.plugins import PluginError
+from psych_runtime.plugins import Registered
+from psych_runtime.plugins import StoreBackend
+from psych_runtime.plugins import autoload_disabled
+from psych_runtime.plugins import autoload_enabled
+from psych_runtime.plugins import broken_plugins
+from psych_runtime.plugins import canonical_distribution
+from psych_runtime.plugins import doctor_checks
+from psych_runtime.plugins import loaded_plugins
+from psych_runtime.plugins import open_store
+from psych_runtime.plugins import registrations
+from psych_runtime.plugins import scheme_conflicts
+from psych_runtime.plugins import unloaded_plugins
 from psych_runtime.store.port import SchemaInspection
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD")

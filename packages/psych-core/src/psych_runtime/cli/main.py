@@ -5,7 +5,11 @@ import sys
 from collections.abc import Sequence
 
 from psych_runtime._version import __version__
-from psych_runtime.cli import doctor, new, runs, show, skills
+from psych_runtime.cli import doctor
+from psych_runtime.cli import new
+from psych_runtime.cli import runs
+from psych_runtime.cli import show
+from psych_runtime.cli import skills
 from psych_runtime.cli.command import Command
 
 COMMANDS: tuple[Command, ...] = (

@@ -3,24 +3,25 @@
 import argparse
 import asyncio
 import sys
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import TextIO
 
-from psych_runtime.cli._common import (
-    Painter,
-    add_store_arguments,
-    fail,
-    format_age,
-    format_cost,
-    opened_store,
-    short_hash,
-)
+from psych_runtime.cli._common import Painter
+from psych_runtime.cli._common import add_store_arguments
+from psych_runtime.cli._common import fail
+from psych_runtime.cli._common import format_age
+from psych_runtime.cli._common import format_cost
+from psych_runtime.cli._common import opened_store
+from psych_runtime.cli._common import short_hash
 from psych_runtime.cli.command import Command
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import VersionHash
 from psych_runtime.core.records import TerminalState
 from psych_runtime.runtime.reads import report
-from psych_runtime.store.port import RunListing, RunState, Store
+from psych_runtime.store.port import RunListing
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 
 
 class ListingUnsupported(PsychError):

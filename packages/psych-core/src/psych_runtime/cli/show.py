@@ -10,33 +10,36 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from typing import TextIO
 
-from psych_runtime.cli._common import (
-    Painter,
-    add_store_arguments,
-    fail,
-    format_cost,
-    format_seconds,
-    format_usage,
-    opened_store,
-    scope_for,
-    short_hash,
-)
+from psych_runtime.cli._common import Painter
+from psych_runtime.cli._common import add_store_arguments
+from psych_runtime.cli._common import fail
+from psych_runtime.cli._common import format_cost
+from psych_runtime.cli._common import format_seconds
+from psych_runtime.cli._common import format_usage
+from psych_runtime.cli._common import opened_store
+from psych_runtime.cli._common import scope_for
+from psych_runtime.cli._common import short_hash
 from psych_runtime.cli.command import Command
 from psych_runtime.cli.runs import ListingUnsupported
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import (
-    Record,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.runtime.reads import checked_header, read_log, report, stream
-from psych_runtime.store.port import RunHeader, RunListing, Store
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.runtime.reads import checked_header
+from psych_runtime.runtime.reads import read_log
+from psych_runtime.runtime.reads import report
+from psych_runtime.runtime.reads import stream
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunListing
+from psych_runtime.store.port import Store
 
 LATEST = "latest"
 """Stands for the newest Run in the store, so a first look needs no id to copy."""

@@ -17,7 +17,8 @@ Version are compiled once, the first time one is used, and not again per call.
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import JsonValue
 

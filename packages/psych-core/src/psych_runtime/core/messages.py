@@ -3,9 +3,13 @@
 The agent loop projects these from the log for every request; they are never stored.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

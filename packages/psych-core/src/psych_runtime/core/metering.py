@@ -7,9 +7,13 @@ the record once and never recomputed by a read.
 
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Self
+from typing import Annotated
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import model_validator
 
 NonNegInt = Annotated[int, Field(ge=0)]
 Money = Annotated[Decimal, Field(ge=Decimal(0))]

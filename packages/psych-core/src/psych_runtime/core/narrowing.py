@@ -8,7 +8,8 @@ validation (``core/validation.py``) and the per-turn catalog
 exactly what a turn offers. It lives in the pure core so both can reach it.
 """
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
+from collections.abc import Iterable
 
 
 def matches(name: str, pattern: str) -> bool:

@@ -11,28 +11,27 @@ fields.
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Literal, Self
+from typing import Annotated
+from typing import Literal
+from typing import Self
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    JsonValue,
-    TypeAdapter,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import TypeAdapter
+from pydantic import field_validator
+from pydantic import model_validator
 
-from psych_runtime.core.ids import (
-    AttemptId,
-    EntryId,
-    RunId,
-    StepId,
-    ToolCallId,
-    VersionHash,
-    WorkerId,
-)
-from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.ids import WorkerId
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.scope import Scope
 
 JsonObject = dict[str, JsonValue]

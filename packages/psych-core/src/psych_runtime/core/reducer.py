@@ -14,50 +14,51 @@ it was.
 from collections.abc import Iterable
 from dataclasses import replace
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.digest import answer_digest, call_digest
-from psych_runtime.core.ids import EntryId, RunId
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import (
-    AbortRequested,
-    AttemptStarted,
-    CompactionApplied,
-    ComponentShown,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
-    QueueCancelled,
-    QueueConsumed,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    Resumed,
-    RunAdmitted,
-    RunSettled,
-    StepCompleted,
-    StepStarted,
-    SubagentFinished,
-    SubagentMessaged,
-    SubagentSpawned,
-    Suspended,
-    SuspendReason,
-    TaskListUpdated,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolFailure,
-    ToolOutcome,
-    TurnStarted,
-)
-from psych_runtime.core.state import (
-    ChildRun,
-    OpenToolCall,
-    PendingQueueEntry,
-    RepeatTally,
-    RunStateView,
-    StepRecord,
-    StepResume,
-    ToolResult,
-)
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.digest import answer_digest
+from psych_runtime.core.digest import call_digest
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import AbortRequested
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import ComponentShown
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import QueueCancelled
+from psych_runtime.core.records import QueueConsumed
+from psych_runtime.core.records import QueueEnqueued
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import StepCompleted
+from psych_runtime.core.records import StepStarted
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentMessaged
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TaskListUpdated
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.records import TurnStarted
+from psych_runtime.core.state import ChildRun
+from psych_runtime.core.state import OpenToolCall
+from psych_runtime.core.state import PendingQueueEntry
+from psych_runtime.core.state import RepeatTally
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.state import StepRecord
+from psych_runtime.core.state import StepResume
+from psych_runtime.core.state import ToolResult
 from psych_runtime.core.suspend_reasons import rules
 
 READ_TOOL_OUTPUT = "read_tool_output"

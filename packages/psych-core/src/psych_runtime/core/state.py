@@ -7,26 +7,33 @@ but all the values it holds are immutable, which is why :meth:`RunStateView.copy
 has to duplicate containers to give a continued fold its own state to change.
 """
 
-from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
+from datetime import datetime
+from datetime import timedelta
 from enum import StrEnum
 
 from pydantic import JsonValue
 
-from psych_runtime.core.ids import AttemptId, EntryId, RunId, StepId, ToolCallId, VersionHash
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import (
-    AskedQuestion,
-    Component,
-    JsonObject,
-    QueueKind,
-    ResultAttachment,
-    SuspendReason,
-    Task,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import ResultAttachment
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.scope import Scope
 
 

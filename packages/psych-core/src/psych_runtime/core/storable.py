@@ -23,7 +23,10 @@ import re
 import types
 import typing
 from collections.abc import Mapping
-from datetime import date, datetime, time, timedelta
+from datetime import date
+from datetime import datetime
+from datetime import time
+from datetime import timedelta
 
 from pydantic import BaseModel
 

@@ -16,7 +16,8 @@ cares asks this table rather than naming reasons itself:
 A new reason is a ``SuspendReason`` member and one entry here.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType

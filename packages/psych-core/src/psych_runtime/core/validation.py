@@ -12,31 +12,34 @@ them in one pass instead of one per publish attempt.
 """
 
 import re
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import replace
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import JsonValue
+from pydantic import ValidationError
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.json_schema import schema_problems
 from psych_runtime.core.narrowing import narrow
-from psych_runtime.core.spec import (
-    SPEC_ADAPTER,
-    AgentSpec,
-    AgentStep,
-    McpServer,
-    NamedToolChoice,
-    StaticTool,
-    ToolStep,
-    WorkflowSpec,
-    WorkflowStepRef,
-    walk_steps,
-)
-from psych_runtime.core.spec.code_execution import (
-    CodeExecution,
-    WorkspaceMode,
-)
-from psych_runtime.core.spec.names import OWNER_SEPARATOR, RESERVED_TOOL_NAMES
+from psych_runtime.core.spec import SPEC_ADAPTER
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import AgentStep
+from psych_runtime.core.spec import McpServer
+from psych_runtime.core.spec import NamedToolChoice
+from psych_runtime.core.spec import StaticTool
+from psych_runtime.core.spec import ToolStep
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.spec import WorkflowStepRef
+from psych_runtime.core.spec import walk_steps
+from psych_runtime.core.spec.code_execution import CodeExecution
+from psych_runtime.core.spec.code_execution import WorkspaceMode
+from psych_runtime.core.spec.names import OWNER_SEPARATOR
+from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
 
 MAX_NESTING = 16
 """Embedded Specs (subagents, agent and workflow steps) may nest this deep below the root."""

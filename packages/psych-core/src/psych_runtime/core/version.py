@@ -18,13 +18,21 @@ must name the same Version.
 import hashlib
 import json
 from datetime import datetime
-from typing import Annotated, Self
+from typing import Annotated
+from typing import Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import VersionHash
-from psych_runtime.core.spec import SPEC_ADAPTER, AgentSpec, Spec, WorkflowSpec
+from psych_runtime.core.spec import SPEC_ADAPTER
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import Spec
+from psych_runtime.core.spec import WorkflowSpec
 
 HASH_PREFIX = "sha256:"
 HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"

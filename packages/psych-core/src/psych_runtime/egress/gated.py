@@ -16,11 +16,16 @@ story (``psych_runtime.tools.remote`` reads them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import ClassVar
+from typing import Protocol
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDecider, EgressPolicy, check_egress
+from psych_runtime.egress.policy import EgressDecider
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.policy import check_egress
 
 
 class _Request(Protocol):

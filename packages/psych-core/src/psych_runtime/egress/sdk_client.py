@@ -10,8 +10,10 @@ does so when such an SDK is first used.
 import httpx
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.gated import GatedTransport, RedirectRefusal
-from psych_runtime.egress.policy import EgressDecider, EgressPolicy
+from psych_runtime.egress.gated import GatedTransport
+from psych_runtime.egress.gated import RedirectRefusal
+from psych_runtime.egress.policy import EgressDecider
+from psych_runtime.egress.policy import EgressPolicy
 
 
 class RedirectRefused(RedirectRefusal, httpx.TransportError):

@@ -13,7 +13,8 @@ checked like the first.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,9 @@ from pydantic import JsonValue
 
 from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDecider, EgressPolicy, check_egress
+from psych_runtime.egress.policy import EgressDecider
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.policy import check_egress
 
 if TYPE_CHECKING:
     import httpx

@@ -7,11 +7,16 @@ with the same ``ValueError``, and mint facts the same way.
 
 import secrets
 import threading
-from abc import ABC, abstractmethod
-from datetime import UTC, datetime, timedelta
+from abc import ABC
+from abc import abstractmethod
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 from psych_runtime.core.storable import key_problem
-from psych_runtime.memory.port import MAX_MEMORY_CHARS, Memory, MemoryKey
+from psych_runtime.memory.port import MAX_MEMORY_CHARS
+from psych_runtime.memory.port import Memory
+from psych_runtime.memory.port import MemoryKey
 
 _clock_lock = threading.Lock()
 _last_minted = datetime.min.replace(tzinfo=UTC)

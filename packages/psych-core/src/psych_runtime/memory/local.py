@@ -7,14 +7,13 @@ in a durable MemoryStore from a store adapter (SQLite, PostgreSQL, MySQL, Dynamo
 import asyncio
 
 from psych_runtime.core.raw import RawItem
-from psych_runtime.memory.checks import (
-    check_memory_key,
-    check_recall_limit,
-    mint_memory,
-    newest_facts,
-    no_memory_can_match,
-)
-from psych_runtime.memory.port import Memory, MemoryKey
+from psych_runtime.memory.checks import check_memory_key
+from psych_runtime.memory.checks import check_recall_limit
+from psych_runtime.memory.checks import mint_memory
+from psych_runtime.memory.checks import newest_facts
+from psych_runtime.memory.checks import no_memory_can_match
+from psych_runtime.memory.port import Memory
+from psych_runtime.memory.port import MemoryKey
 
 
 class InMemoryMemoryStore:

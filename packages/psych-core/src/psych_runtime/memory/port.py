@@ -8,9 +8,15 @@ end users, both required, so no fact can be read across tenants or across people
 """
 
 from datetime import datetime
-from typing import Annotated, Protocol, runtime_checkable
+from typing import Annotated
+from typing import Protocol
+from typing import runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import StringConstraints
+from pydantic import field_validator
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope

@@ -12,34 +12,34 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.anthropic_wire import (
-    MessageTally,
-    PromptCaching,
-    read_event,
-    request_body,
-)
-from psych_runtime.model.http_common import (
-    HttpModelClient,
-    Refusal,
-    cut_off,
-    decode_event,
-    server_events,
-)
-from psych_runtime.model.port import (
-    ModelError,
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-)
+from psych_runtime.model.anthropic_wire import MessageTally
+from psych_runtime.model.anthropic_wire import PromptCaching
+from psych_runtime.model.anthropic_wire import read_event
+from psych_runtime.model.anthropic_wire import request_body
+from psych_runtime.model.http_common import HttpModelClient
+from psych_runtime.model.http_common import Refusal
+from psych_runtime.model.http_common import cut_off
+from psych_runtime.model.http_common import decode_event
+from psych_runtime.model.http_common import server_events
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
 from psych_runtime.model.sse import SseParser
 from psych_runtime.telemetry.providers import check_provider_name
 

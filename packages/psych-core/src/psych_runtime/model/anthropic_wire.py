@@ -8,37 +8,34 @@ server-sent event of a streamed answer stands for.
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Literal
 
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolDefinition,
-    ToolResultMessage,
-)
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.messages import ToolResultMessage
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.spec.models import NamedToolChoice, ToolChoice
-from psych_runtime.model.port import (
-    ModelError,
-    ModelRequest,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-)
-from psych_runtime.model.transient import error_from_status, says_context_overflow
-from psych_runtime.model.wire_values import (
-    count_of,
-    mapping_of,
-    sampling_fields,
-    text_of,
-    tool_fields,
-)
+from psych_runtime.core.spec.models import NamedToolChoice
+from psych_runtime.core.spec.models import ToolChoice
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.transient import error_from_status
+from psych_runtime.model.transient import says_context_overflow
+from psych_runtime.model.wire_values import count_of
+from psych_runtime.model.wire_values import mapping_of
+from psych_runtime.model.wire_values import sampling_fields
+from psych_runtime.model.wire_values import text_of
+from psych_runtime.model.wire_values import tool_fields
 
 CacheTtl = Literal["5m", "1h"]
 """How long a prompt-cache entry lives: five minutes (the default) or one hour."""

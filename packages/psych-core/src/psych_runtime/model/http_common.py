@@ -12,19 +12,29 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from pydantic import JsonValue
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.port import MalformedChunk, ModelError, StreamIncomplete
-from psych_runtime.model.sse import SseEvent, SseParser
-from psych_runtime.model.transient import error_from_exception, error_from_status
+from psych_runtime.model.port import MalformedChunk
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.sse import SseEvent
+from psych_runtime.model.sse import SseParser
+from psych_runtime.model.transient import error_from_exception
+from psych_runtime.model.transient import error_from_status
 
 if TYPE_CHECKING:
     import httpx

@@ -11,37 +11,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.http_common import (
-    HttpModelClient,
-    Refusal,
-    cut_off,
-    decode_event,
-    server_events,
-)
-from psych_runtime.model.openai_wire import (
-    MaxTokensField,
-    StreamTally,
-    check_limit_field,
-    output_limit_fields,
-    read_chunk,
-    refused_limit_field,
-    refuses_stream_options,
-    request_body,
-)
-from psych_runtime.model.port import (
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-)
-from psych_runtime.model.sse import SseEvent, SseParser
+from psych_runtime.model.http_common import HttpModelClient
+from psych_runtime.model.http_common import Refusal
+from psych_runtime.model.http_common import cut_off
+from psych_runtime.model.http_common import decode_event
+from psych_runtime.model.http_common import server_events
+from psych_runtime.model.openai_wire import MaxTokensField
+from psych_runtime.model.openai_wire import StreamTally
+from psych_runtime.model.openai_wire import check_limit_field
+from psych_runtime.model.openai_wire import output_limit_fields
+from psych_runtime.model.openai_wire import read_chunk
+from psych_runtime.model.openai_wire import refused_limit_field
+from psych_runtime.model.openai_wire import refuses_stream_options
+from psych_runtime.model.openai_wire import request_body
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.sse import SseEvent
+from psych_runtime.model.sse import SseParser
 from psych_runtime.model.transient import error_in_stream
-from psych_runtime.telemetry.providers import check_provider_name, provider_for_url
+from psych_runtime.telemetry.providers import check_provider_name
+from psych_runtime.telemetry.providers import provider_for_url
 
 if TYPE_CHECKING:
     import httpx

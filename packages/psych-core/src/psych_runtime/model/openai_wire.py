@@ -8,38 +8,38 @@ decoded chunk stands for.
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
-from typing import Literal, get_args
+from dataclasses import dataclass
+from dataclasses import field
+from decimal import Decimal
+from decimal import InvalidOperation
+from typing import Literal
+from typing import get_args
 from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolDefinition,
-    ToolResultMessage,
-    UserMessage,
-)
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.spec.models import NamedToolChoice, ToolChoice
-from psych_runtime.model.port import (
-    ModelRequest,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-)
-from psych_runtime.model.wire_values import (
-    count_of,
-    mapping_of,
-    sampling_fields,
-    text_of,
-    tool_fields,
-)
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.spec.models import NamedToolChoice
+from psych_runtime.core.spec.models import ToolChoice
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.wire_values import count_of
+from psych_runtime.model.wire_values import mapping_of
+from psych_runtime.model.wire_values import sampling_fields
+from psych_runtime.model.wire_values import text_of
+from psych_runtime.model.wire_values import tool_fields
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens", "both"]
 """Which body field carries a request's output limit; see ``output_limit_fields``."""

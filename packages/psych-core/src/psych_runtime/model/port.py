@@ -6,14 +6,24 @@ may retry; the client raises ``ModelError`` subclasses for everything else.
 """
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from typing import Annotated
+from typing import Literal
+from typing import Protocol
+from typing import runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import field_validator
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.messages import Message, ToolDefinition
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.spec.models import ToolChoice, tool_name_as_choice
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.spec.models import ToolChoice
+from psych_runtime.core.spec.models import tool_name_as_choice
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -7,14 +7,24 @@ make incomplete metering look complete.
 
 import json
 from collections.abc import Mapping
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN
+from decimal import Decimal
 from functools import cache
 from importlib.resources import files
-from typing import Annotated, Final, Literal, Protocol, runtime_checkable
+from typing import Annotated
+from typing import Final
+from typing import Literal
+from typing import Protocol
+from typing import runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import TypeAdapter
 
-from psych_runtime.core.metering import Cost, CostSource, Usage
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
 
 CostPolicy = Literal["prefer_provider", "computed", "provider_only"]
 """Which figure wins when both a provider-reported cost and a price table exist.

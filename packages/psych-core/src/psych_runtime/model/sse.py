@@ -17,7 +17,8 @@ read and ignored: reconnecting is the caller's decision, not the stream's.
 
 import codecs
 import re
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 _LINE_ENDING = re.compile("\r\n|\r|\n")

@@ -16,19 +16,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 
 from psych_runtime.egress.policy import EgressDenied
-from psych_runtime.model.port import (
-    ContextOverflow,
-    MalformedChunk,
-    ModelEgressDenied,
-    ModelError,
-    StreamIdleTimeout,
-    StreamIncomplete,
-    TransientModelError,
-)
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import MalformedChunk
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import StreamIdleTimeout
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TransientModelError
 
 TRANSIENT_STATUSES = frozenset({408, 425, 429})
 """Client-error statuses worth retrying; every 5xx is retried as well."""

@@ -7,7 +7,9 @@ imports a database driver until somebody actually asks for that backend.
 
 import importlib
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 

@@ -7,17 +7,17 @@ registers it always, before any installed plugin and whatever
 built-ins: ``open_store("memory://")`` works in a test that turned discovery off.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    DoctorCheck,
-    MemoryStoreBackend,
-    StoreBackend,
-    import_check,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend
+from psych_runtime.plugins.backends import DoctorCheck
+from psych_runtime.plugins.backends import MemoryStoreBackend
+from psych_runtime.plugins.backends import StoreBackend
+from psych_runtime.plugins.backends import import_check
 from psych_runtime.plugins.hookspecs import hookimpl
 from psych_runtime.store.errors import InvalidStoreUrl
 

@@ -26,15 +26,13 @@ from collections.abc import Callable
 
 import pluggy
 
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    DoctorCheck,
-    MemoryStoreBackend,
-    SandboxBackend,
-    StoreBackend,
-    TelemetryBackend,
-    ToolSourceFactory,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend
+from psych_runtime.plugins.backends import DoctorCheck
+from psych_runtime.plugins.backends import MemoryStoreBackend
+from psych_runtime.plugins.backends import SandboxBackend
+from psych_runtime.plugins.backends import StoreBackend
+from psych_runtime.plugins.backends import TelemetryBackend
+from psych_runtime.plugins.backends import ToolSourceFactory
 
 PROJECT_NAME = "psych_runtime"
 """The pluggy project name, which is also the entry-point group plugins register under."""

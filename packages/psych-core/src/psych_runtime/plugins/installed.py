@@ -8,10 +8,15 @@ These lookups are here; opening stores by URL is ``urls.py``.
 
 import logging
 
-from psych_runtime.plugins.backends import SandboxBackend, TelemetryBackend, ToolSourceFactory
+from psych_runtime.plugins.backends import SandboxBackend
+from psych_runtime.plugins.backends import TelemetryBackend
+from psych_runtime.plugins.backends import ToolSourceFactory
 from psych_runtime.plugins.errors import DuplicateBackend
-from psych_runtime.plugins.manager import get_plugin_manager, loaded_plugins, registrations
-from psych_runtime.telemetry.port import NO_TELEMETRY, Telemetry
+from psych_runtime.plugins.manager import get_plugin_manager
+from psych_runtime.plugins.manager import loaded_plugins
+from psych_runtime.plugins.manager import registrations
+from psych_runtime.telemetry.port import NO_TELEMETRY
+from psych_runtime.telemetry.port import Telemetry
 
 log = logging.getLogger(__name__)
 

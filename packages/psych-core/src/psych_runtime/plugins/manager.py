@@ -29,19 +29,19 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pluggy
 
 from psych_runtime._version import __version__
-from psych_runtime.plugins import builtin, hookspecs
+from psych_runtime.plugins import builtin
+from psych_runtime.plugins import hookspecs
 from psych_runtime.plugins.backends import DoctorCheck
-from psych_runtime.plugins.errors import (
-    IncompatiblePlugin,
-    InvalidPlugin,
-    PluginError,
-    PluginLoadError,
-)
+from psych_runtime.plugins.errors import IncompatiblePlugin
+from psych_runtime.plugins.errors import InvalidPlugin
+from psych_runtime.plugins.errors import PluginError
+from psych_runtime.plugins.errors import PluginLoadError
 
 PLUGIN_API_VERSION = 1
 """The plugin API this release speaks; a plugin declares it as ``PSYCH_PLUGIN_API``."""

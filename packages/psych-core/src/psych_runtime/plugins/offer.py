@@ -11,18 +11,18 @@ writes ``__getattr__, __dir__ = lazy_exports(__name__, {...})``.
 """
 
 import importlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 
 from psych_runtime.memory.port import MemoryStore
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    DoctorCheck,
-    MemoryStoreBackend,
-    SandboxBackend,
-    StoreBackend,
-    TelemetryBackend,
-    ToolSourceFactory,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend
+from psych_runtime.plugins.backends import DoctorCheck
+from psych_runtime.plugins.backends import MemoryStoreBackend
+from psych_runtime.plugins.backends import SandboxBackend
+from psych_runtime.plugins.backends import StoreBackend
+from psych_runtime.plugins.backends import TelemetryBackend
+from psych_runtime.plugins.backends import ToolSourceFactory
 from psych_runtime.plugins.hookspecs import hookimpl
 
 type Offer[T] = Callable[[Callable[[T], None]], None]

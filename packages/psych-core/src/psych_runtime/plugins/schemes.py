@@ -12,25 +12,19 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from psych_runtime.plugins import builtin
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    MemoryStoreBackend,
-    StoreBackend,
-)
-from psych_runtime.plugins.errors import (
-    DuplicateBackend,
-    UnknownBlobStoreScheme,
-    UnknownMemoryStoreScheme,
-    UnknownStoreScheme,
-    _UnknownScheme,
-)
-from psych_runtime.plugins.manager import (
-    Registered,
-    autoload_enabled,
-    broken_plugins,
-    registrations,
-    unloaded_plugins,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend
+from psych_runtime.plugins.backends import MemoryStoreBackend
+from psych_runtime.plugins.backends import StoreBackend
+from psych_runtime.plugins.errors import DuplicateBackend
+from psych_runtime.plugins.errors import UnknownBlobStoreScheme
+from psych_runtime.plugins.errors import UnknownMemoryStoreScheme
+from psych_runtime.plugins.errors import UnknownStoreScheme
+from psych_runtime.plugins.errors import _UnknownScheme
+from psych_runtime.plugins.manager import Registered
+from psych_runtime.plugins.manager import autoload_enabled
+from psych_runtime.plugins.manager import broken_plugins
+from psych_runtime.plugins.manager import registrations
+from psych_runtime.plugins.manager import unloaded_plugins
 
 log = logging.getLogger(__name__)
 

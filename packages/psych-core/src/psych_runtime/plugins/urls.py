@@ -10,24 +10,21 @@ import re
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.memory.port import MemoryStore
-from psych_runtime.plugins.backends import (
-    BlobStoreBackend,
-    MemoryStoreBackend,
-    StoreBackend,
-)
-from psych_runtime.plugins.schemes import (
-    BLOB_STORES,
-    FIRST_PARTY_BLOB_PACKAGES,
-    FIRST_PARTY_STORE_PACKAGES,
-    MEMORY_STORES,
-    STORES,
-    SchemeConflict,
-    backend_for,
-    backends,
-    scheme_conflicts,
-)
+from psych_runtime.plugins.backends import BlobStoreBackend
+from psych_runtime.plugins.backends import MemoryStoreBackend
+from psych_runtime.plugins.backends import StoreBackend
+from psych_runtime.plugins.schemes import BLOB_STORES
+from psych_runtime.plugins.schemes import FIRST_PARTY_BLOB_PACKAGES
+from psych_runtime.plugins.schemes import FIRST_PARTY_STORE_PACKAGES
+from psych_runtime.plugins.schemes import MEMORY_STORES
+from psych_runtime.plugins.schemes import STORES
+from psych_runtime.plugins.schemes import SchemeConflict
+from psych_runtime.plugins.schemes import backend_for
+from psych_runtime.plugins.schemes import backends
+from psych_runtime.plugins.schemes import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
-from psych_runtime.store.port import Migratable, Store
+from psych_runtime.store.port import Migratable
+from psych_runtime.store.port import Store
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 

@@ -6,27 +6,38 @@ import re
 import sys
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from psych_runtime.core.errors import InvalidArgument, RunNotFound, VersionNotFound, shown
-from psych_runtime.core.ids import RunId, VersionHash
-from psych_runtime.core.records import (
-    JsonObject,
-)
+from psych_runtime.core.errors import InvalidArgument
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.errors import VersionNotFound
+from psych_runtime.core.errors import shown
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec, walk_steps
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.spec import walk_steps
 from psych_runtime.core.storable import check_storable
-from psych_runtime.core.version import HASH_PATTERN, Version
+from psych_runtime.core.version import HASH_PATTERN
+from psych_runtime.core.version import Version
 from psych_runtime.plugins.installed import installed_telemetry
 from psych_runtime.runtime.admitted import admission_records
-from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text
+from psych_runtime.runtime.arguments import checked_flag
+from psych_runtime.runtime.arguments import checked_object
+from psych_runtime.runtime.arguments import checked_text
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import checked_header
-from psych_runtime.store.checks import check_key, key_problem, no_run_can_match
-from psych_runtime.store.port import RunState, Store
+from psych_runtime.store.checks import check_key
+from psych_runtime.store.checks import key_problem
+from psych_runtime.store.checks import no_run_can_match
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.context import admission_trace
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
 

@@ -2,11 +2,14 @@
 
 from datetime import datetime
 
-from psych_runtime.core.ids import RunId, VersionHash
-from psych_runtime.core.records import JsonObject, RunAdmitted
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import RunAdmitted
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
-from psych_runtime.store.port import RunHeader, RunState
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
 
 
 def admission_records(

@@ -8,11 +8,13 @@ a value of the right kind that no store could keep (a lone surrogate, a non-fini
 number, nesting past the stores' depth) is ``UnstorableValue``, as everywhere else.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 from psych_runtime.core.errors import shown
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.storable import check_storable, unstorable
+from psych_runtime.core.storable import check_storable
+from psych_runtime.core.storable import unstorable
 
 Refuse = Callable[[str, object, str], Exception]
 """Builds the call's own error from (argument, value, rule)."""

@@ -16,27 +16,43 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 
 from psych_runtime.core.corruption import CorruptLog
-from psych_runtime.core.ids import AttemptId, RunId, WorkerId
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import WorkerId
 from psych_runtime.core.records import AttemptStarted
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
-from psych_runtime.runtime.abort import LIVE_ATTEMPTS, AbortReason, AbortSignal
+from psych_runtime.runtime.abort import LIVE_ATTEMPTS
+from psych_runtime.runtime.abort import AbortReason
+from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.children import report_to_parent
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.control import interrupt
 from psych_runtime.runtime.interrupt_watch import watch_for_interrupt
-from psych_runtime.runtime.journal import Journal, JournalClosed
+from psych_runtime.runtime.journal import Journal
+from psych_runtime.runtime.journal import JournalClosed
 from psych_runtime.runtime.reads import FOLDS
-from psych_runtime.runtime.settlement import failed, past_deadline_when_claimed, settle
-from psych_runtime.runtime.suspension import OnClaim, on_claim, parked_until
-from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreUnavailable
+from psych_runtime.runtime.settlement import failed
+from psych_runtime.runtime.settlement import past_deadline_when_claimed
+from psych_runtime.runtime.settlement import settle
+from psych_runtime.runtime.suspension import OnClaim
+from psych_runtime.runtime.suspension import on_claim
+from psych_runtime.runtime.suspension import parked_until
+from psych_runtime.store.errors import LeaseLost
+from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.errors import StoreUnavailable
 from psych_runtime.store.notify import LocalNotifier
-from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+from psych_runtime.store.port import Fence
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.telemetry.tracer import RunTracer
 

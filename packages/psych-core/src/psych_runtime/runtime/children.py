@@ -14,19 +14,20 @@ the release means a crash in between leaves the child leased, so the Worker that
 reclaims it does the report again: no ending is lost.
 """
 
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.ids import WorkerId
 from psych_runtime.core.projections.latency import measure_latency
 from psych_runtime.core.projections.report import subtree_totals
-from psych_runtime.core.records import (
-    JsonObject,
-    Record,
-    Resumed,
-    SubagentFinished,
-    SuspendReason,
-)
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SuspendReason
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.admitted import admission_records
@@ -34,7 +35,9 @@ from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_run_id
 from psych_runtime.runtime.reads import FOLDS
-from psych_runtime.store.port import RunHeader, RunState, Store
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.context import child_trace_context
 
 INLINE_WORKER = WorkerId("wrk_inline")

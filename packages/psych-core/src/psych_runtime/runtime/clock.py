@@ -1,6 +1,7 @@
 """The runtime's wall clock. The core never reads it; records carry what it said."""
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 
 def utcnow() -> datetime:

@@ -12,13 +12,11 @@ boundary, so a tool call and its result are never separated.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.records import Record
 from psych_runtime.core.spec import CompactionPolicy
 from psych_runtime.model.port import ModelRequest

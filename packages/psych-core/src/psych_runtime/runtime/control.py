@@ -2,23 +2,26 @@
 
 import sys
 
-from psych_runtime.core.errors import InvalidArgument, PsychError
-from psych_runtime.core.ids import EntryId, RunId
-from psych_runtime.core.records import (
-    AbortRequested,
-    JsonObject,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-)
+from psych_runtime.core.errors import InvalidArgument
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.records import AbortRequested
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import QueueEnqueued
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.abort import LIVE_ATTEMPTS
-from psych_runtime.runtime.arguments import checked_object, checked_text, refuser
+from psych_runtime.runtime.arguments import checked_object
+from psych_runtime.runtime.arguments import checked_text
+from psych_runtime.runtime.arguments import refuser
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_entry_id
-from psych_runtime.runtime.reads import FOLDS, checked_header
+from psych_runtime.runtime.reads import FOLDS
+from psych_runtime.runtime.reads import checked_header
 from psych_runtime.store.port import Store
 
 

@@ -8,17 +8,19 @@ for the messages once per turn.
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    Message,
-    ToolCallRequest,
-    ToolResultMessage,
-    UserMessage,
-)
-from psych_runtime.core.projections.tool_text import render_json, tool_result_text
-from psych_runtime.core.records import JsonObject, Record, ToolOutcome
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import ToolCallRequest
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
+from psych_runtime.core.projections.tool_text import render_json
+from psych_runtime.core.projections.tool_text import tool_result_text
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import ToolOutcome
 
 SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n"
 

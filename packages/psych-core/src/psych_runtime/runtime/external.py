@@ -4,9 +4,11 @@ Only the external record types (``EXTERNAL_RECORD_TYPES``) are ever written this
 a Worker holding the Run's lease folds them in at its next look at the log.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.records import Record
@@ -15,7 +17,8 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.reads import FOLDS
 from psych_runtime.store.errors import SeqConflict
-from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import Store
 
 _APPEND_RETRIES = 16
 

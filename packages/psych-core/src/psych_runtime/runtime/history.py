@@ -13,10 +13,12 @@ history; it is loaded once per Attempt.
 """
 
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.messages import Message, UserMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.records import Record
 from psych_runtime.core.reducer import reduce
-from psych_runtime.runtime.conversation import Conversation, input_text
+from psych_runtime.runtime.conversation import Conversation
+from psych_runtime.runtime.conversation import input_text
 from psych_runtime.store.port import Store
 
 _PAGE = 1000

@@ -3,7 +3,11 @@
 import secrets
 import time
 
-from psych_runtime.core.ids import AttemptId, EntryId, RunId, ToolCallId, WorkerId
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import WorkerId
 
 
 def _token(prefix: str) -> str:

@@ -20,7 +20,8 @@ the work (uninterruptible calls finish first) and settles the Run ``aborted``.
 import asyncio
 import logging
 
-from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.abort import AbortReason
+from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.store.port import Store
 

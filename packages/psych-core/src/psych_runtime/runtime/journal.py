@@ -21,18 +21,26 @@ what really landed.
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from psych_runtime.core.errors import RunNotFound
-from psych_runtime.core.ids import AttemptId, RunId
-from psych_runtime.core.records import EXTERNAL_RECORD_TYPES, Record, TerminalState
-from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.records import EXTERNAL_RECORD_TYPES
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.reducer import reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.store.errors import BatchTooLarge, SeqConflict, StoreUnavailable
+from psych_runtime.store.errors import BatchTooLarge
+from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.errors import StoreUnavailable
 from psych_runtime.store.notify import Notifier
-from psych_runtime.store.port import Fence, Store
+from psych_runtime.store.port import Fence
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.tracer import RunTracer
 
 R = TypeVar("R", bound=Record)

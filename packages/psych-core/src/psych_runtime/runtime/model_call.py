@@ -33,20 +33,20 @@ that output is made safe to keep:
 import asyncio
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.records import ModelTimings
-from psych_runtime.model.port import (
-    ModelClient,
-    ModelRequest,
-    StreamDone,
-    StreamIdleTimeout,
-    StreamIncomplete,
-    TextDelta,
-    ToolCallDelta,
-    TransientModelError,
-)
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamIdleTimeout
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.port import TransientModelError
 
 MAX_TOOL_ARGUMENT_CHARS = 256 * 1024
 """The most argument text one tool call may carry, in characters.

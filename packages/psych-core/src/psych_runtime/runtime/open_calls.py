@@ -14,17 +14,17 @@ importing the loop.
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    ModelCallFailed,
-    ModelCallStarted,
-    Record,
-    ToolCallFinished,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.journal import Journal
 

@@ -1,12 +1,13 @@
 """Publishing a Spec: validated, hashed and stored once as an immutable Version."""
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.records import (
-    JsonObject,
-)
-from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
-from psych_runtime.core.validation import ValidationContext, validate
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.scope import DEFAULT_SCOPE
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.validation import ValidationContext
+from psych_runtime.core.validation import validate
 from psych_runtime.core.version import Version
 from psych_runtime.plugins.installed import installed_capabilities
 from psych_runtime.runtime.clock import utcnow

@@ -13,27 +13,34 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.errors import (
-    AccessDenied,
-    InvalidArgument,
-    PsychError,
-    RunNotFound,
-    VersionNotFound,
-    shown,
-)
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.errors import AccessDenied
+from psych_runtime.core.errors import InvalidArgument
+from psych_runtime.core.errors import PsychError
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.errors import VersionNotFound
+from psych_runtime.core.errors import shown
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.projections.answer import AnswerView, project_answer
+from psych_runtime.core.projections.answer import AnswerView
+from psych_runtime.core.projections.answer import project_answer
 from psych_runtime.core.projections.report import build_report
 from psych_runtime.core.projections.report_types import RunReport
-from psych_runtime.core.projections.status import RunStatus, project_status
-from psych_runtime.core.projections.thread import ThreadView, combine_thread, project_thread
-from psych_runtime.core.records import Record, TerminalState, ToolFailure
-from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.projections.status import RunStatus
+from psych_runtime.core.projections.status import project_status
+from psych_runtime.core.projections.thread import ThreadView
+from psych_runtime.core.projections.thread import combine_thread
+from psych_runtime.core.projections.thread import project_thread
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.reducer import reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.store.checks import no_run_can_match
-from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import Store
 
 _PAGE = 500
 _CACHE_SIZE = 512

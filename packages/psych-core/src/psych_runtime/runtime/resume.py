@@ -6,23 +6,29 @@ after the suspension expired settles the Run ``abandoned`` instead and raises
 ``SuspensionExpired``, so a stale approval never runs anything.
 """
 
-from psych_runtime.core.errors import InvalidArgument, PsychError
+from psych_runtime.core.errors import InvalidArgument
+from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.json_schema import value_problems
-from psych_runtime.core.records import (
-    JsonObject,
-    Record,
-    Resumed,
-)
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.suspend_reasons import rules
-from psych_runtime.runtime.arguments import checked_flag, checked_object, checked_text, refuser
+from psych_runtime.runtime.arguments import checked_flag
+from psych_runtime.runtime.arguments import checked_object
+from psych_runtime.runtime.arguments import checked_text
+from psych_runtime.runtime.arguments import refuser
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.external import ExternalBatch, append_external
+from psych_runtime.runtime.external import ExternalBatch
+from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.reads import checked_header
-from psych_runtime.runtime.settlement import abandoned, settle
-from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE, EXPIRED_MESSAGE, expired
+from psych_runtime.runtime.settlement import abandoned
+from psych_runtime.runtime.settlement import settle
+from psych_runtime.runtime.suspension import EXPIRED_CALL_MESSAGE
+from psych_runtime.runtime.suspension import EXPIRED_MESSAGE
+from psych_runtime.runtime.suspension import expired
 from psych_runtime.store.port import Store
 
 

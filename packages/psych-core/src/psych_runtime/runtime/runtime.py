@@ -5,27 +5,36 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from psych_runtime.core.errors import InvalidArgument, VersionNotFound
-from psych_runtime.core.ids import StepId, VersionHash
+from psych_runtime.core.errors import InvalidArgument
+from psych_runtime.core.errors import VersionNotFound
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import VersionHash
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.port import ModelClient
-from psych_runtime.plugins.installed import installed_telemetry, tool_source_factories
+from psych_runtime.plugins.installed import installed_telemetry
+from psych_runtime.plugins.installed import tool_source_factories
 from psych_runtime.runtime.abort import AbortSignal
-from psych_runtime.runtime.agent import AgentDeps, AgentLoop
+from psych_runtime.runtime.agent import AgentDeps
+from psych_runtime.runtime.agent import AgentLoop
 from psych_runtime.runtime.history import continuation_history
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.settings import RuntimeSettings
 from psych_runtime.runtime.settlement import settle_cut_short
-from psych_runtime.runtime.workflow.agent_step import replay_source, run_agent_step
-from psych_runtime.runtime.workflow.context import AgentOutcome, WorkflowContext
+from psych_runtime.runtime.workflow.agent_step import replay_source
+from psych_runtime.runtime.workflow.agent_step import run_agent_step
+from psych_runtime.runtime.workflow.context import AgentOutcome
+from psych_runtime.runtime.workflow.context import WorkflowContext
 from psych_runtime.runtime.workflow.engine import WorkflowEngine
 from psych_runtime.sandbox.port import Sandbox
-from psych_runtime.store.port import RunHeader, Store
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.tools.access import PermitAll
-from psych_runtime.tools.approval import AllowAll, ApprovalRules
+from psych_runtime.tools.approval import AllowAll
+from psych_runtime.tools.approval import ApprovalRules
 from psych_runtime.tools.code import CodeSandboxes
 from psych_runtime.tools.registry import ToolRegistry
 from psych_runtime.tools.secrets import SecretResolver

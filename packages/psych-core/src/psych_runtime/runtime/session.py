@@ -8,30 +8,45 @@ object it builds is exposed, so a program can outgrow it piece by piece.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
 from typing import Any
 
-from psych_runtime.core.ids import EntryId, RunId
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
 from psych_runtime.core.projections.answer import AnswerView
 from psych_runtime.core.projections.report_types import RunReport
 from psych_runtime.core.projections.status import RunStatus
 from psych_runtime.core.projections.thread import ThreadView
-from psych_runtime.core.records import JsonObject, QueueKind, Record
-from psych_runtime.core.scope import DEFAULT_SCOPE, Scope
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.scope import DEFAULT_SCOPE
+from psych_runtime.core.scope import Scope
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import ValidationContext
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient
 from psych_runtime.plugins.urls import open_store
 from psych_runtime.runtime import reads
-from psych_runtime.runtime.admission import Dispatched, dispatch
-from psych_runtime.runtime.control import interrupt, send
+from psych_runtime.runtime.admission import Dispatched
+from psych_runtime.runtime.admission import dispatch
+from psych_runtime.runtime.control import interrupt
+from psych_runtime.runtime.control import send
 from psych_runtime.runtime.publish import publish
 from psych_runtime.runtime.resume import resume
 from psych_runtime.runtime.runtime import Runtime
-from psych_runtime.runtime.settings import RuntimeSettings, WorkerSettings
+from psych_runtime.runtime.settings import RuntimeSettings
+from psych_runtime.runtime.settings import WorkerSettings
 from psych_runtime.runtime.worker import Worker
 from psych_runtime.store.port import Store
 from psych_runtime.tools.registry import ToolRegistry

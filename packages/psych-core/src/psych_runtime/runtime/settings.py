@@ -9,18 +9,23 @@ may be passed by position, as the reference API allows; the rest by keyword only
 else declares them, so the three can never disagree.
 """
 
-from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import KW_ONLY
+from dataclasses import dataclass
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.ids import WorkerId
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.memory.port import MemoryStore
-from psych_runtime.model.pricing import CostPolicy, PriceResolver
-from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
+from psych_runtime.model.pricing import CostPolicy
+from psych_runtime.model.pricing import PriceResolver
+from psych_runtime.sandbox.port import ResolvedLimits
+from psych_runtime.sandbox.port import Sandbox
 from psych_runtime.telemetry.port import Telemetry
 from psych_runtime.tools.access import TenantAccess
-from psych_runtime.tools.approval import ApprovalRules, Policy
+from psych_runtime.tools.approval import ApprovalRules
+from psych_runtime.tools.approval import Policy
 from psych_runtime.tools.code import DEFAULT_HARD_LIMITS
 from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES

@@ -16,24 +16,20 @@ so their kinds and messages read the same whoever writes them.
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import AttemptId
-from psych_runtime.core.records import (
-    JsonObject,
-    RunSettled,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.runtime.abort import AbortReason
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.open_calls import (
-    DEADLINE_MESSAGE,
-    INTERRUPTED_MESSAGE,
-    ORPHANED_MESSAGE,
-    Stager,
-    carry_over_finishes,
-    close_open_calls,
-    close_open_model_call,
-)
+from psych_runtime.runtime.open_calls import DEADLINE_MESSAGE
+from psych_runtime.runtime.open_calls import INTERRUPTED_MESSAGE
+from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE
+from psych_runtime.runtime.open_calls import Stager
+from psych_runtime.runtime.open_calls import carry_over_finishes
+from psych_runtime.runtime.open_calls import close_open_calls
+from psych_runtime.runtime.open_calls import close_open_model_call
 
 
 @dataclass(frozen=True, slots=True)

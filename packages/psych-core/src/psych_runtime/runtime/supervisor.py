@@ -14,10 +14,12 @@ import time
 
 from psych_runtime.core.ids import RunId
 from psych_runtime.runtime.abort import AbortReason
-from psych_runtime.runtime.attempt import ActiveAttempt, AttemptLifecycle
+from psych_runtime.runtime.attempt import ActiveAttempt
+from psych_runtime.runtime.attempt import AttemptLifecycle
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.settlement import forced, settle
+from psych_runtime.runtime.settlement import forced
+from psych_runtime.runtime.settlement import settle
 from psych_runtime.store.errors import StoreUnavailable
 from psych_runtime.store.port import RunState
 

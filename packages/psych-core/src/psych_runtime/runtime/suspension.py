@@ -15,21 +15,22 @@ exactly one of three things before anything else, and writes nothing else:
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from enum import Enum
 from typing import Any
 
-from psych_runtime.core.records import (
-    Resumed,
-    Suspended,
-    SuspendReason,
-)
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import SuspendReason
 from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.core.state import RunStateView
-from psych_runtime.core.suspend_reasons import TIMER_EXPIRY_SECONDS, rules
+from psych_runtime.core.suspend_reasons import TIMER_EXPIRY_SECONDS
+from psych_runtime.core.suspend_reasons import rules
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.settlement import abandoned, settle
+from psych_runtime.runtime.settlement import abandoned
+from psych_runtime.runtime.settlement import settle
 
 EXPIRED_MESSAGE = "the run waited longer than its suspension allows and was abandoned"
 """The failure message of a Run settled because its suspension expired."""

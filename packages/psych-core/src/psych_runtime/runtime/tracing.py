@@ -7,7 +7,8 @@ parent's delegation or step span, and closed when the parent is done driving it.
 import contextlib
 from collections.abc import Iterator
 
-from psych_runtime.core.ids import StepId, ToolCallId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.runtime.journal import Journal
 
 

@@ -19,19 +19,24 @@ import gc
 import logging
 from dataclasses import dataclass
 
-from psych_runtime.core.ids import RunId, WorkerId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import WorkerId
 from psych_runtime.plugins.installed import installed_telemetry
 from psych_runtime.runtime.abort import AbortReason
-from psych_runtime.runtime.attempt import (
-    ActiveAttempt,
-    AttemptRunner,
-)
+from psych_runtime.runtime.attempt import ActiveAttempt
+from psych_runtime.runtime.attempt import AttemptRunner
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.ids import new_attempt_id, new_worker_id
+from psych_runtime.runtime.ids import new_attempt_id
+from psych_runtime.runtime.ids import new_worker_id
 from psych_runtime.runtime.settings import WorkerSettings
 from psych_runtime.runtime.supervisor import Supervision
-from psych_runtime.store.notify import WORK, LocalNotifier, Notifier
-from psych_runtime.store.port import Fence, RunHeader, RunState, Store
+from psych_runtime.store.notify import WORK
+from psych_runtime.store.notify import LocalNotifier
+from psych_runtime.store.notify import Notifier
+from psych_runtime.store.port import Fence
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 from psych_runtime.telemetry.port import Telemetry
 
 log = logging.getLogger(__name__)

@@ -16,16 +16,21 @@ checked against them before a program runs.
 """
 
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
+from typing import Protocol
+from typing import runtime_checkable
 
 from pydantic import JsonValue
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.spec.code_execution import Isolation, NetworkAccess
+from psych_runtime.core.spec.code_execution import Isolation
+from psych_runtime.core.spec.code_execution import NetworkAccess
 
 
 class Guarantee(StrEnum):

@@ -11,10 +11,14 @@ connection or hopping to another thread.
 
 from collections.abc import Sequence
 
-from psych_runtime.core.errors import RunNotFound, UnstorableValue
+from psych_runtime.core.errors import RunNotFound
+from psych_runtime.core.errors import UnstorableValue
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.records import Record, RunAdmitted
-from psych_runtime.core.storable import MAX_RECORD_DEPTH, key_problem, unstorable
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.storable import MAX_RECORD_DEPTH
+from psych_runtime.core.storable import key_problem
+from psych_runtime.core.storable import unstorable
 from psych_runtime.store.port import RunHeader
 
 

@@ -6,12 +6,14 @@ a database holds an instant (microseconds, a naive UTC ``DATETIME``, a ``timesta
 or text (``bytes`` from a ``VARBINARY`` column). Those two conversions are passed in.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from datetime import datetime
 
 from psych_runtime.core.scope import Scope
 from psych_runtime.store.errors import StoreError
-from psych_runtime.store.port import RunHeader, RunState
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
 
 HEADER_COLUMNS: tuple[str, ...] = (
     "run_id",

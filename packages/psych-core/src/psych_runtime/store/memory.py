@@ -11,30 +11,43 @@ halfway through a method. Anyone editing this module must keep it that way: an
 ``await`` inside a method would quietly turn each conditional write into a race.
 """
 
-from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timedelta
 
 from psych_runtime.core.errors import RunNotFound
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.ids import WorkerId
 from psych_runtime.core.raw import RawItem
-from psych_runtime.core.records import Record, RunAdmitted, record_to_json
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import record_to_json
 from psych_runtime.core.version import Version
-from psych_runtime.store.checks import check_admission, check_append_batch, check_read_window
-from psych_runtime.store.errors import LeaseLost, SeqConflict, StoreError
-from psych_runtime.store.notify import WORK, LocalNotifier, signal_run
-from psych_runtime.store.port import Admission, Fence, RunHeader, RunState
-from psych_runtime.store.rules import (
-    claim_order,
-    claimable,
-    holds_lease,
-    leased,
-    newest_runs,
-    oldest_settled_runs,
-    parked,
-    released,
-    sweep_expired_leases,
-    sweep_overdue_deadlines,
-)
+from psych_runtime.store.checks import check_admission
+from psych_runtime.store.checks import check_append_batch
+from psych_runtime.store.checks import check_read_window
+from psych_runtime.store.errors import LeaseLost
+from psych_runtime.store.errors import SeqConflict
+from psych_runtime.store.errors import StoreError
+from psych_runtime.store.notify import WORK
+from psych_runtime.store.notify import LocalNotifier
+from psych_runtime.store.notify import signal_run
+from psych_runtime.store.port import Admission
+from psych_runtime.store.port import Fence
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.rules import claim_order
+from psych_runtime.store.rules import claimable
+from psych_runtime.store.rules import holds_lease
+from psych_runtime.store.rules import leased
+from psych_runtime.store.rules import newest_runs
+from psych_runtime.store.rules import oldest_settled_runs
+from psych_runtime.store.rules import parked
+from psych_runtime.store.rules import released
+from psych_runtime.store.rules import sweep_expired_leases
+from psych_runtime.store.rules import sweep_overdue_deadlines
 
 _CANDIDATE_STATES = frozenset({RunState.RUNNABLE, RunState.RUNNING})
 

@@ -10,7 +10,8 @@ what was read.
 """
 
 import asyncio
-from typing import Protocol, runtime_checkable
+from typing import Protocol
+from typing import runtime_checkable
 
 WORK = "__work__"
 """The key signalled when some Run may have become claimable."""

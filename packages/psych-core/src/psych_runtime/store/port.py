@@ -8,16 +8,24 @@ The queue is the store: a Run is claimable when it is ``runnable`` (and its
 ``runnable_at`` has passed) or ``running`` with an expired lease. There is no broker.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Protocol, runtime_checkable
+from typing import Annotated
+from typing import Protocol
+from typing import runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
-from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.ids import WorkerId
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.version import Version
 from psych_runtime.store.notify import Notifier

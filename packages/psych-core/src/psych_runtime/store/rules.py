@@ -10,11 +10,15 @@ instead of restating them. Stores with a query language express the same rules i
 it; ``psych-contract`` checks both kinds against its own, independent reference model.
 """
 
-from collections.abc import Collection, Iterable
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from collections.abc import Iterable
+from datetime import datetime
+from datetime import timedelta
 
-from psych_runtime.core.ids import RunId, WorkerId
-from psych_runtime.store.port import RunHeader, RunState
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import WorkerId
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
 
 
 def claimable(header: RunHeader, now: datetime) -> bool:

@@ -7,8 +7,12 @@ keyword options that override the URL's query) or such settings.
 URL's query options with the keyword options that override them.
 """
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol, Self
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Protocol
+from typing import Self
 
 from psych_runtime.store.errors import InvalidStoreUrl
 

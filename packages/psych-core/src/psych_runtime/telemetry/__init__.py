@@ -9,32 +9,27 @@ from the records its Attempt writes (and rebuilds what a dead process left open)
 itself through the ``psych_register_telemetry`` plugin hook.
 """
 
-from psych_runtime.telemetry.conformance import (
-    FinishedSpan,
-    SpanProblem,
-    check_spans,
-    is_runtime_span,
-)
-from psych_runtime.telemetry.port import (
-    NO_TELEMETRY,
-    Attributes,
-    AttributeValue,
-    Carrier,
-    NoTelemetry,
-    Telemetry,
-    TelemetrySpan,
-)
-from psych_runtime.telemetry.providers import provider_for_url, provider_of
-from psych_runtime.telemetry.schema import (
-    OTHER_PROVIDER,
-    PSYCH_SCHEMA,
-    AttributeRule,
-    ErrorRule,
-    MetricRule,
-    SpanKind,
-    SpanRule,
-    TelemetrySchema,
-)
+from psych_runtime.telemetry.conformance import FinishedSpan
+from psych_runtime.telemetry.conformance import SpanProblem
+from psych_runtime.telemetry.conformance import check_spans
+from psych_runtime.telemetry.conformance import is_runtime_span
+from psych_runtime.telemetry.port import NO_TELEMETRY
+from psych_runtime.telemetry.port import Attributes
+from psych_runtime.telemetry.port import AttributeValue
+from psych_runtime.telemetry.port import Carrier
+from psych_runtime.telemetry.port import NoTelemetry
+from psych_runtime.telemetry.port import Telemetry
+from psych_runtime.telemetry.port import TelemetrySpan
+from psych_runtime.telemetry.providers import provider_for_url
+from psych_runtime.telemetry.providers import provider_of
+from psych_runtime.telemetry.schema import OTHER_PROVIDER
+from psych_runtime.telemetry.schema import PSYCH_SCHEMA
+from psych_runtime.telemetry.schema import AttributeRule
+from psych_runtime.telemetry.schema import ErrorRule
+from psych_runtime.telemetry.schema import MetricRule
+from psych_runtime.telemetry.schema import SpanKind
+from psych_runtime.telemetry.schema import SpanRule
+from psych_runtime.telemetry.schema import TelemetrySchema
 
 __all__ = [
     "NO_TELEMETRY",

@@ -11,20 +11,20 @@ fixed name, or else by its ``gen_ai.operation.name`` (see
 ``TelemetrySchema.rule_for``), and must then carry the name the rule's template gives.
 """
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 
 from psych_runtime.telemetry.port import AttributeValue
-from psych_runtime.telemetry.schema import (
-    PSYCH_SCHEMA,
-    ROOT,
-    RUN_ID,
-    AttributeRule,
-    SpanKind,
-    SpanRule,
-    TelemetrySchema,
-)
+from psych_runtime.telemetry.schema import PSYCH_SCHEMA
+from psych_runtime.telemetry.schema import ROOT
+from psych_runtime.telemetry.schema import RUN_ID
+from psych_runtime.telemetry.schema import AttributeRule
+from psych_runtime.telemetry.schema import SpanKind
+from psych_runtime.telemetry.schema import SpanRule
+from psych_runtime.telemetry.schema import TelemetrySchema
 
 
 @dataclass(frozen=True, slots=True)

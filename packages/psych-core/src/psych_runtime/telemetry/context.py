@@ -19,7 +19,8 @@ import secrets
 from types import TracebackType
 
 from psych_runtime.telemetry import schema as s
-from psych_runtime.telemetry.port import Telemetry, TelemetrySpan
+from psych_runtime.telemetry.port import Telemetry
+from psych_runtime.telemetry.port import TelemetrySpan
 
 log = logging.getLogger(__name__)
 

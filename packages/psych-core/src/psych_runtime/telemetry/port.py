@@ -13,9 +13,11 @@ bug): the runtime calls it only through guards that log the failure and carry on
 telemetry can never fail a Run.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol
+from typing import runtime_checkable
 
 from psych_runtime.telemetry.schema import SpanKind
 

@@ -16,7 +16,8 @@ them).
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
 from typing import Literal
 

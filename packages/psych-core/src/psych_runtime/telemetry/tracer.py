@@ -23,42 +23,41 @@ swallowed, so a broken exporter or span processor never fails a Run.
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from psych_runtime.core.ids import StepId, ToolCallId
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import (
-    AttemptStarted,
-    CompactionApplied,
-    CompactionReason,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
-    Record,
-    RunSettled,
-    StepCompleted,
-    StepStarted,
-    SubagentFinished,
-    SubagentSpawned,
-    Suspended,
-    TerminalState,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolOutcome,
-    TurnStarted,
-)
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import StepCompleted
+from psych_runtime.core.records import StepStarted
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.records import TurnStarted
 from psych_runtime.core.state import RunStateView
 from psych_runtime.telemetry import schema as s
-from psych_runtime.telemetry.port import (
-    NO_SPAN,
-    Attributes,
-    AttributeValue,
-    Carrier,
-    Telemetry,
-    TelemetrySpan,
-)
+from psych_runtime.telemetry.port import NO_SPAN
+from psych_runtime.telemetry.port import Attributes
+from psych_runtime.telemetry.port import AttributeValue
+from psych_runtime.telemetry.port import Carrier
+from psych_runtime.telemetry.port import Telemetry
+from psych_runtime.telemetry.port import TelemetrySpan
 from psych_runtime.telemetry.providers import provider_resolver
 from psych_runtime.telemetry.schema import SpanKind
 

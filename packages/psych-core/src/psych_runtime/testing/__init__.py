@@ -20,9 +20,13 @@ from psych_runtime.plugins.offer import lazy_exports
 from psych_runtime.testing.log_builder import LogBuilder
 
 if TYPE_CHECKING:
-    from psych_runtime.testing.background import FAST_WORKER, worker_in_background
-    from psych_runtime.testing.crash import CrashingStore, CrashRecovery, crash_and_recover
-    from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+    from psych_runtime.testing.background import FAST_WORKER
+    from psych_runtime.testing.background import worker_in_background
+    from psych_runtime.testing.crash import CrashingStore
+    from psych_runtime.testing.crash import CrashRecovery
+    from psych_runtime.testing.crash import crash_and_recover
+    from psych_runtime.testing.fake_model import FakeModel
+    from psych_runtime.testing.fake_model import ToolCallScript
     from psych_runtime.testing.forwarding import ForwardingStore
     from psych_runtime.testing.models_by_name import ModelsByName
     from psych_runtime.testing.settled import settled_log

@@ -1,7 +1,8 @@
 """``worker_in_background``: a Worker that runs for the length of an ``async with`` block."""
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from types import MappingProxyType
 

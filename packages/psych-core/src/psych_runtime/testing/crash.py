@@ -9,11 +9,13 @@ process kill.
 """
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.records import JsonObject, Record
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Record
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.version import Version
 from psych_runtime.model.port import ModelClient

@@ -15,24 +15,28 @@ Example:
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
 
 from pydantic import JsonValue
 
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.model.port import (
-    ContextOverflow,
-    ModelError,
-    ModelRequest,
-    ReasoningDelta,
-    StreamDone,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    TransientModelError,
-)
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.port import TransientModelError
 
 DEFAULT_FRAGMENT_CHARS = 4
 """How many characters of a tool call's arguments each default fragment carries."""

@@ -6,22 +6,25 @@ the inner store unchanged. A test that only watches what is written overrides
 ``before_append`` or ``after_append`` instead of ``append`` itself.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from datetime import datetime
 
-from psych_runtime.core.ids import RunId, VersionHash, WorkerId
-from psych_runtime.core.raw import RawItem, RawStorage
-from psych_runtime.core.records import Record, RunAdmitted
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.ids import WorkerId
+from psych_runtime.core.raw import RawItem
+from psych_runtime.core.raw import RawStorage
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
 from psych_runtime.core.version import Version
 from psych_runtime.store.notify import Notifier
-from psych_runtime.store.port import (
-    Admission,
-    Fence,
-    RunDeletion,
-    RunHeader,
-    RunState,
-    Store,
-)
+from psych_runtime.store.port import Admission
+from psych_runtime.store.port import Fence
+from psych_runtime.store.port import RunDeletion
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 
 
 class ForwardingStore:

@@ -7,26 +7,29 @@ the reducer must catch, so every default can be overridden per record, envelope
 fields included.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Self
 
 from pydantic import BaseModel
 
-from psych_runtime.core.ids import AttemptId, RunId, VersionHash
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import (
-    RECORD_ADAPTER,
-    CompactionReason,
-    Component,
-    ModelTimings,
-    QueueKind,
-    Record,
-    SuspendReason,
-    Task,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import RECORD_ADAPTER
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import ModelTimings
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.scope import Scope
 
 LOG_START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,9 +12,13 @@ Example:
     ... )
 """
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
 
-from psych_runtime.model.port import ModelClient, ModelError, ModelRequest, StreamEvent
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamEvent
 from psych_runtime.telemetry.providers import provider_of
 from psych_runtime.telemetry.schema import OTHER_PROVIDER
 

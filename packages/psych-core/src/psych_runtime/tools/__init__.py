@@ -16,15 +16,16 @@ Example:
     {'order_id': 'A1', 'status': 'shipped'}
 """
 
-from psych_runtime.tools.context import ToolContext, idempotency_key_for
-from psych_runtime.tools.errors import (
-    ToolArgumentsInvalid,
-    ToolResultInvalid,
-    ToolSchemaError,
-    UnknownTool,
-)
-from psych_runtime.tools.names import RESERVED_TOOL_NAMES, TOOL_NAME_PATTERN
-from psych_runtime.tools.registry import RegisteredTool, ToolRegistry
+from psych_runtime.tools.context import ToolContext
+from psych_runtime.tools.context import idempotency_key_for
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolResultInvalid
+from psych_runtime.tools.errors import ToolSchemaError
+from psych_runtime.tools.errors import UnknownTool
+from psych_runtime.tools.names import RESERVED_TOOL_NAMES
+from psych_runtime.tools.names import TOOL_NAME_PATTERN
+from psych_runtime.tools.registry import RegisteredTool
+from psych_runtime.tools.registry import ToolRegistry
 
 __all__ = [
     "RESERVED_TOOL_NAMES",

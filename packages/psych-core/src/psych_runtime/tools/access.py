@@ -9,8 +9,10 @@ access fails closed.
 
 import inspect
 import logging
-from collections.abc import Awaitable, Collection
-from typing import Protocol, runtime_checkable
+from collections.abc import Awaitable
+from collections.abc import Collection
+from typing import Protocol
+from typing import runtime_checkable
 
 from psych_runtime.core.scope import Scope
 

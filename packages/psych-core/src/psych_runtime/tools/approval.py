@@ -15,10 +15,14 @@ outranks ``read-only``; a tool that says nothing is a ``write`` tool, never exem
 
 import inspect
 import logging
-from collections.abc import Awaitable, Iterable
-from dataclasses import dataclass, field
-from enum import Enum, StrEnum
-from typing import Protocol, runtime_checkable
+from collections.abc import Awaitable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from enum import Enum
+from enum import StrEnum
+from typing import Protocol
+from typing import runtime_checkable
 
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope

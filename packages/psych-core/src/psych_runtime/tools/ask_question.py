@@ -7,10 +7,16 @@ delivers the answer, which becomes the call's result. The answer is read from th
 after a reclaim, so a question is never put twice.
 """
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import ValidationError
 
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.core.records import AskedQuestion, JsonObject, QuestionOption
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import QuestionOption
 
 ASK_QUESTION = "ask_question"
 """The built-in's name (reserved: no registered tool may take it)."""

@@ -6,12 +6,15 @@ Spec's limits are cut to the deployment's. Running a program is
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.spec.code_execution import CodeExecution
-from psych_runtime.core.spec.names import BINDABLE_BUILTINS, RESERVED_TOOL_NAMES
-from psych_runtime.sandbox.port import ResolvedLimits, Sandbox
+from psych_runtime.core.spec.names import BINDABLE_BUILTINS
+from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
+from psych_runtime.sandbox.port import ResolvedLimits
+from psych_runtime.sandbox.port import Sandbox
 
 RUN_CODE = "run_code"
 

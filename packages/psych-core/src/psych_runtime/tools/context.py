@@ -8,7 +8,9 @@ side effect (a payment, an email) deduplicate when a crashed call is executed ag
 import hashlib
 from dataclasses import dataclass
 
-from psych_runtime.core.ids import AttemptId, RunId, ToolCallId
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.scope import Scope
 
 _KEY_PREFIX = "idk_"

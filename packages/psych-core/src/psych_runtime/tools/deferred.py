@@ -15,7 +15,8 @@ runs.
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Final
 
 from pydantic import JsonValue

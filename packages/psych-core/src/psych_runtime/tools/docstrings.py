@@ -7,7 +7,8 @@ look for them, instead of being repeated in the prose.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 _ARGS_HEADER = re.compile(
     r"(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters):"

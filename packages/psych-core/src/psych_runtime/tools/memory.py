@@ -11,7 +11,8 @@ from typing import Final
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject
-from psych_runtime.memory.port import MAX_MEMORY_CHARS, Memory
+from psych_runtime.memory.port import MAX_MEMORY_CHARS
+from psych_runtime.memory.port import Memory
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 REMEMBER: Final = "remember"

@@ -10,10 +10,8 @@ and a tool declared in a Spec are held to the same one.
 import re
 from typing import Final
 
-from psych_runtime.core.spec.names import (
-    RESERVED_TOOL_NAMES,
-    TOOL_NAME_PATTERN as _SPEC_TOOL_NAME_PATTERN,
-)
+from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
+from psych_runtime.core.spec.names import TOOL_NAME_PATTERN as _SPEC_TOOL_NAME_PATTERN
 
 TOOL_NAME_PATTERN: Final = re.compile(_SPEC_TOOL_NAME_PATTERN)
 """The Spec's rule for static tool names, compiled: registered tools obey the same one."""

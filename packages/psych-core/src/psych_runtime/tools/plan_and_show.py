@@ -12,12 +12,16 @@ a browser would execute or load from an unvetted scheme (``javascript:``, ``data
 
 import re
 from collections.abc import Iterator
-from typing import Final, get_args
+from typing import Final
+from typing import get_args
 
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
+from pydantic import ValidationError
 
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.core.records import Component, JsonObject, Task
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Task
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 UPDATE_TASKS: Final = "update_tasks"

@@ -20,9 +20,14 @@ holds up a call to another.
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Hashable
+from contextlib import asynccontextmanager
+from contextlib import suppress
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Protocol
 
 

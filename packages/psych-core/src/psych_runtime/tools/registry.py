@@ -7,22 +7,28 @@ the function itself and one serialization of its result.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TypeVar, cast, overload
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import TypeVar
+from typing import cast
+from typing import overload
 
-from pydantic import JsonValue, ValidationError
-from pydantic_core import ErrorDetails, PydanticSerializationError
+from pydantic import JsonValue
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+from pydantic_core import PydanticSerializationError
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.errors import (
-    ToolArgumentsInvalid,
-    ToolResultInvalid,
-    ToolSchemaError,
-    UnknownTool,
-)
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolResultInvalid
+from psych_runtime.tools.errors import ToolSchemaError
+from psych_runtime.tools.errors import UnknownTool
 from psych_runtime.tools.names import tool_name_problem
-from psych_runtime.tools.schema import ToolSignature, build_signature
+from psych_runtime.tools.schema import ToolSignature
+from psych_runtime.tools.schema import build_signature
 
 F = TypeVar("F", bound=Callable[..., object])
 

@@ -8,18 +8,21 @@ value into JSON are all built up front so a call only pays for validation itself
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import NoneType, UnionType
-from typing import Annotated, Union, cast, get_args, get_origin
+from types import NoneType
+from types import UnionType
+from typing import Annotated
+from typing import Union
+from typing import cast
+from typing import get_args
+from typing import get_origin
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    JsonValue,
-    PydanticUserError,
-    TypeAdapter,
-    create_model,
-)
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import PydanticUserError
+from pydantic import TypeAdapter
+from pydantic import create_model
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined

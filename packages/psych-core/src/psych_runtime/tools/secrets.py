@@ -13,9 +13,13 @@ a ``ResolvedCredential`` by accident shows asterisks rather than the value.
 import os
 import re
 from collections.abc import Mapping
-from typing import Annotated, Protocol
+from typing import Annotated
+from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import SecretStr
 
 from psych_runtime.core.scope import Scope
 

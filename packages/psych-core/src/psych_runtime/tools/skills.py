@@ -18,7 +18,8 @@ from typing import Final
 from pydantic import JsonValue
 
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.core.records import JsonObject, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import Skill
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import SKILL_LINK

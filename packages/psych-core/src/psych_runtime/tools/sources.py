@@ -20,9 +20,12 @@ The rules every source keeps:
   a source raises is reported as an ordinary failed call too.
 """
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from collections.abc import Collection
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Protocol
+from typing import runtime_checkable
 
 from pydantic import JsonValue
 

@@ -16,19 +16,18 @@ down a tree). Running the children is ``runtime/agent/delegation.py``'s job.
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
+from pydantic import ValidationError
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.spec import (
-    AgentSpec,
-    ModelRef,
-    SpawnEnvelope,
-    SpawnRequest,
-    StaticTool,
-    SubagentRef,
-)
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import SpawnEnvelope
+from psych_runtime.core.spec import SpawnRequest
+from psych_runtime.core.spec import StaticTool
+from psych_runtime.core.spec import SubagentRef
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 DELEGATE: Final = "delegate"

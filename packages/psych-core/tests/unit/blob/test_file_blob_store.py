@@ -6,14 +6,19 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from psych_contract import BlobStoreContract
 from psych_contract.blob import AWKWARD_PARTS
 from psych_contract.lifecycle import closing
-from psych_runtime.blob.filesystem import FileBlobStore, encode_segment
-from psych_runtime.blob.port import BlobKey, BlobNotFound, BlobStore
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.blob.filesystem import FileBlobStore
+from psych_runtime.blob.filesystem import encode_segment
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobNotFound
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 
 
 class TestFileBlobStore(BlobStoreContract):

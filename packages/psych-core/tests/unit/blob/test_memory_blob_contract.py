@@ -9,7 +9,8 @@ from psych_contract import BlobStoreContract
 from psych_contract.lifecycle import closing
 from psych_runtime.blob.memory import InMemoryBlobStore
 from psych_runtime.blob.port import BlobKey
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 
 
 class TestInMemoryBlobStore(BlobStoreContract):

@@ -9,15 +9,13 @@ import textwrap
 import pytest
 
 from psych_runtime.cli.main import main
-from psych_runtime.plugins import (
-    AUTOLOAD_ENV,
-    DoctorCheck,
-    DoctorResult,
-    StoreBackend,
-    hookimpl,
-    register_plugin,
-    unloaded_plugins,
-)
+from psych_runtime.plugins import AUTOLOAD_ENV
+from psych_runtime.plugins import DoctorCheck
+from psych_runtime.plugins import DoctorResult
+from psych_runtime.plugins import StoreBackend
+from psych_runtime.plugins import hookimpl
+from psych_runtime.plugins import register_plugin
+from psych_runtime.plugins import unloaded_plugins
 
 INSTALLED_VERSION = importlib.metadata.version("psych-runtime")
 

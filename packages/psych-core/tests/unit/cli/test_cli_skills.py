@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from psych_runtime.cli.main import main
-from psych_runtime.cli.skills import SkillError, parse_skill, shipped_skills
+from psych_runtime.cli.skills import SkillError
+from psych_runtime.cli.skills import parse_skill
+from psych_runtime.cli.skills import shipped_skills
 
 TOPICS = (
     "quickstart agents workflows builder code-tools http-tools mcp mcp-oauth a2a sandbox "

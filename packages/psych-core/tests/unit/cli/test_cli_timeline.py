@@ -1,15 +1,15 @@
 """The timeline ``psych show`` prints, one record at a time, built from hand-made logs."""
 
-from psych_runtime.cli._common import Painter, format_seconds, short_hash
+from psych_runtime.cli._common import Painter
+from psych_runtime.cli._common import format_seconds
+from psych_runtime.cli._common import short_hash
 from psych_runtime.cli.doctor import mask_url
 from psych_runtime.cli.show import Timeline
-from psych_runtime.records import (
-    SuspendReason,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-    Usage,
-)
+from psych_runtime.records import SuspendReason
+from psych_runtime.records import TerminalState
+from psych_runtime.records import ToolFailure
+from psych_runtime.records import ToolOutcome
+from psych_runtime.records import Usage
 from psych_runtime.testing import LogBuilder
 
 

@@ -1,6 +1,7 @@
 """The error hierarchy: everything the library raises on purpose is a PsychError."""
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
 

@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.json_schema import schema_problems, value_problems
+from psych_runtime.core.json_schema import schema_problems
+from psych_runtime.core.json_schema import value_problems
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

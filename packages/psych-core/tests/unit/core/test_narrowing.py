@@ -1,10 +1,14 @@
 """One narrowing function decides access, for publish-time validation and for every turn."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 import psych_runtime
-from psych_runtime.core import narrowing, validation
-from psych_runtime.core.narrowing import matches, narrow
+from psych_runtime.core import narrowing
+from psych_runtime.core import validation
+from psych_runtime.core.narrowing import matches
+from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.agent import catalog
 

@@ -4,8 +4,11 @@ import math
 
 import pytest
 
-from psych_runtime import PsychError, UnstorableValue
-from psych_runtime.core.storable import MAX_JSON_DEPTH, check_storable, unstorable
+from psych_runtime import PsychError
+from psych_runtime import UnstorableValue
+from psych_runtime.core.storable import MAX_JSON_DEPTH
+from psych_runtime.core.storable import check_storable
+from psych_runtime.core.storable import unstorable
 
 
 def _nested(depth: int) -> object:

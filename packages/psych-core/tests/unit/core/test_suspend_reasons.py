@@ -6,7 +6,9 @@ from psych_runtime.core.projections.status import project_status
 from psych_runtime.core.records import SuspendReason
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.spec import SuspensionPolicy
-from psych_runtime.core.suspend_reasons import SUSPEND_REASONS, Shown, rules
+from psych_runtime.core.suspend_reasons import SUSPEND_REASONS
+from psych_runtime.core.suspend_reasons import Shown
+from psych_runtime.core.suspend_reasons import rules
 from psych_runtime.runtime.suspension import expires_in
 from psych_runtime.testing import LogBuilder
 

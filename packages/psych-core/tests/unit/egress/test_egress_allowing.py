@@ -1,18 +1,26 @@
 """``EgressPolicy.allowing``: one private endpoint let through, the rest still refused."""
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 
 import httpx
 import pytest
 
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDecision, EgressPolicy, EgressRule
+from psych_runtime.egress.policy import EgressDecision
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.policy import EgressRule
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
-from psych_runtime.model.port import ModelEgressDenied, ModelRequest, StreamDone, StreamEvent
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
 
-from ...support.openai_server import OpenAIServer, serve_openai, text_reply
+from ...support.openai_server import OpenAIServer
+from ...support.openai_server import serve_openai
+from ...support.openai_server import text_reply
 
 ACME = Scope(tenant="acme")
 

@@ -6,15 +6,13 @@ import httpx
 import pytest
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import (
-    EgressDecision,
-    EgressDenied,
-    EgressPolicy,
-    EgressRule,
-    check_egress,
-    host_matches,
-    private_category,
-)
+from psych_runtime.egress.policy import EgressDecision
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.policy import EgressRule
+from psych_runtime.egress.policy import check_egress
+from psych_runtime.egress.policy import host_matches
+from psych_runtime.egress.policy import private_category
 
 ACME = Scope(tenant="acme")
 

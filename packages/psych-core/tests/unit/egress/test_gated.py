@@ -3,14 +3,16 @@
 import httpx
 import pytest
 
-from psych_runtime import EgressDecision, EgressDenied, EgressPolicy, EgressRule, Scope
-from psych_runtime.adapters import (
-    EgressTransport,
-    RedirectRefusal,
-    RedirectRefused,
-    egress_client,
-    failure_of,
-)
+from psych_runtime import EgressDecision
+from psych_runtime import EgressDenied
+from psych_runtime import EgressPolicy
+from psych_runtime import EgressRule
+from psych_runtime import Scope
+from psych_runtime.adapters import EgressTransport
+from psych_runtime.adapters import RedirectRefusal
+from psych_runtime.adapters import RedirectRefused
+from psych_runtime.adapters import egress_client
+from psych_runtime.adapters import failure_of
 
 ACME = Scope(tenant="acme")
 

@@ -6,8 +6,11 @@ import httpx
 import pytest
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDecision, EgressDenied, EgressPolicy
-from psych_runtime.egress.transport import HttpTransport, default_timeout
+from psych_runtime.egress.policy import EgressDecision
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.egress.transport import default_timeout
 
 ACME = Scope(tenant="acme")
 OPEN = EgressPolicy(deny_private=False)

@@ -6,7 +6,9 @@ import pytest
 import pytest_asyncio
 
 from psych_contract import MemoryContract
-from psych_runtime import InMemoryMemoryStore, MemoryKey, open_memory_store
+from psych_runtime import InMemoryMemoryStore
+from psych_runtime import MemoryKey
+from psych_runtime import open_memory_store
 
 
 class TestInMemoryMemoryStore(MemoryContract):

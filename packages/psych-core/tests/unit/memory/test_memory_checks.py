@@ -1,16 +1,15 @@
 """The checks every memory store makes before asking its backend, and the base applying them."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 
-from psych_runtime.adapters.memory import (
-    CheckedMemoryStore,
-    Memory,
-    MemoryKey,
-    mint_memory,
-    no_memory_can_match,
-)
+from psych_runtime.adapters.memory import CheckedMemoryStore
+from psych_runtime.adapters.memory import Memory
+from psych_runtime.adapters.memory import MemoryKey
+from psych_runtime.adapters.memory import mint_memory
+from psych_runtime.adapters.memory import no_memory_can_match
 
 KEY = MemoryKey(tenant="acme", end_user_id="user-1")
 # Built without validation, as a caller may forge one: MemoryKey itself refuses NUL.

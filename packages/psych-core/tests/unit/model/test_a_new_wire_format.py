@@ -20,20 +20,16 @@ from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressPolicy
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.http_common import (
-    HttpModelClient,
-    Refusal,
-    decode_event,
-    server_events,
-)
-from psych_runtime.model.port import (
-    ModelEgressDenied,
-    ModelError,
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-    TextDelta,
-)
+from psych_runtime.model.http_common import HttpModelClient
+from psych_runtime.model.http_common import Refusal
+from psych_runtime.model.http_common import decode_event
+from psych_runtime.model.http_common import server_events
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import TextDelta
 from psych_runtime.model.sse import SseParser
 
 from ...support.loopback import LoopbackServer

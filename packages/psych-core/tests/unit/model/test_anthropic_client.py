@@ -7,39 +7,37 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.messages import SystemMessage, UserMessage
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.metering import Usage
 from psych_runtime.core.scope import Scope
 from psych_runtime.egress.policy import EgressPolicy
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.model.anthropic import AnthropicClient, InvalidClientSetting
+from psych_runtime.model.anthropic import AnthropicClient
+from psych_runtime.model.anthropic import InvalidClientSetting
 from psych_runtime.model.anthropic_wire import PromptCaching
-from psych_runtime.model.port import (
-    ContextOverflow,
-    MalformedChunk,
-    ModelClient,
-    ModelEgressDenied,
-    ModelError,
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-    StreamIncomplete,
-    TextDelta,
-    TransientModelError,
-)
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import MalformedChunk
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import TransientModelError
 from psych_runtime.runtime.model_call import call_model
 
-from ...support.anthropic_server import (
-    AnthropicServer,
-    Reply,
-    error,
-    event,
-    message_stream,
-    serve_anthropic,
-    start_usage,
-    text_block,
-    tool_block,
-)
+from ...support.anthropic_server import AnthropicServer
+from ...support.anthropic_server import Reply
+from ...support.anthropic_server import error
+from ...support.anthropic_server import event
+from ...support.anthropic_server import message_stream
+from ...support.anthropic_server import serve_anthropic
+from ...support.anthropic_server import start_usage
+from ...support.anthropic_server import text_block
+from ...support.anthropic_server import tool_block
 from ...support.tools import LOOKUP
 
 ACME = Scope(tenant="acme")

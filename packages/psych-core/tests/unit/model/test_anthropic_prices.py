@@ -5,7 +5,8 @@ from decimal import Decimal
 import pytest
 
 from psych_runtime.core.metering import Usage
-from psych_runtime.model.pricing import DEFAULT_PRICES, compute_cost
+from psych_runtime.model.pricing import DEFAULT_PRICES
+from psych_runtime.model.pricing import compute_cost
 
 
 @pytest.mark.parametrize(

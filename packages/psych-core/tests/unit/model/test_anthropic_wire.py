@@ -4,32 +4,26 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    SystemMessage,
-    ToolCallRequest,
-    ToolDefinition,
-    ToolResultMessage,
-    UserMessage,
-)
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolCallRequest
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.metering import Usage
-from psych_runtime.model.anthropic_wire import (
-    InvalidPromptCaching,
-    MessageTally,
-    PromptCaching,
-    error_in_stream,
-    read_event,
-    request_body,
-    usage_from,
-)
-from psych_runtime.model.port import (
-    ContextOverflow,
-    ModelError,
-    ModelRequest,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallDelta,
-)
+from psych_runtime.model.anthropic_wire import InvalidPromptCaching
+from psych_runtime.model.anthropic_wire import MessageTally
+from psych_runtime.model.anthropic_wire import PromptCaching
+from psych_runtime.model.anthropic_wire import error_in_stream
+from psych_runtime.model.anthropic_wire import read_event
+from psych_runtime.model.anthropic_wire import request_body
+from psych_runtime.model.anthropic_wire import usage_from
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
 
 from ...support.tools import LOOKUP
 

@@ -6,7 +6,8 @@ these cases pin down the stream logic byte by byte.
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -14,27 +15,28 @@ import httpx
 import pytest
 
 from psych_runtime.core.messages import UserMessage
-from psych_runtime.core.metering import CostSource, Usage
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDenied, EgressPolicy
-from psych_runtime.egress.transport import HttpTransport, default_timeout
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.transport import HttpTransport
+from psych_runtime.egress.transport import default_timeout
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
 from psych_runtime.model.openai_wire import UnknownLimitField
-from psych_runtime.model.port import (
-    ContextOverflow,
-    MalformedChunk,
-    ModelClient,
-    ModelEgressDenied,
-    ModelError,
-    ModelRequest,
-    StreamDone,
-    StreamEvent,
-    StreamIdleTimeout,
-    StreamIncomplete,
-    TextDelta,
-    ToolCallDelta,
-    TransientModelError,
-)
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import MalformedChunk
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import StreamIdleTimeout
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.port import TransientModelError
 
 ACME = Scope(tenant="acme")
 BASE = "https://models.example/v1"

@@ -15,7 +15,8 @@ from psych_runtime.egress.policy import EgressPolicy
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.model.openai_compat import OpenAICompatibleClient
 from psych_runtime.model.port import ModelRequest
-from psych_runtime.runtime.model_call import MAX_TOOL_ARGUMENT_CHARS, call_model
+from psych_runtime.runtime.model_call import MAX_TOOL_ARGUMENT_CHARS
+from psych_runtime.runtime.model_call import call_model
 
 REQUEST = ModelRequest(model="gpt-test", messages=(UserMessage(content="hi"),))
 

@@ -6,28 +6,29 @@ from decimal import Decimal
 import pytest
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.messages import (
-    AssistantMessage,
-    SystemMessage,
-    ToolCallRequest,
-    ToolDefinition,
-    ToolResultMessage,
-    UserMessage,
-)
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.model.openai_wire import (
-    MAX_TOKENS_FIELDS,
-    MaxTokensField,
-    StreamTally,
-    UnknownLimitField,
-    check_limit_field,
-    output_limit_fields,
-    provider_cost,
-    read_chunk,
-    request_body,
-    usage_from,
-)
-from psych_runtime.model.port import ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolCallRequest
+from psych_runtime.core.messages import ToolDefinition
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.model.openai_wire import MAX_TOKENS_FIELDS
+from psych_runtime.model.openai_wire import MaxTokensField
+from psych_runtime.model.openai_wire import StreamTally
+from psych_runtime.model.openai_wire import UnknownLimitField
+from psych_runtime.model.openai_wire import check_limit_field
+from psych_runtime.model.openai_wire import output_limit_fields
+from psych_runtime.model.openai_wire import provider_cost
+from psych_runtime.model.openai_wire import read_chunk
+from psych_runtime.model.openai_wire import request_body
+from psych_runtime.model.openai_wire import usage_from
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
 
 from ...support.tools import LOOKUP
 

@@ -5,13 +5,13 @@ from typing import Any
 import pytest
 
 from psych_runtime.core.messages import UserMessage
-from psych_runtime.model.openai_wire import (
-    StreamTally,
-    read_chunk,
-    refuses_stream_options,
-    request_body,
-)
-from psych_runtime.model.port import ModelRequest, StreamEvent, ToolCallDelta
+from psych_runtime.model.openai_wire import StreamTally
+from psych_runtime.model.openai_wire import read_chunk
+from psych_runtime.model.openai_wire import refuses_stream_options
+from psych_runtime.model.openai_wire import request_body
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import ToolCallDelta
 from psych_runtime.runtime.model_call import _CallAssembler
 
 from ...support.tools import LOOKUP

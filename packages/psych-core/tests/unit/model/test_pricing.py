@@ -7,18 +7,18 @@ from importlib.resources import files
 import pytest
 from pydantic import ValidationError
 
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.model.pricing import (
-    DEFAULT_PRICE_CATALOGUE_VERSION,
-    DEFAULT_PRICES,
-    CostPolicy,
-    ModelPrice,
-    PriceResolver,
-    StaticPriceTable,
-    compute_cost,
-    load_price_table,
-    resolve_cost,
-)
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.model.pricing import DEFAULT_PRICE_CATALOGUE_VERSION
+from psych_runtime.model.pricing import DEFAULT_PRICES
+from psych_runtime.model.pricing import CostPolicy
+from psych_runtime.model.pricing import ModelPrice
+from psych_runtime.model.pricing import PriceResolver
+from psych_runtime.model.pricing import StaticPriceTable
+from psych_runtime.model.pricing import compute_cost
+from psych_runtime.model.pricing import load_price_table
+from psych_runtime.model.pricing import resolve_cost
 
 SONNET = ModelPrice(
     input=Decimal("3"),

@@ -3,9 +3,12 @@
 import itertools
 from collections.abc import AsyncIterator
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from psych_runtime.model.sse import SseEvent, SseParser, iter_sse
+from psych_runtime.model.sse import SseEvent
+from psych_runtime.model.sse import SseParser
+from psych_runtime.model.sse import iter_sse
 
 
 def parse_all(*pieces: bytes | str) -> tuple[list[SseEvent], bool]:

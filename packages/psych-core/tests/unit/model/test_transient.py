@@ -1,28 +1,26 @@
 """Which model failures are retried, and how long the provider asked us to wait."""
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 
 import httpx
 import pytest
 
-from psych_runtime.egress.policy import EgressDecision, EgressDenied
-from psych_runtime.model.port import (
-    ContextOverflow,
-    MalformedChunk,
-    ModelEgressDenied,
-    ModelError,
-    StreamIdleTimeout,
-    StreamIncomplete,
-    TransientModelError,
-)
-from psych_runtime.model.transient import (
-    error_from_exception,
-    error_from_status,
-    error_in_stream,
-    is_transient_status,
-    parse_retry_after,
-    provider_message,
-)
+from psych_runtime.egress.policy import EgressDecision
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import MalformedChunk
+from psych_runtime.model.port import ModelEgressDenied
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import StreamIdleTimeout
+from psych_runtime.model.port import StreamIncomplete
+from psych_runtime.model.port import TransientModelError
+from psych_runtime.model.transient import error_from_exception
+from psych_runtime.model.transient import error_from_status
+from psych_runtime.model.transient import error_in_stream
+from psych_runtime.model.transient import is_transient_status
+from psych_runtime.model.transient import parse_retry_after
+from psych_runtime.model.transient import provider_message
 
 NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
 

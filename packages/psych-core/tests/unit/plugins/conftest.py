@@ -2,7 +2,8 @@
 
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest

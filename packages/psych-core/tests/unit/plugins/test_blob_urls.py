@@ -6,18 +6,18 @@ import pytest
 
 from psych_runtime.blob.filesystem import FileBlobStore
 from psych_runtime.blob.memory import InMemoryBlobStore
-from psych_runtime.blob.port import BlobKey, BlobStore
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobStore
 from psych_runtime.core.errors import PsychError
-from psych_runtime.core.ids import RunId, ToolCallId
-from psych_runtime.plugins import (
-    BlobStoreBackend,
-    UnknownBlobStoreScheme,
-    blob_store_backends,
-    blob_store_scheme,
-    hookimpl,
-    open_blob_store,
-    register_plugin,
-)
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.plugins import BlobStoreBackend
+from psych_runtime.plugins import UnknownBlobStoreScheme
+from psych_runtime.plugins import blob_store_backends
+from psych_runtime.plugins import blob_store_scheme
+from psych_runtime.plugins import hookimpl
+from psych_runtime.plugins import open_blob_store
+from psych_runtime.plugins import register_plugin
 from psych_runtime.store.errors import InvalidStoreUrl
 
 # Installed plugins must not change these answers, so only hand-registered ones count.

@@ -6,21 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from psych_runtime.adapters import (
-    BlobStoreBackend,
-    DoctorCheck,
-    DoctorResult,
-    MemoryStoreBackend,
-    StoreBackend,
-    blob_store_backends,
-    lazy_exports,
-    offer_blob_stores,
-    offer_doctor_checks,
-    offer_store_and_memory,
-    offer_stores,
-    register_plugin,
-    store_backends,
-)
+from psych_runtime.adapters import BlobStoreBackend
+from psych_runtime.adapters import DoctorCheck
+from psych_runtime.adapters import DoctorResult
+from psych_runtime.adapters import MemoryStoreBackend
+from psych_runtime.adapters import StoreBackend
+from psych_runtime.adapters import blob_store_backends
+from psych_runtime.adapters import lazy_exports
+from psych_runtime.adapters import offer_blob_stores
+from psych_runtime.adapters import offer_doctor_checks
+from psych_runtime.adapters import offer_store_and_memory
+from psych_runtime.adapters import offer_stores
+from psych_runtime.adapters import register_plugin
+from psych_runtime.adapters import store_backends
 from psych_runtime.plugins.manager import doctor_checks
 
 

@@ -3,26 +3,24 @@
 import pytest
 
 import psych_runtime
-from psych_runtime.plugins import (
-    AUTOLOAD_ENV,
-    PLUGIN_API_VERSION,
-    BlobStoreBackend,
-    BrokenPlugin,
-    IncompatiblePlugin,
-    InvalidPlugin,
-    PluginError,
-    PluginLoadError,
-    StoreBackend,
-    UnknownStoreScheme,
-    broken_plugins,
-    builtin,
-    get_plugin_manager,
-    loaded_plugins,
-    open_store,
-    register_plugin,
-    reset_plugin_manager,
-    store_backends,
-)
+from psych_runtime.plugins import AUTOLOAD_ENV
+from psych_runtime.plugins import PLUGIN_API_VERSION
+from psych_runtime.plugins import BlobStoreBackend
+from psych_runtime.plugins import BrokenPlugin
+from psych_runtime.plugins import IncompatiblePlugin
+from psych_runtime.plugins import InvalidPlugin
+from psych_runtime.plugins import PluginError
+from psych_runtime.plugins import PluginLoadError
+from psych_runtime.plugins import StoreBackend
+from psych_runtime.plugins import UnknownStoreScheme
+from psych_runtime.plugins import broken_plugins
+from psych_runtime.plugins import builtin
+from psych_runtime.plugins import get_plugin_manager
+from psych_runtime.plugins import loaded_plugins
+from psych_runtime.plugins import open_store
+from psych_runtime.plugins import register_plugin
+from psych_runtime.plugins import reset_plugin_manager
+from psych_runtime.plugins import store_backends
 
 FAKE_STORE = """
     from psych_runtime.plugins import StoreBackend, hookimpl

@@ -6,22 +6,20 @@ import re
 import pytest
 
 from psych_runtime.core.errors import PsychError
-from psych_runtime.plugins import (
-    DoctorCheck,
-    DoctorResult,
-    DuplicateBackend,
-    InvalidPlugin,
-    StoreBackend,
-    UnknownStoreScheme,
-    broken_plugins,
-    builtin,
-    doctor_checks,
-    hookimpl,
-    open_store,
-    register_plugin,
-    store_backends,
-    store_scheme,
-)
+from psych_runtime.plugins import DoctorCheck
+from psych_runtime.plugins import DoctorResult
+from psych_runtime.plugins import DuplicateBackend
+from psych_runtime.plugins import InvalidPlugin
+from psych_runtime.plugins import StoreBackend
+from psych_runtime.plugins import UnknownStoreScheme
+from psych_runtime.plugins import broken_plugins
+from psych_runtime.plugins import builtin
+from psych_runtime.plugins import doctor_checks
+from psych_runtime.plugins import hookimpl
+from psych_runtime.plugins import open_store
+from psych_runtime.plugins import register_plugin
+from psych_runtime.plugins import store_backends
+from psych_runtime.plugins import store_scheme
 from psych_runtime.plugins.urls import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
 

@@ -3,7 +3,10 @@
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, InMemoryStore, Scope, VersionNotFound
+from psych_runtime import AgentSpec
+from psych_runtime import InMemoryStore
+from psych_runtime import Scope
+from psych_runtime import VersionNotFound
 from psych_runtime.core.ids import VersionHash
 from psych_runtime.core.version import Version
 from psych_runtime.testing import ForwardingStore

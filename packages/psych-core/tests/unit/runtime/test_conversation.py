@@ -1,10 +1,16 @@
 """The model-facing conversation: compaction and turns cut short by a crash."""
 
-from psych_runtime.core.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from psych_runtime.runtime.conversation import SUMMARY_PREFIX, Conversation
+from psych_runtime.core.messages import AssistantMessage
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
+from psych_runtime.runtime.conversation import SUMMARY_PREFIX
+from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.testing.log_builder import LogBuilder
 
-from ...support.logs import SECOND_SUMMARY, cut_short_turn, twice_compacted
+from ...support.logs import SECOND_SUMMARY
+from ...support.logs import cut_short_turn
+from ...support.logs import twice_compacted
 
 
 def _messages(log: LogBuilder) -> list[Message]:

@@ -7,7 +7,11 @@ from typing import Any
 
 import psych_runtime
 from psych_runtime.adapters import Fence
-from psych_runtime.records import AttemptStarted, Record, RunAdmitted, TurnStarted, WorkerId
+from psych_runtime.records import AttemptStarted
+from psych_runtime.records import Record
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import TurnStarted
+from psych_runtime.records import WorkerId
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.testing import LogBuilder
 

@@ -5,12 +5,11 @@ import asyncio
 from psych_runtime.core.messages import UserMessage
 from psych_runtime.core.storable import unstorable
 from psych_runtime.model.port import ModelRequest
-from psych_runtime.runtime.model_call import (
-    MAX_TOOL_ARGUMENT_CHARS,
-    call_model,
-    replace_lone_surrogates,
-)
-from psych_runtime.testing.fake_model import FakeModel, ToolCallScript
+from psych_runtime.runtime.model_call import MAX_TOOL_ARGUMENT_CHARS
+from psych_runtime.runtime.model_call import call_model
+from psych_runtime.runtime.model_call import replace_lone_surrogates
+from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime.testing.fake_model import ToolCallScript
 
 REQUEST = ModelRequest(model="fake", messages=(UserMessage(content="hi"),))
 

@@ -7,11 +7,9 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime.adapters import (
-    ToolSourceFactory,
-    register_plugin,
-    reset_plugin_manager,
-)
+from psych_runtime.adapters import ToolSourceFactory
+from psych_runtime.adapters import register_plugin
+from psych_runtime.adapters import reset_plugin_manager
 from psych_runtime.plugins import hookimpl
 from psych_runtime.testing import FakeModel
 

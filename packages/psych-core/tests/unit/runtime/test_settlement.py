@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from psych_runtime.core.records import TerminalState, ToolOutcome
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.runtime import settlement
 from psych_runtime.runtime.abort import AbortReason
 from psych_runtime.runtime.external import ExternalBatch
-from psych_runtime.runtime.settlement import Ending, settle
+from psych_runtime.runtime.settlement import Ending
+from psych_runtime.runtime.settlement import settle
 from psych_runtime.testing import LogBuilder
 
 RUNTIME = Path(settlement.__file__).resolve().parent

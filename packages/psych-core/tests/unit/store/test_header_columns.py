@@ -1,18 +1,22 @@
 """The flat-row form of a Run header that the SQL store adapters share."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from psych_runtime import RunId, Scope, StoreError, VersionHash
-from psych_runtime.adapters import (
-    HEADER_COLUMNS,
-    RunHeader,
-    RunState,
-    header_from_row,
-    header_row,
-)
+from psych_runtime import RunId
+from psych_runtime import Scope
+from psych_runtime import StoreError
+from psych_runtime import VersionHash
+from psych_runtime.adapters import HEADER_COLUMNS
+from psych_runtime.adapters import RunHeader
+from psych_runtime.adapters import RunState
+from psych_runtime.adapters import header_from_row
+from psych_runtime.adapters import header_row
 from psych_runtime.records import WorkerId
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

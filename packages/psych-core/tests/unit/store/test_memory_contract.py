@@ -5,7 +5,8 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from psych_contract import StoreContract, _data as data
+from psych_contract import StoreContract
+from psych_contract import _data as data
 from psych_contract.lifecycle import closing
 from psych_runtime.core.ids import WorkerId
 from psych_runtime.store.memory import InMemoryStore

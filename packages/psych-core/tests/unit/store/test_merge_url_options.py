@@ -4,7 +4,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from psych_runtime.adapters.store import InvalidStoreUrl, merge_url_options
+from psych_runtime.adapters.store import InvalidStoreUrl
+from psych_runtime.adapters.store import merge_url_options
 
 KNOWN = ("size", "name")
 

@@ -4,7 +4,10 @@ import asyncio
 
 import pytest
 
-from psych_runtime.store.notify import WORK, LocalNotifier, Notifier, signal_run
+from psych_runtime.store.notify import WORK
+from psych_runtime.store.notify import LocalNotifier
+from psych_runtime.store.notify import Notifier
+from psych_runtime.store.notify import signal_run
 
 
 def test_it_satisfies_the_notifier_protocol() -> None:

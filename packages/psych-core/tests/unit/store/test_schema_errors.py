@@ -2,12 +2,10 @@
 
 import pytest
 
-from psych_runtime.adapters.store import (
-    SchemaNotMigrated,
-    SchemaTooNew,
-    check_schema_version,
-    schema_too_new,
-)
+from psych_runtime.adapters.store import SchemaNotMigrated
+from psych_runtime.adapters.store import SchemaTooNew
+from psych_runtime.adapters.store import check_schema_version
+from psych_runtime.adapters.store import schema_too_new
 
 
 def test_the_version_a_release_needs_passes() -> None:

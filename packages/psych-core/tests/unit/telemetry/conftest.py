@@ -1,18 +1,18 @@
 """A Telemetry adapter that keeps everything in lists, to test the runtime alone."""
 
 import types
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pytest
 
-from psych_runtime.adapters import (
-    FinishedSpan,
-    TelemetryBackend,
-    offer_telemetry,
-    reset_plugin_manager,
-)
+from psych_runtime.adapters import FinishedSpan
+from psych_runtime.adapters import TelemetryBackend
+from psych_runtime.adapters import offer_telemetry
+from psych_runtime.adapters import reset_plugin_manager
 
 
 @dataclass

@@ -7,30 +7,30 @@ from typing import Any
 
 import pytest
 
-from psych_runtime import (
-    AgentSpec,
-    CodeTool,
-    InMemoryStore,
-    Runtime,
-    Scope,
-    ToolRegistry,
-    Worker,
-    dispatch,
-    publish,
-)
-from psych_runtime.adapters import (
-    NO_TELEMETRY,
-    PSYCH_SCHEMA,
-    check_spans,
-    installed_telemetry,
-    register_plugin,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import ToolRegistry
+from psych_runtime import Worker
+from psych_runtime import dispatch
+from psych_runtime import publish
+from psych_runtime.adapters import NO_TELEMETRY
+from psych_runtime.adapters import PSYCH_SCHEMA
+from psych_runtime.adapters import check_spans
+from psych_runtime.adapters import installed_telemetry
+from psych_runtime.adapters import register_plugin
 from psych_runtime.core.reducer import reduce
-from psych_runtime.records import RunAdmitted, record_from_json, record_to_json
+from psych_runtime.records import RunAdmitted
+from psych_runtime.records import record_from_json
+from psych_runtime.records import record_to_json
 from psych_runtime.runtime.admission import InvalidDispatch
-from psych_runtime.testing import FakeModel, worker_in_background
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import worker_in_background
 
-from .conftest import RecordingTelemetry, telemetry_plugin
+from .conftest import RecordingTelemetry
+from .conftest import telemetry_plugin
 
 ACME = Scope(tenant="acme")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -3,33 +3,47 @@ on, and the provider a model call is reported under; all without a tracing libra
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 import psych_runtime
-from psych_runtime import AgentSpec, CodeTool, InMemoryStore, Runtime, Scope, ToolRegistry
-from psych_runtime.adapters import (
-    OTHER_PROVIDER,
-    check_spans,
-    provider_for_url,
-    register_plugin,
-    reset_plugin_manager,
-)
+from psych_runtime import AgentSpec
+from psych_runtime import CodeTool
+from psych_runtime import InMemoryStore
+from psych_runtime import Runtime
+from psych_runtime import Scope
+from psych_runtime import ToolRegistry
+from psych_runtime.adapters import OTHER_PROVIDER
+from psych_runtime.adapters import check_spans
+from psych_runtime.adapters import provider_for_url
+from psych_runtime.adapters import register_plugin
+from psych_runtime.adapters import reset_plugin_manager
 from psych_runtime.core.reducer import reduce
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.models import AnthropicClient, OpenAICompatibleClient
-from psych_runtime.records import AttemptStarted, ModelCallStarted, Suspended, ToolCallStarted
+from psych_runtime.models import AnthropicClient
+from psych_runtime.models import OpenAICompatibleClient
+from psych_runtime.records import AttemptStarted
+from psych_runtime.records import ModelCallStarted
+from psych_runtime.records import Suspended
+from psych_runtime.records import ToolCallStarted
 from psych_runtime.runtime.children import admit_child
-from psych_runtime.spec import ToolStep, WorkflowSpec
+from psych_runtime.spec import ToolStep
+from psych_runtime.spec import WorkflowSpec
 from psych_runtime.store.errors import StoreUnavailable
 from psych_runtime.store.port import RunState
 from psych_runtime.telemetry.context import child_trace_context
-from psych_runtime.telemetry.providers import InvalidProviderName, provider_of
-from psych_runtime.testing import FakeModel, ModelsByName, crash_and_recover
+from psych_runtime.telemetry.providers import InvalidProviderName
+from psych_runtime.telemetry.providers import provider_of
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import ModelsByName
+from psych_runtime.testing import crash_and_recover
 
-from .conftest import RecordedSpan, RecordingTelemetry, telemetry_plugin
+from .conftest import RecordedSpan
+from .conftest import RecordingTelemetry
+from .conftest import telemetry_plugin
 
 ACME = Scope(tenant="acme")
 

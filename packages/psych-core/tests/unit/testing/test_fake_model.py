@@ -10,26 +10,24 @@ import pytest
 from pydantic import JsonValue
 
 from psych_runtime.core.messages import UserMessage
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.model.port import (
-    ContextOverflow,
-    ModelClient,
-    ModelError,
-    ModelRequest,
-    ReasoningDelta,
-    StreamDone,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    TransientModelError,
-)
-from psych_runtime.testing.fake_model import (
-    FakeModel,
-    FakeModelScriptExhausted,
-    FakePermanentFailure,
-    FakeTransientFailure,
-    ToolCallScript,
-)
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import ModelClient
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
+from psych_runtime.model.port import ReasoningDelta
+from psych_runtime.model.port import StreamDone
+from psych_runtime.model.port import StreamEvent
+from psych_runtime.model.port import TextDelta
+from psych_runtime.model.port import ToolCallDelta
+from psych_runtime.model.port import TransientModelError
+from psych_runtime.testing.fake_model import FakeModel
+from psych_runtime.testing.fake_model import FakeModelScriptExhausted
+from psych_runtime.testing.fake_model import FakePermanentFailure
+from psych_runtime.testing.fake_model import FakeTransientFailure
+from psych_runtime.testing.fake_model import ToolCallScript
 
 
 def _request(model: str = "gpt-4o", idle: float = 300.0) -> ModelRequest:

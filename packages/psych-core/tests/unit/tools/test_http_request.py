@@ -6,23 +6,22 @@ from urllib.parse import unquote
 
 import httpx
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from psych_runtime.core.spec import HttpTool
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.http.request import (
-    EXCERPT_CHARS,
-    REDACTED,
-    HttpToolFailed,
-    http_tool_definition,
-    interpret_response,
-    placeholders,
-    prepare_request,
-    query_pairs,
-    redact,
-    render_url,
-    with_query,
-)
+from psych_runtime.tools.http.request import EXCERPT_CHARS
+from psych_runtime.tools.http.request import REDACTED
+from psych_runtime.tools.http.request import HttpToolFailed
+from psych_runtime.tools.http.request import http_tool_definition
+from psych_runtime.tools.http.request import interpret_response
+from psych_runtime.tools.http.request import placeholders
+from psych_runtime.tools.http.request import prepare_request
+from psych_runtime.tools.http.request import query_pairs
+from psych_runtime.tools.http.request import redact
+from psych_runtime.tools.http.request import render_url
+from psych_runtime.tools.http.request import with_query
 
 
 def _tool(url: str = "https://api.example.com/orders", **fields: Any) -> HttpTool:

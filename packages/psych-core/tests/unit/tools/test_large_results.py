@@ -3,15 +3,13 @@
 import pytest
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.tools.large_results.render import (
-    JSON_CONTENT_TYPE,
-    PREVIEW_CHARS,
-    TEXT_CONTENT_TYPE,
-    decode_stored,
-    is_text,
-    render_result,
-    result_handle,
-)
+from psych_runtime.tools.large_results.render import JSON_CONTENT_TYPE
+from psych_runtime.tools.large_results.render import PREVIEW_CHARS
+from psych_runtime.tools.large_results.render import TEXT_CONTENT_TYPE
+from psych_runtime.tools.large_results.render import decode_stored
+from psych_runtime.tools.large_results.render import is_text
+from psych_runtime.tools.large_results.render import render_result
+from psych_runtime.tools.large_results.render import result_handle
 
 
 def test_strings_are_measured_as_utf8_text_as_they_are() -> None:

@@ -1,7 +1,8 @@
 """The connection pool: its bound, idle expiry, broken connections and closing."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import pytest
 

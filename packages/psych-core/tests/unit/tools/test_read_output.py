@@ -3,19 +3,18 @@
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.large_results.read_tool import (
-    MAX_LIMIT,
-    MAX_LINE_CHARS,
-    MAX_PAGE_CHARS,
-    READ_TOOL_OUTPUT_DEFINITION,
-    parse_read_request,
-    read_page,
-    reading_text,
-    split_lines,
-)
+from psych_runtime.tools.large_results.read_tool import MAX_LIMIT
+from psych_runtime.tools.large_results.read_tool import MAX_LINE_CHARS
+from psych_runtime.tools.large_results.read_tool import MAX_PAGE_CHARS
+from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
+from psych_runtime.tools.large_results.read_tool import parse_read_request
+from psych_runtime.tools.large_results.read_tool import read_page
+from psych_runtime.tools.large_results.read_tool import reading_text
+from psych_runtime.tools.large_results.read_tool import split_lines
 
 
 def page(lines: list[str], **arguments: object) -> dict[str, object]:

@@ -8,8 +8,12 @@ import pytest
 
 from psych_runtime.core import narrowing
 from psych_runtime.core.spec import names
-from psych_runtime.spec import A2APeer, McpServer
-from psych_runtime.tools.remote import OWNER_SEPARATOR, admitted, offerable, qualified
+from psych_runtime.spec import A2APeer
+from psych_runtime.spec import McpServer
+from psych_runtime.tools.remote import OWNER_SEPARATOR
+from psych_runtime.tools.remote import admitted
+from psych_runtime.tools.remote import offerable
+from psych_runtime.tools.remote import qualified
 
 CRM = McpServer(name="crm", url="https://crm.example.com/mcp")
 

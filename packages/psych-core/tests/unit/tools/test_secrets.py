@@ -3,16 +3,15 @@
 import logging
 
 import pytest
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
+from pydantic import ValidationError
 
 from psych_runtime.core.scope import Scope
-from psych_runtime.tools.secrets import (
-    EnvSecretResolver,
-    ResolvedCredential,
-    SecretResolver,
-    StaticSecretResolver,
-    env_variable_for,
-)
+from psych_runtime.tools.secrets import EnvSecretResolver
+from psych_runtime.tools.secrets import ResolvedCredential
+from psych_runtime.tools.secrets import SecretResolver
+from psych_runtime.tools.secrets import StaticSecretResolver
+from psych_runtime.tools.secrets import env_variable_for
 
 ACME = Scope(tenant="acme")
 SECRET = "sk-live-9f8e7d6c5b4a"

@@ -5,9 +5,12 @@ import re
 
 import pytest
 
-from psych_runtime.core.ids import AttemptId, RunId, ToolCallId
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.scope import Scope
-from psych_runtime.tools import ToolContext, idempotency_key_for
+from psych_runtime.tools import ToolContext
+from psych_runtime.tools import idempotency_key_for
 
 
 def test_key_is_deterministic_and_prefixed() -> None:

@@ -3,21 +3,22 @@
 import asyncio
 import dataclasses
 import threading
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from decimal import Decimal
 
 import pytest
 from pydantic import BaseModel
 
-from psych_runtime.core.ids import AttemptId, RunId, ToolCallId
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.scope import Scope
-from psych_runtime.tools import (
-    ToolArgumentsInvalid,
-    ToolContext,
-    ToolRegistry,
-    ToolResultInvalid,
-    UnknownTool,
-)
+from psych_runtime.tools import ToolArgumentsInvalid
+from psych_runtime.tools import ToolContext
+from psych_runtime.tools import ToolRegistry
+from psych_runtime.tools import ToolResultInvalid
+from psych_runtime.tools import UnknownTool
 
 
 def _context(call_id: str = "call_1") -> ToolContext:

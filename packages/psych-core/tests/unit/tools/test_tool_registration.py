@@ -9,7 +9,9 @@ import pytest
 from pydantic import Field
 
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.tools import ToolRegistry, ToolSchemaError, UnknownTool
+from psych_runtime.tools import ToolRegistry
+from psych_runtime.tools import ToolSchemaError
+from psych_runtime.tools import UnknownTool
 
 # Written out from the product description (in a data file beside this test) rather
 # than imported, so a name dropped from the implementation's list makes this test fail.

@@ -1,11 +1,17 @@
 """Input schemas and descriptions generated at registration."""
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated
+from typing import Literal
+from typing import Optional
 
 import pytest
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel
+from pydantic import Field
+from pydantic import JsonValue
 
-from psych_runtime.tools import ToolContext, ToolRegistry, ToolSchemaError
+from psych_runtime.tools import ToolContext
+from psych_runtime.tools import ToolRegistry
+from psych_runtime.tools import ToolSchemaError
 
 
 class Address(BaseModel):

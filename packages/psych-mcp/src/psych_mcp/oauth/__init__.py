@@ -8,19 +8,21 @@ indicators (RFC 8707), refresh and scope step-up. Tokens live in a ``TokenStore`
 restarts.
 """
 
-from psych_mcp.oauth.challenge import BearerChallenge, parse_bearer_challenge
+from psych_mcp.oauth.challenge import BearerChallenge
+from psych_mcp.oauth.challenge import parse_bearer_challenge
 from psych_mcp.oauth.client import McpOAuthClient
-from psych_mcp.oauth.errors import AuthorizationRequired, OAuthError, OAuthErrorKind
+from psych_mcp.oauth.errors import AuthorizationRequired
+from psych_mcp.oauth.errors import OAuthError
+from psych_mcp.oauth.errors import OAuthErrorKind
 from psych_mcp.oauth.http import HttpClientFactory
-from psych_mcp.oauth.models import (
-    PendingAuthorization,
-    RegisteredClient,
-    StoredToken,
-    TokenKey,
-    canonical_resource,
-)
+from psych_mcp.oauth.models import PendingAuthorization
+from psych_mcp.oauth.models import RegisteredClient
+from psych_mcp.oauth.models import StoredToken
+from psych_mcp.oauth.models import TokenKey
+from psych_mcp.oauth.models import canonical_resource
 from psych_mcp.oauth.sqlite_store import SqliteTokenStore
-from psych_mcp.oauth.store import InMemoryTokenStore, TokenStore
+from psych_mcp.oauth.store import InMemoryTokenStore
+from psych_mcp.oauth.store import TokenStore
 
 __all__ = [
     "AuthorizationRequired",

@@ -16,36 +16,46 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl
+from urllib.parse import quote
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from pydantic import SecretStr
 
 from psych_mcp.oauth.challenge import parse_bearer_challenge
-from psych_mcp.oauth.discovery import Discovered, Discovery
-from psych_mcp.oauth.endpoints import (
-    ClientAuth,
-    Grant,
-    register_client,
-    request_token,
-    secret_auth_method,
-)
-from psych_mcp.oauth.errors import AuthorizationRequired, OAuthError
-from psych_mcp.oauth.http import HttpClientFactory, OAuthHttp
-from psych_mcp.oauth.metadata import AuthorizationServerMetadata, same_issuer
-from psych_mcp.oauth.models import (
-    PendingAuthorization,
-    RegisteredClient,
-    StoredToken,
-    TokenKey,
-    covers,
-    union_scopes,
-)
-from psych_mcp.oauth.pkce import new_code_verifier, new_state, s256_challenge
+from psych_mcp.oauth.discovery import Discovered
+from psych_mcp.oauth.discovery import Discovery
+from psych_mcp.oauth.endpoints import ClientAuth
+from psych_mcp.oauth.endpoints import Grant
+from psych_mcp.oauth.endpoints import register_client
+from psych_mcp.oauth.endpoints import request_token
+from psych_mcp.oauth.endpoints import secret_auth_method
+from psych_mcp.oauth.errors import AuthorizationRequired
+from psych_mcp.oauth.errors import OAuthError
+from psych_mcp.oauth.http import HttpClientFactory
+from psych_mcp.oauth.http import OAuthHttp
+from psych_mcp.oauth.metadata import AuthorizationServerMetadata
+from psych_mcp.oauth.metadata import same_issuer
+from psych_mcp.oauth.models import PendingAuthorization
+from psych_mcp.oauth.models import RegisteredClient
+from psych_mcp.oauth.models import StoredToken
+from psych_mcp.oauth.models import TokenKey
+from psych_mcp.oauth.models import covers
+from psych_mcp.oauth.models import union_scopes
+from psych_mcp.oauth.pkce import new_code_verifier
+from psych_mcp.oauth.pkce import new_state
+from psych_mcp.oauth.pkce import s256_challenge
 from psych_mcp.oauth.store import TokenStore
-from psych_runtime import Scope, SecretResolver
-from psych_runtime.spec import McpOAuth, McpServer
+from psych_runtime import Scope
+from psych_runtime import SecretResolver
+from psych_runtime.spec import McpOAuth
+from psych_runtime.spec import McpServer
 
 _log = logging.getLogger(__name__)
 

@@ -10,21 +10,21 @@ authorization server's per issuer, a resource's per server URL.
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
 from psych_mcp.oauth.errors import OAuthError
-from psych_mcp.oauth.http import OAuthHttp, host_of
-from psych_mcp.oauth.metadata import (
-    AuthorizationServerMetadata,
-    ProtectedResourceMetadata,
-    authorization_server_metadata_urls,
-    protected_resource_metadata_urls,
-    resource_covers,
-    same_issuer,
-)
+from psych_mcp.oauth.http import OAuthHttp
+from psych_mcp.oauth.http import host_of
+from psych_mcp.oauth.metadata import AuthorizationServerMetadata
+from psych_mcp.oauth.metadata import ProtectedResourceMetadata
+from psych_mcp.oauth.metadata import authorization_server_metadata_urls
+from psych_mcp.oauth.metadata import protected_resource_metadata_urls
+from psych_mcp.oauth.metadata import resource_covers
+from psych_mcp.oauth.metadata import same_issuer
 from psych_mcp.oauth.models import canonical_resource
 from psych_runtime import Scope
 from psych_runtime.spec import McpServer

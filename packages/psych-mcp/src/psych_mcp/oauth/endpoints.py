@@ -11,16 +11,24 @@ import base64
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+from typing import Literal
 from urllib.parse import quote
 
 from pydantic import SecretStr
 
-from psych_mcp.oauth.errors import OAuthError, OAuthErrorKind
-from psych_mcp.oauth.http import Answer, OAuthHttp, host_of, redact
+from psych_mcp.oauth.errors import OAuthError
+from psych_mcp.oauth.errors import OAuthErrorKind
+from psych_mcp.oauth.http import Answer
+from psych_mcp.oauth.http import OAuthHttp
+from psych_mcp.oauth.http import host_of
+from psych_mcp.oauth.http import redact
 from psych_mcp.oauth.metadata import AuthorizationServerMetadata
-from psych_mcp.oauth.models import RegisteredClient, StoredToken
+from psych_mcp.oauth.models import RegisteredClient
+from psych_mcp.oauth.models import StoredToken
 from psych_runtime import Scope
 
 _log = logging.getLogger(__name__)

@@ -8,7 +8,8 @@ failure only, never the URL's query or a body that might echo a secret.
 """
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any

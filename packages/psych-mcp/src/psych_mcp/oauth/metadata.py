@@ -7,9 +7,13 @@ supports. Only the fields this client uses are modelled; others are ignored.
 """
 
 from typing import Annotated
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
 from psych_mcp.oauth.models import canonical_resource
 

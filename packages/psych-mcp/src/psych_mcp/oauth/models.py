@@ -13,11 +13,16 @@ and reads them back.
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Self
-from urllib.parse import urlsplit, urlunsplit
+from datetime import datetime
+from datetime import timedelta
+from typing import Any
+from typing import Self
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import SecretStr
 
 from psych_runtime import Scope
 from psych_runtime.spec import McpServer

@@ -19,7 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from psych_mcp.oauth.models import PendingAuthorization, RegisteredClient, StoredToken, TokenKey
+from psych_mcp.oauth.models import PendingAuthorization
+from psych_mcp.oauth.models import RegisteredClient
+from psych_mcp.oauth.models import StoredToken
+from psych_mcp.oauth.models import TokenKey
 from psych_runtime.adapters.tools import ClosedOnExit
 
 _TABLE = "psych_mcp_oauth"

@@ -8,7 +8,10 @@ it must only never answer a lookup with a value stored under a different key.
 
 from typing import Protocol
 
-from psych_mcp.oauth.models import PendingAuthorization, RegisteredClient, StoredToken, TokenKey
+from psych_mcp.oauth.models import PendingAuthorization
+from psych_mcp.oauth.models import RegisteredClient
+from psych_mcp.oauth.models import StoredToken
+from psych_mcp.oauth.models import TokenKey
 
 
 class TokenStore(Protocol):

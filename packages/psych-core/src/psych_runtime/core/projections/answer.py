@@ -10,21 +10,22 @@ made.
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import JsonValue
 
-from psych_runtime.core.ids import RunId, ToolCallId
-from psych_runtime.core.records import (
-    JsonObject,
-    ModelCallFailed,
-    ModelCallFinished,
-    Record,
-    RunSettled,
-    TerminalState,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -10,22 +10,21 @@ a writer's clock ran ahead of a provider's timings, and hiding that would hide a
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    AttemptStarted,
-    CompactionApplied,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
-    Record,
-    Resumed,
-    RunAdmitted,
-    Suspended,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
 
 
 class LatencyReport(BaseModel):

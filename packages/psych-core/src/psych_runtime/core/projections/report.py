@@ -12,30 +12,25 @@ Money stays a :class:`~decimal.Decimal` throughout, and a call nobody could pric
 
 from collections.abc import Sequence
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.projections.latency import measure_latency
-from psych_runtime.core.projections.report_rows import (
-    compaction_reports,
-    failure_streak_trips,
-    model_call_reports,
-    step_reports,
-    subagent_reports,
-    suspension_reports,
-    tool_call_reports,
-)
-from psych_runtime.core.projections.report_types import (
-    RunReport,
-    SubtreeTotals,
-    TotalsReport,
-    UsageSource,
-)
-from psych_runtime.core.records import (
-    CompactionApplied,
-    ModelCallStarted,
-    Record,
-    RunAdmitted,
-    RunSettled,
-)
+from psych_runtime.core.projections.report_rows import compaction_reports
+from psych_runtime.core.projections.report_rows import failure_streak_trips
+from psych_runtime.core.projections.report_rows import model_call_reports
+from psych_runtime.core.projections.report_rows import step_reports
+from psych_runtime.core.projections.report_rows import subagent_reports
+from psych_runtime.core.projections.report_rows import suspension_reports
+from psych_runtime.core.projections.report_rows import tool_call_reports
+from psych_runtime.core.projections.report_types import RunReport
+from psych_runtime.core.projections.report_types import SubtreeTotals
+from psych_runtime.core.projections.report_types import TotalsReport
+from psych_runtime.core.projections.report_types import UsageSource
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import RunSettled
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.state import RunStateView
 

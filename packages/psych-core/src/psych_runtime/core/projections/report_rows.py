@@ -8,32 +8,30 @@ as such rather than dropped, because those are the rows an operator most needs.
 
 from collections.abc import Sequence
 
-from psych_runtime.core.ids import RunId, StepId, ToolCallId
-from psych_runtime.core.projections.report_types import (
-    CompactionReport,
-    FailureStreakTrip,
-    ModelCallReport,
-    StepReport,
-    SubagentReport,
-    SuspensionReport,
-    ToolCallReport,
-)
-from psych_runtime.core.records import (
-    CompactionApplied,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
-    Record,
-    Resumed,
-    SubagentFinished,
-    SubagentMessaged,
-    SubagentSpawned,
-    Suspended,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolOutcome,
-    TurnStarted,
-)
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.projections.report_types import CompactionReport
+from psych_runtime.core.projections.report_types import FailureStreakTrip
+from psych_runtime.core.projections.report_types import ModelCallReport
+from psych_runtime.core.projections.report_types import StepReport
+from psych_runtime.core.projections.report_types import SubagentReport
+from psych_runtime.core.projections.report_types import SuspensionReport
+from psych_runtime.core.projections.report_types import ToolCallReport
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentMessaged
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.records import TurnStarted
 from psych_runtime.core.reducer import counts_toward_streak
 from psych_runtime.core.state import StepRecord
 

@@ -9,24 +9,30 @@ model is frozen and JSON-friendly; money is a :class:`~decimal.Decimal` inside
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
 
-from psych_runtime.core.ids import AttemptId, RunId, StepId, ToolCallId, VersionHash
-from psych_runtime.core.metering import Cost, Usage
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.projections.latency import LatencyReport
-from psych_runtime.core.records import (
-    AskedQuestion,
-    CompactionReason,
-    Component,
-    JsonObject,
-    ModelTimings,
-    ResultAttachment,
-    SuspendReason,
-    Task,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ModelTimings
+from psych_runtime.core.records import ResultAttachment
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.scope import Scope
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

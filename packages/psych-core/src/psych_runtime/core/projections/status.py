@@ -9,20 +9,26 @@ unblocks it.
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
-from psych_runtime.core.ids import AttemptId, RunId, StepId, ToolCallId, VersionHash
-from psych_runtime.core.records import (
-    AskedQuestion,
-    Component,
-    JsonObject,
-    SuspendReason,
-    Task,
-    TerminalState,
-)
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import VersionHash
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
 from psych_runtime.core.scope import Scope
-from psych_runtime.core.state import Lifecycle, RunStateView
-from psych_runtime.core.suspend_reasons import Shown, rules
+from psych_runtime.core.state import Lifecycle
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.suspend_reasons import Shown
+from psych_runtime.core.suspend_reasons import rules
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

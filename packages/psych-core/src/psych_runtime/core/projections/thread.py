@@ -27,30 +27,33 @@ Walking ``continues_run_id`` from Run to Run needs a store, so it belongs to the
 runtime; :func:`combine_thread` joins the per-Run results it collects.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+from pydantic import ConfigDict
 
-from psych_runtime.core.ids import EntryId, RunId, ToolCallId
-from psych_runtime.core.projections.tool_text import render_json, tool_result_text
-from psych_runtime.core.records import (
-    CompactionApplied,
-    JsonObject,
-    ModelCallFinished,
-    QueueCancelled,
-    QueueConsumed,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    RunAdmitted,
-    StepStarted,
-    SubagentFinished,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolOutcome,
-)
+from psych_runtime.core.ids import EntryId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.projections.tool_text import render_json
+from psych_runtime.core.projections.tool_text import tool_result_text
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import QueueCancelled
+from psych_runtime.core.records import QueueConsumed
+from psych_runtime.core.records import QueueEnqueued
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import StepStarted
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -9,7 +9,9 @@ import json
 
 from pydantic import JsonValue
 
-from psych_runtime.core.records import ToolCallFinished, ToolFailure, ToolOutcome
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 
 UNKNOWN_OUTCOME_TEXT = (
     "This call was interrupted before its result was recorded, so it may or may not "

@@ -7,23 +7,40 @@ and editing a child can never change a parent's published behaviour behind its b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, Required, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING
+from typing import Annotated
+from typing import Literal
+from typing import Required
+from typing import Self
+from typing import TypedDict
+from typing import Unpack
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field
+from pydantic import field_validator
+from pydantic import model_validator
 
-from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
+from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import sorted_by_name
+from psych_runtime.core.spec.base import sorted_set
 from psych_runtime.core.spec.code_execution import CodeExecution
-from psych_runtime.core.spec.connections import A2APeer, McpServer, McpServers
-from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
-from psych_runtime.core.spec.models import ModelId, ModelRef, model_name_as_ref
-from psych_runtime.core.spec.names import (
-    BINDABLE_BUILTINS,
-    OWNER_SEPARATOR,
-    Description,
-    Name,
-    Text,
-)
-from psych_runtime.core.spec.tools import CodeTool, HttpTool, SpecTools, StaticTool
+from psych_runtime.core.spec.connections import A2APeer
+from psych_runtime.core.spec.connections import McpServer
+from psych_runtime.core.spec.connections import McpServers
+from psych_runtime.core.spec.limits import CompactionPolicy
+from psych_runtime.core.spec.limits import Limits
+from psych_runtime.core.spec.limits import SuspensionPolicy
+from psych_runtime.core.spec.models import ModelId
+from psych_runtime.core.spec.models import ModelRef
+from psych_runtime.core.spec.models import model_name_as_ref
+from psych_runtime.core.spec.names import BINDABLE_BUILTINS
+from psych_runtime.core.spec.names import OWNER_SEPARATOR
+from psych_runtime.core.spec.names import Description
+from psych_runtime.core.spec.names import Name
+from psych_runtime.core.spec.names import Text
+from psych_runtime.core.spec.tools import CodeTool
+from psych_runtime.core.spec.tools import HttpTool
+from psych_runtime.core.spec.tools import SpecTools
+from psych_runtime.core.spec.tools import StaticTool
 
 ToolPattern = Annotated[str, Field(min_length=1, max_length=256)]
 

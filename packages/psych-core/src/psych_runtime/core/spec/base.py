@@ -8,10 +8,14 @@ instead of surfacing as an obscure type mismatch.
 """
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import model_validator
 
 
 class LiveObjectInSpec(ValueError):

@@ -20,26 +20,34 @@ Example:
     (8, ['lookup_order'])
 """
 
-from collections.abc import Callable, Mapping
-from typing import Protocol, Self
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Protocol
+from typing import Self
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
+from pydantic import JsonValue
 
-from psych_runtime.core.spec.agent import AgentSpec, Skill, SpawnEnvelope, SubagentRef
+from psych_runtime.core.spec.agent import AgentSpec
+from psych_runtime.core.spec.agent import Skill
+from psych_runtime.core.spec.agent import SpawnEnvelope
+from psych_runtime.core.spec.agent import SubagentRef
 from psych_runtime.core.spec.base import LiveObjectInSpec
 from psych_runtime.core.spec.code_execution import CodeExecution
-from psych_runtime.core.spec.connections import A2APeer, McpServer
-from psych_runtime.core.spec.limits import CompactionPolicy, Limits, SuspensionPolicy
+from psych_runtime.core.spec.connections import A2APeer
+from psych_runtime.core.spec.connections import McpServer
+from psych_runtime.core.spec.limits import CompactionPolicy
+from psych_runtime.core.spec.limits import Limits
+from psych_runtime.core.spec.limits import SuspensionPolicy
 from psych_runtime.core.spec.models import ModelRef
-from psych_runtime.core.spec.tools import CodeTool, HttpTool
-from psych_runtime.core.spec.workflow import (
-    AgentStep,
-    RetryPolicy,
-    Step,
-    ToolStep,
-    ValuePath,
-    WorkflowSpec,
-)
+from psych_runtime.core.spec.tools import CodeTool
+from psych_runtime.core.spec.tools import HttpTool
+from psych_runtime.core.spec.workflow import AgentStep
+from psych_runtime.core.spec.workflow import RetryPolicy
+from psych_runtime.core.spec.workflow import Step
+from psych_runtime.core.spec.workflow import ToolStep
+from psych_runtime.core.spec.workflow import ValuePath
+from psych_runtime.core.spec.workflow import WorkflowSpec
 
 _Tool = CodeTool | HttpTool | str
 

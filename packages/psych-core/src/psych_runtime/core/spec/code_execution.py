@@ -6,11 +6,16 @@ interpreter.
 """
 
 from enum import StrEnum
-from typing import Annotated, Literal, Self
+from typing import Annotated
+from typing import Literal
+from typing import Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field
+from pydantic import field_validator
+from pydantic import model_validator
 
-from psych_runtime.core.spec.base import SpecModel, sorted_unique
+from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import sorted_unique
 from psych_runtime.core.spec.names import Name
 
 _MIB = 1024 * 1024

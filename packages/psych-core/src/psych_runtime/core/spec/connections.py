@@ -10,19 +10,24 @@ written before they existed hashes as it always did.
 """
 
 import re
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import Self
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import AfterValidator
+from pydantic import Field
+from pydantic import SerializerFunctionWrapHandler
+from pydantic import field_validator
+from pydantic import model_serializer
+from pydantic import model_validator
 
-from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
-from psych_runtime.core.spec.names import Name, Text, check_http_url
+from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import sorted_by_name
+from psych_runtime.core.spec.base import sorted_set
+from psych_runtime.core.spec.names import Name
+from psych_runtime.core.spec.names import Text
+from psych_runtime.core.spec.names import check_http_url
 
 Url = Annotated[str, Field(min_length=1, max_length=2048)]
 SecretName = Annotated[str, Field(min_length=1, max_length=256)]

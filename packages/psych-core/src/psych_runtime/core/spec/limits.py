@@ -4,9 +4,11 @@ Durations are floats in seconds throughout the Spec and counts are ints, so ``30
 ``30.0`` in a duration validate to the same value and hash alike.
 """
 
-from typing import Annotated, Self
+from typing import Annotated
+from typing import Self
 
-from pydantic import Field, model_validator
+from pydantic import Field
+from pydantic import model_validator
 
 from psych_runtime.core.spec.base import SpecModel
 from psych_runtime.core.spec.models import ModelId

@@ -1,9 +1,16 @@
 """Which model a Spec talks to, and with what sampling settings."""
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, TypedDict, Unpack
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import TypedDict
+from typing import Unpack
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import Field
+from pydantic import SerializerFunctionWrapHandler
+from pydantic import field_validator
+from pydantic import model_serializer
 
 from psych_runtime.core.spec.base import SpecModel
 

@@ -10,7 +10,9 @@ is the author's choice and stays significant.
 import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, StringConstraints
+from pydantic import BeforeValidator
+from pydantic import Field
+from pydantic import StringConstraints
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$"
 """Skills, servers, peers, steps, subagents and Spec names: at most 128 characters."""

@@ -7,17 +7,21 @@ user create one at run time without a deploy.
 """
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated
+from typing import Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, JsonValue, field_validator
+from pydantic import AfterValidator
+from pydantic import BeforeValidator
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import field_validator
 
-from psych_runtime.core.spec.base import SpecModel, sorted_by_name
-from psych_runtime.core.spec.names import (
-    RESERVED_TOOL_NAMES,
-    Text,
-    ToolName,
-    check_http_url,
-)
+from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import sorted_by_name
+from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
+from psych_runtime.core.spec.names import Text
+from psych_runtime.core.spec.names import ToolName
+from psych_runtime.core.spec.names import check_http_url
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z\-]+$")
 SECRET_HEADERS: frozenset[str] = frozenset({"authorization", "proxy-authorization", "cookie"})

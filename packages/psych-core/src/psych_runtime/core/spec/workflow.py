@@ -12,16 +12,29 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import Annotated, Literal, Self, get_args
+from typing import Annotated
+from typing import Literal
+from typing import Self
+from typing import get_args
 
-from pydantic import Field, JsonValue, field_validator, model_validator
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import field_validator
+from pydantic import model_validator
 
-from psych_runtime.core.ids import RunId, StepId
-from psych_runtime.core.spec.agent import AgentSpec, check_owner_names
-from psych_runtime.core.spec.base import SpecModel, sorted_by_name, sorted_set
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.spec.agent import AgentSpec
+from psych_runtime.core.spec.agent import check_owner_names
+from psych_runtime.core.spec.base import SpecModel
+from psych_runtime.core.spec.base import sorted_by_name
+from psych_runtime.core.spec.base import sorted_set
 from psych_runtime.core.spec.connections import McpServers
-from psych_runtime.core.spec.limits import Limits, SuspensionPolicy
-from psych_runtime.core.spec.names import Description, Name, Text
+from psych_runtime.core.spec.limits import Limits
+from psych_runtime.core.spec.limits import SuspensionPolicy
+from psych_runtime.core.spec.names import Description
+from psych_runtime.core.spec.names import Name
+from psych_runtime.core.spec.names import Text
 from psych_runtime.core.spec.tools import SpecTools
 
 STEP_KINDS: tuple[str, ...] = (

@@ -10,7 +10,8 @@ import asyncio
 import json
 
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.storable import MAX_JSON_DEPTH, unstorable
+from psych_runtime.core.storable import MAX_JSON_DEPTH
+from psych_runtime.core.storable import unstorable
 
 _INLINE_ARGUMENT_CHARS = 16 * 1024
 """Argument text up to this size is parsed and checked on the event loop; longer text

@@ -16,49 +16,42 @@ ending is written into its log by whoever settles the child, and the last one wa
 from typing import Any
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    JsonObject,
-    QueueEnqueued,
-    QueueKind,
-    Record,
-    Resumed,
-    SubagentFinished,
-    SubagentMessaged,
-    SubagentSpawned,
-    SuspendReason,
-)
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import QueueEnqueued
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentMessaged
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import SuspendReason
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.validation import validate
-from psych_runtime.runtime.agent.context import AttemptContext, Next
-from psych_runtime.runtime.agent.subagent_calls import (
-    SubagentRefused,
-    alive,
-    check_depth,
-    check_fanout,
-    child_input,
-    child_of_call,
-    named_child,
-    stored_version,
-)
-from psych_runtime.runtime.children import (
-    WOKEN_BY_CHILDREN,
-    admit_child,
-    child_ending,
-)
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.subagent_calls import SubagentRefused
+from psych_runtime.runtime.agent.subagent_calls import alive
+from psych_runtime.runtime.agent.subagent_calls import check_depth
+from psych_runtime.runtime.agent.subagent_calls import check_fanout
+from psych_runtime.runtime.agent.subagent_calls import child_input
+from psych_runtime.runtime.agent.subagent_calls import child_of_call
+from psych_runtime.runtime.agent.subagent_calls import named_child
+from psych_runtime.runtime.agent.subagent_calls import stored_version
+from psych_runtime.runtime.children import WOKEN_BY_CHILDREN
+from psych_runtime.runtime.children import admit_child
+from psych_runtime.runtime.children import child_ending
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.external import append_external
 from psych_runtime.runtime.ids import new_entry_id
 from psych_runtime.runtime.reads import FOLDS
 from psych_runtime.runtime.suspension import stage_suspension
 from psych_runtime.store.port import RunState
-from psych_runtime.tools.subagents import (
-    CHECK_SUBAGENT,
-    MESSAGE_SUBAGENT,
-    composed_child_spec,
-    read_named,
-    read_spawn,
-)
+from psych_runtime.tools.subagents import CHECK_SUBAGENT
+from psych_runtime.tools.subagents import MESSAGE_SUBAGENT
+from psych_runtime.tools.subagents import composed_child_spec
+from psych_runtime.tools.subagents import read_named
+from psych_runtime.tools.subagents import read_spawn
 
 # --- spawn, check, message: composed children in the background ------------------------
 

@@ -11,7 +11,8 @@ This module holds only the shape of an entry, so the catalog can read the table 
 handed without importing the phases the entries run.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 

@@ -14,47 +14,55 @@ from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.core.records import ComponentShown, JsonObject, TaskListUpdated, ToolOutcome
+from psych_runtime.core.records import ComponentShown
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import TaskListUpdated
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
-from psych_runtime.runtime.agent.built_in import Available, BuiltIn, Offer, TurnView
+from psych_runtime.runtime.agent.built_in import Available
+from psych_runtime.runtime.agent.built_in import BuiltIn
+from psych_runtime.runtime.agent.built_in import Offer
+from psych_runtime.runtime.agent.built_in import TurnView
 from psych_runtime.runtime.agent.catalog import ToolCatalog
 from psych_runtime.runtime.agent.code import run_code
-from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
 from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.agent.finish import Executed
 from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.tools.approval import ToolClass
-from psych_runtime.tools.ask_question import ASK_QUESTION, ASK_QUESTION_DEFINITION
-from psych_runtime.tools.code import RUN_CODE, program_bindings, run_code_definition
-from psych_runtime.tools.deferred import (
-    CALL_TOOL,
-    CALL_TOOL_DEFINITION,
-    GET_TOOL_INFO,
-    GET_TOOL_INFO_DEFINITION,
-    LIST_TOOLS,
-    LIST_TOOLS_DEFINITION,
-    list_tools,
-    tool_info,
-)
+from psych_runtime.tools.ask_question import ASK_QUESTION
+from psych_runtime.tools.ask_question import ASK_QUESTION_DEFINITION
+from psych_runtime.tools.code import RUN_CODE
+from psych_runtime.tools.code import program_bindings
+from psych_runtime.tools.code import run_code_definition
+from psych_runtime.tools.deferred import CALL_TOOL
+from psych_runtime.tools.deferred import CALL_TOOL_DEFINITION
+from psych_runtime.tools.deferred import GET_TOOL_INFO
+from psych_runtime.tools.deferred import GET_TOOL_INFO_DEFINITION
+from psych_runtime.tools.deferred import LIST_TOOLS
+from psych_runtime.tools.deferred import LIST_TOOLS_DEFINITION
+from psych_runtime.tools.deferred import list_tools
+from psych_runtime.tools.deferred import tool_info
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 from psych_runtime.tools.large_results.read_tool import READ_TOOL_OUTPUT_DEFINITION
 from psych_runtime.tools.large_results.reader import ResultNotReadable
-from psych_runtime.tools.memory import FORGET, FORGET_DEFINITION, REMEMBER, REMEMBER_DEFINITION
-from psych_runtime.tools.plan_and_show import (
-    SHOW_COMPONENT,
-    SHOW_COMPONENT_DEFINITION,
-    UPDATE_TASKS,
-    UPDATE_TASKS_DEFINITION,
-    component_from,
-    tasks_from,
-)
-from psych_runtime.tools.skills import LOAD_SKILL, load_skill
-from psych_runtime.tools.subagents import (
-    CHECK_SUBAGENT,
-    DELEGATE,
-    MESSAGE_SUBAGENT,
-    SPAWN_SUBAGENT,
-)
+from psych_runtime.tools.memory import FORGET
+from psych_runtime.tools.memory import FORGET_DEFINITION
+from psych_runtime.tools.memory import REMEMBER
+from psych_runtime.tools.memory import REMEMBER_DEFINITION
+from psych_runtime.tools.plan_and_show import SHOW_COMPONENT
+from psych_runtime.tools.plan_and_show import SHOW_COMPONENT_DEFINITION
+from psych_runtime.tools.plan_and_show import UPDATE_TASKS
+from psych_runtime.tools.plan_and_show import UPDATE_TASKS_DEFINITION
+from psych_runtime.tools.plan_and_show import component_from
+from psych_runtime.tools.plan_and_show import tasks_from
+from psych_runtime.tools.skills import LOAD_SKILL
+from psych_runtime.tools.skills import load_skill
+from psych_runtime.tools.subagents import CHECK_SUBAGENT
+from psych_runtime.tools.subagents import DELEGATE
+from psych_runtime.tools.subagents import MESSAGE_SUBAGENT
+from psych_runtime.tools.subagents import SPAWN_SUBAGENT
 
 # --- how the simple ones run -------------------------------------------------------------
 

@@ -22,13 +22,18 @@ from enum import Enum
 
 from psych_runtime.core.digest import call_digest
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolCallFinished, ToolCallStarted, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.arguments import read_arguments
-from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
 from psych_runtime.runtime.model_call import AssembledCall
 from psych_runtime.tools.large_results.reader import unknown_handle_message
-from psych_runtime.tools.memory import MEMORY_TOOLS, recorded_arguments
+from psych_runtime.tools.memory import MEMORY_TOOLS
+from psych_runtime.tools.memory import recorded_arguments
 
 UNISSUED_HANDLE_ARGUMENT = "unissued_handle"
 """Where a ``read_tool_output`` start record keeps a handle this Run never issued."""

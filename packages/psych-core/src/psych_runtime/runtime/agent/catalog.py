@@ -11,23 +11,31 @@ described to the model, may it run through a cancellation, may it be run again a
 crash.
 """
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.narrowing import narrow
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
-from psych_runtime.core.spec import AgentSpec, HttpTool
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import HttpTool
 from psych_runtime.core.state import RunStateView
-from psych_runtime.runtime.agent.built_in import BuiltIn, TurnView
+from psych_runtime.runtime.agent.built_in import BuiltIn
+from psych_runtime.runtime.agent.built_in import TurnView
 from psych_runtime.runtime.prompt import withheld_advisory
-from psych_runtime.tools.approval import ToolClass, classify
+from psych_runtime.tools.approval import ToolClass
+from psych_runtime.tools.approval import classify
 from psych_runtime.tools.deferred import CALL_TOOL
 from psych_runtime.tools.http.request import http_tool_definition
 from psych_runtime.tools.registry import ToolRegistry
-from psych_runtime.tools.skills import load_skill_definition, skills_section
-from psych_runtime.tools.sources import SourceTool, ToolSource
-from psych_runtime.tools.subagents import delegate_definition, spawn_definitions
+from psych_runtime.tools.skills import load_skill_definition
+from psych_runtime.tools.skills import skills_section
+from psych_runtime.tools.sources import SourceTool
+from psych_runtime.tools.sources import ToolSource
+from psych_runtime.tools.subagents import delegate_definition
+from psych_runtime.tools.subagents import spawn_definitions
 
 
 class ToolCatalog:

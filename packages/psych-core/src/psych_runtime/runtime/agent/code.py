@@ -25,20 +25,24 @@ from pydantic import JsonValue
 
 from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec.code_execution import OutputPreservation
 from psych_runtime.runtime.agent.call_checks import stage_started
-from psych_runtime.runtime.agent.context import AttemptContext, failure
-from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.finish import Executed
+from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.ids import new_call_id
-from psych_runtime.sandbox.port import (
-    BindingRefused,
-    Execution,
-    ExecutionStatus,
-    Program,
-)
-from psych_runtime.tools.approval import Verdict, judge
-from psych_runtime.tools.code import program_bindings, resolve_limits
+from psych_runtime.sandbox.port import BindingRefused
+from psych_runtime.sandbox.port import Execution
+from psych_runtime.sandbox.port import ExecutionStatus
+from psych_runtime.sandbox.port import Program
+from psych_runtime.tools.approval import Verdict
+from psych_runtime.tools.approval import judge
+from psych_runtime.tools.code import program_bindings
+from psych_runtime.tools.code import resolve_limits
 
 
 async def run_code(

@@ -7,17 +7,20 @@ before a turn once the provider reported a prompt at or above the policy's trigg
 after a context overflow, when a summary may let the same request fit.
 """
 
-from psych_runtime.core.records import CompactionApplied, CompactionReason, TerminalState
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import TerminalState
 from psych_runtime.model.port import ModelError
-from psych_runtime.runtime.agent.context import (
-    EMPTY_USAGE,
-    AttemptContext,
-    Next,
-    failure,
-    settle,
-)
-from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
-from psych_runtime.runtime.compaction import Cut, plan_cut, summary_request
+from psych_runtime.runtime.agent.context import EMPTY_USAGE
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.context import settle
+from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.cost import refuse_cost
+from psych_runtime.runtime.compaction import Cut
+from psych_runtime.runtime.compaction import plan_cut
+from psych_runtime.runtime.compaction import summary_request
 from psych_runtime.runtime.model_call import call_model
 
 

@@ -6,15 +6,20 @@ answers ``Next.CONTINUE`` or ``Next.STOP`` when it decides how the loop goes on,
 None when it leaves that to the phases after it.
 """
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING
 
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import Message
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import JsonObject, TerminalState, ToolFailure
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.memory.port import MemoryKey
 from psych_runtime.runtime.abort import AbortSignal
@@ -24,7 +29,8 @@ from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.conversation import Conversation
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import replace_lone_surrogates
-from psych_runtime.runtime.settlement import Ending, settle as settle_run
+from psych_runtime.runtime.settlement import Ending
+from psych_runtime.runtime.settlement import settle as settle_run
 from psych_runtime.tools.large_results.reader import OutputReader
 from psych_runtime.tools.memory import end_user_of
 

@@ -7,7 +7,10 @@ priced the same way and count towards the same total.
 from psych_runtime.core.metering import Cost
 from psych_runtime.core.records import TerminalState
 from psych_runtime.model.pricing import resolve_cost
-from psych_runtime.runtime.agent.context import AttemptContext, Next, failure, settle
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.context import settle
 from psych_runtime.runtime.model_call import ModelAnswer
 
 

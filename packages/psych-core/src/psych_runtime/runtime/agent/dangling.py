@@ -18,10 +18,12 @@ from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
-from psych_runtime.runtime.agent.gate import approved_now, denied
+from psych_runtime.runtime.agent.gate import approved_now
+from psych_runtime.runtime.agent.gate import denied
 from psych_runtime.runtime.agent.question import close_answered
 from psych_runtime.runtime.agent.remote import refresh_remote
-from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE, close_call
+from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE
+from psych_runtime.runtime.open_calls import close_call
 from psych_runtime.tools.access import permitted_for
 from psych_runtime.tools.ask_question import ASK_QUESTION
 

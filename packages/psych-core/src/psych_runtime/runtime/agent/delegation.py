@@ -15,46 +15,42 @@ import time
 from typing import Any
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    AttemptStarted,
-    JsonObject,
-    SubagentFinished,
-    SubagentSpawned,
-    TerminalState,
-    ToolOutcome,
-)
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.core.state import RunStateView
-from psych_runtime.runtime.agent.background import check_child, message_child, spawn_child
-from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.runtime.agent.background import check_child
+from psych_runtime.runtime.agent.background import message_child
+from psych_runtime.runtime.agent.background import spawn_child
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
 from psych_runtime.runtime.agent.finish import Executed
-from psych_runtime.runtime.agent.subagent_calls import (
-    SubagentRefused,
-    alive,
-    check_depth,
-    check_fanout,
-    child_input,
-    child_of_call,
-    elapsed,
-    stored_version,
-)
-from psych_runtime.runtime.children import (
-    INLINE_WORKER,
-    admit_child,
-    child_ending,
-)
+from psych_runtime.runtime.agent.subagent_calls import SubagentRefused
+from psych_runtime.runtime.agent.subagent_calls import alive
+from psych_runtime.runtime.agent.subagent_calls import check_depth
+from psych_runtime.runtime.agent.subagent_calls import check_fanout
+from psych_runtime.runtime.agent.subagent_calls import child_input
+from psych_runtime.runtime.agent.subagent_calls import child_of_call
+from psych_runtime.runtime.agent.subagent_calls import elapsed
+from psych_runtime.runtime.agent.subagent_calls import stored_version
+from psych_runtime.runtime.children import INLINE_WORKER
+from psych_runtime.runtime.children import admit_child
+from psych_runtime.runtime.children import child_ending
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.settlement import not_finished, settle
+from psych_runtime.runtime.settlement import not_finished
+from psych_runtime.runtime.settlement import settle
 from psych_runtime.runtime.tracing import trace_child
 from psych_runtime.store.port import RunState
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.subagents import (
-    CHECK_SUBAGENT,
-    DELEGATE,
-    SPAWN_SUBAGENT,
-    read_delegation,
-    roster_child_spec,
-)
+from psych_runtime.tools.subagents import CHECK_SUBAGENT
+from psych_runtime.tools.subagents import DELEGATE
+from psych_runtime.tools.subagents import SPAWN_SUBAGENT
+from psych_runtime.tools.subagents import read_delegation
+from psych_runtime.tools.subagents import roster_child_spec
 
 SUSPENDED_CHILD_MESSAGE = (
     "the subagent stopped to wait for a person or an event, which a delegated subagent "

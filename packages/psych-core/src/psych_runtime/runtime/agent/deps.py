@@ -6,16 +6,21 @@ anything else and a reader can see in one place every outside thing a turn touch
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from psych_runtime.blob.port import BlobStore
 from psych_runtime.egress.transport import HttpTransport
 from psych_runtime.memory.port import MemoryStore
 from psych_runtime.model.port import ModelClient
-from psych_runtime.model.pricing import CostPolicy, PriceResolver
+from psych_runtime.model.pricing import CostPolicy
+from psych_runtime.model.pricing import PriceResolver
 from psych_runtime.store.port import Store
-from psych_runtime.tools.access import PermitAll, TenantAccess
-from psych_runtime.tools.approval import AllowAll, ApprovalRules, Policy
+from psych_runtime.tools.access import PermitAll
+from psych_runtime.tools.access import TenantAccess
+from psych_runtime.tools.approval import AllowAll
+from psych_runtime.tools.approval import ApprovalRules
+from psych_runtime.tools.approval import Policy
 from psych_runtime.tools.code import CodeSandboxes
 from psych_runtime.tools.deferred import DEFAULT_CATALOGUE_BUDGET_CHARS
 from psych_runtime.tools.registry import ToolRegistry

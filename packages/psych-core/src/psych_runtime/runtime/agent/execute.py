@@ -22,14 +22,20 @@ from collections.abc import Coroutine
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolFailure, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.runtime.agent.built_ins import BUILT_INS
-from psych_runtime.runtime.agent.context import AttemptContext, failure
-from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.finish import Executed
+from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.model_call import replace_lone_surrogates
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.deferred import CALL_TOOL, call_target
-from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolResultInvalid
+from psych_runtime.tools.deferred import CALL_TOOL
+from psych_runtime.tools.deferred import call_target
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolResultInvalid
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed
 from psych_runtime.tools.sources import SourceCallFailed

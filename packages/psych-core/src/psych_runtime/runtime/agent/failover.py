@@ -13,15 +13,17 @@ exactly where the previous one left it.
 
 import asyncio
 
-from psych_runtime.core.records import (
-    CompactionReason,
-    ModelCallFailed,
-    TerminalState,
-    ToolFailure,
-)
-from psych_runtime.model.port import ContextOverflow, ModelError
-from psych_runtime.runtime.agent.compact import compact, next_cut
-from psych_runtime.runtime.agent.context import AttemptContext, Next, settle
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import ModelError
+from psych_runtime.runtime.agent.compact import compact
+from psych_runtime.runtime.agent.compact import next_cut
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import settle
 from psych_runtime.runtime.model_call import replace_lone_surrogates
 
 

@@ -19,11 +19,15 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import ToolCallFinished, ToolFailure, ToolOutcome
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.storable import unstorable
-from psych_runtime.runtime.agent.context import AttemptContext, failure
-from psych_runtime.tools.large_results.offload import ResultNotKept, keep_result
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.tools.large_results.offload import ResultNotKept
+from psych_runtime.tools.large_results.offload import keep_result
 
 
 @dataclass(frozen=True, slots=True)

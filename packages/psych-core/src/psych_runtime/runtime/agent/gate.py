@@ -18,13 +18,18 @@ idempotency key.
 """
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, SuspendReason, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.runtime.agent.call_checks import reject
 from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.open_calls import close_call
 from psych_runtime.runtime.suspension import stage_suspension
-from psych_runtime.tools.approval import Judgement, Verdict, judge
-from psych_runtime.tools.deferred import CALL_TOOL, call_target
+from psych_runtime.tools.approval import Judgement
+from psych_runtime.tools.approval import Verdict
+from psych_runtime.tools.approval import judge
+from psych_runtime.tools.deferred import CALL_TOOL
+from psych_runtime.tools.deferred import call_target
 from psych_runtime.tools.errors import ToolArgumentsInvalid
 
 WAITING_MESSAGE = (

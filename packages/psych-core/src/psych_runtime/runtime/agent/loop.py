@@ -13,17 +13,23 @@ call is either known to have finished or visibly in doubt.
 """
 
 from psych_runtime.core.messages import Message
-from psych_runtime.core.records import CompactionReason, TerminalState
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import TerminalState
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.built_ins import BUILT_INS
-from psych_runtime.runtime.agent.compact import compact, compaction_due
-from psych_runtime.runtime.agent.context import AttemptContext, Next, failure, settle
+from psych_runtime.runtime.agent.compact import compact
+from psych_runtime.runtime.agent.compact import compaction_due
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.context import settle
 from psych_runtime.runtime.agent.dangling import settle_dangling
 from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.memory import recall
-from psych_runtime.runtime.agent.model_turn import answered, model_turn
+from psych_runtime.runtime.agent.model_turn import answered
+from psych_runtime.runtime.agent.model_turn import model_turn
 from psych_runtime.runtime.agent.stops import stop_reason
 from psych_runtime.runtime.agent.tool_calls import run_calls
 from psych_runtime.runtime.journal import Journal

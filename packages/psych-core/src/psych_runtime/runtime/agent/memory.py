@@ -10,18 +10,18 @@ or touch another person's facts whatever arguments it sends.
 import logging
 import time
 
-from psych_runtime.core.records import JsonObject, ToolOutcome
-from psych_runtime.runtime.agent.context import AttemptContext, failure
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import failure
 from psych_runtime.runtime.agent.finish import Executed
 from psych_runtime.tools.errors import ToolArgumentsInvalid
-from psych_runtime.tools.memory import (
-    REMEMBER,
-    memory_section,
-    read_fact,
-    read_fact_id,
-    recorded_memory_section,
-    shared_section,
-)
+from psych_runtime.tools.memory import REMEMBER
+from psych_runtime.tools.memory import memory_section
+from psych_runtime.tools.memory import read_fact
+from psych_runtime.tools.memory import read_fact_id
+from psych_runtime.tools.memory import recorded_memory_section
+from psych_runtime.tools.memory import shared_section
 
 log = logging.getLogger(__name__)
 

@@ -13,23 +13,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.messages import Message, SystemMessage, ToolResultMessage
-from psych_runtime.core.records import (
-    ModelCallFinished,
-    ModelCallStarted,
-    QueueConsumed,
-    TerminalState,
-    TurnStarted,
-)
+from psych_runtime.core.messages import Message
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import QueueConsumed
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import TurnStarted
 from psych_runtime.core.spec import ToolChoice
-from psych_runtime.model.port import ModelError, ModelRequest
+from psych_runtime.model.port import ModelError
+from psych_runtime.model.port import ModelRequest
 from psych_runtime.runtime.agent.background import wait_for_children
-from psych_runtime.runtime.agent.context import EMPTY_USAGE, AttemptContext, Next, end, settle
-from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
-from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
+from psych_runtime.runtime.agent.context import EMPTY_USAGE
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import end
+from psych_runtime.runtime.agent.context import settle
+from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.cost import refuse_cost
+from psych_runtime.runtime.agent.failover import model_failed
+from psych_runtime.runtime.agent.failover import model_for_turn
 from psych_runtime.runtime.agent.remote import resolve_remote
 from psych_runtime.runtime.ids import new_call_id
-from psych_runtime.runtime.model_call import AssembledCall, call_model
+from psych_runtime.runtime.model_call import AssembledCall
+from psych_runtime.runtime.model_call import call_model
 from psych_runtime.runtime.prompt import system_prompt
 from psych_runtime.runtime.settlement import aborted_by_request
 from psych_runtime.tools.access import permitted_for

@@ -10,14 +10,21 @@ show them. The next Attempt closes the call with the person's answer from the lo
 from collections.abc import Sequence
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, SuspendReason, ToolOutcome
-from psych_runtime.runtime.agent.call_checks import close_unexecuted, reject
-from psych_runtime.runtime.agent.context import AttemptContext, Next
-from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.runtime.agent.call_checks import close_unexecuted
+from psych_runtime.runtime.agent.call_checks import reject
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.finish import Executed
+from psych_runtime.runtime.agent.finish import finish
 from psych_runtime.runtime.model_call import AssembledCall
 from psych_runtime.runtime.open_calls import close_call
 from psych_runtime.runtime.suspension import stage_suspension
-from psych_runtime.tools.ask_question import answer_from, one_line, read_questions
+from psych_runtime.tools.ask_question import answer_from
+from psych_runtime.tools.ask_question import one_line
+from psych_runtime.tools.ask_question import read_questions
 
 WAITING_MESSAGE = (
     "not run: an earlier call in this turn asked the user a question; "

@@ -10,10 +10,16 @@ advisory tells the model so.
 
 from collections.abc import Collection
 
-from psych_runtime.core.records import TerminalState, ToolFailure
-from psych_runtime.runtime.agent.context import AttemptContext, Next, settle
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import settle
 from psych_runtime.tools.deferred import defer
-from psych_runtime.tools.sources import SourceTool, ToolSource, ToolSourceUnavailable, owners_of
+from psych_runtime.tools.sources import SourceTool
+from psych_runtime.tools.sources import ToolSource
+from psych_runtime.tools.sources import ToolSourceUnavailable
+from psych_runtime.tools.sources import owners_of
 
 
 async def resolve_remote(ctx: AttemptContext, permitted: Collection[str] | None) -> Next | None:

@@ -7,7 +7,11 @@ stops a Run at exactly the turn the first one would have.
 from psych_runtime.core.records import TerminalState
 from psych_runtime.core.reducer import was_refused
 from psych_runtime.runtime.abort import AbortReason
-from psych_runtime.runtime.agent.context import AttemptContext, Next, end, failure, settle
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
+from psych_runtime.runtime.agent.context import end
+from psych_runtime.runtime.agent.context import failure
+from psych_runtime.runtime.agent.context import settle
 from psych_runtime.runtime.settlement import aborted_by_request
 
 

@@ -9,19 +9,16 @@ import time
 
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import (
-    JsonObject,
-)
+from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import AgentSpec
-from psych_runtime.core.state import ChildRun, RunStateView
+from psych_runtime.core.state import ChildRun
+from psych_runtime.core.state import RunStateView
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.tools.memory import END_USER_INPUT_KEY
-from psych_runtime.tools.subagents import (
-    DELEGATE,
-    SPAWN_SUBAGENT,
-)
+from psych_runtime.tools.subagents import DELEGATE
+from psych_runtime.tools.subagents import SPAWN_SUBAGENT
 
 
 class SubagentRefused(PsychError):

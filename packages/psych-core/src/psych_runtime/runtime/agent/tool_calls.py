@@ -8,11 +8,17 @@ approval (``gate.py``) or asks the user a question (``question.py``): the Run
 suspends, or when the Run is aborted between two calls.
 """
 
-from psych_runtime.runtime.agent.call_checks import Refused, check_call, close_unexecuted, reject
-from psych_runtime.runtime.agent.context import AttemptContext, Next
+from psych_runtime.runtime.agent.call_checks import Refused
+from psych_runtime.runtime.agent.call_checks import check_call
+from psych_runtime.runtime.agent.call_checks import close_unexecuted
+from psych_runtime.runtime.agent.call_checks import reject
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Next
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.finish import finish
-from psych_runtime.runtime.agent.gate import WAITING_MESSAGE, judge_call, suspend_for_approval
+from psych_runtime.runtime.agent.gate import WAITING_MESSAGE
+from psych_runtime.runtime.agent.gate import judge_call
+from psych_runtime.runtime.agent.gate import suspend_for_approval
 from psych_runtime.runtime.agent.model_turn import Answer
 from psych_runtime.runtime.agent.question import ask
 from psych_runtime.tools.approval import Verdict

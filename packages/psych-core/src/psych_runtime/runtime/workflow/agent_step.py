@@ -11,19 +11,26 @@ taken again.
 """
 
 from psych_runtime.core.ids import StepId
-from psych_runtime.core.records import AttemptStarted, JsonObject
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import JsonObject
 from psych_runtime.core.reducer import reduce
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.core.version import Version
 from psych_runtime.runtime.abort import AbortSignal
-from psych_runtime.runtime.agent import AgentDeps, AgentLoop
-from psych_runtime.runtime.children import INLINE_WORKER, admit_child
+from psych_runtime.runtime.agent import AgentDeps
+from psych_runtime.runtime.agent import AgentLoop
+from psych_runtime.runtime.children import INLINE_WORKER
+from psych_runtime.runtime.children import admit_child
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.tracing import trace_child
-from psych_runtime.runtime.workflow.context import AgentOutcome, ReplaySource, failure
-from psych_runtime.store.port import RunState, Store
+from psych_runtime.runtime.workflow.context import AgentOutcome
+from psych_runtime.runtime.workflow.context import ReplaySource
+from psych_runtime.runtime.workflow.context import failure
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
 
 
 async def run_agent_step(

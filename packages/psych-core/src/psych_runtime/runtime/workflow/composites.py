@@ -9,23 +9,28 @@ Attempt stops.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import StepId
 from psych_runtime.core.records import JsonObject
-from psych_runtime.core.spec.workflow import (
-    BranchStep,
-    ForeachStep,
-    LoopStep,
-    ParallelStep,
-    Step,
-    WorkflowStepRef,
-)
-from psych_runtime.runtime.workflow.context import StepFailed, Suspend, failure
-from psych_runtime.runtime.workflow.values import Frame, StepView, holds, resolve
+from psych_runtime.core.spec.workflow import BranchStep
+from psych_runtime.core.spec.workflow import ForeachStep
+from psych_runtime.core.spec.workflow import LoopStep
+from psych_runtime.core.spec.workflow import ParallelStep
+from psych_runtime.core.spec.workflow import Step
+from psych_runtime.core.spec.workflow import WorkflowStepRef
+from psych_runtime.runtime.workflow.context import StepFailed
+from psych_runtime.runtime.workflow.context import Suspend
+from psych_runtime.runtime.workflow.context import failure
+from psych_runtime.runtime.workflow.values import Frame
+from psych_runtime.runtime.workflow.values import StepView
+from psych_runtime.runtime.workflow.values import holds
+from psych_runtime.runtime.workflow.values import resolve
 
 Path = tuple[str | int, ...]
 StepRunner = Callable[[Step, Frame, Path, StepId | None], Awaitable[StepView]]

@@ -6,12 +6,17 @@ Run); ``StepFailed`` carries a failure up to the composite step or the workflow 
 decides what it means.
 """
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from psych_runtime.core.ids import RunId, StepId
-from psych_runtime.core.records import JsonObject, ToolFailure
-from psych_runtime.core.spec import AgentSpec, WorkflowSpec
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import WorkflowSpec
 from psych_runtime.core.state import StepRecord
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.deps import AgentDeps

@@ -16,52 +16,60 @@ suspension and ends the Attempt (``Suspend``), and the Worker parks the Run.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from pydantic import JsonValue
 
-from psych_runtime.core.ids import RunId, StepId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
 from psych_runtime.core.json_schema import value_problems
-from psych_runtime.core.records import (
-    JsonObject,
-    StepCompleted,
-    StepStarted,
-    SuspendReason,
-    TerminalState,
-    ToolFailure,
-)
-from psych_runtime.core.spec import HttpTool, WorkflowSpec
-from psych_runtime.core.spec.workflow import (
-    AgentStep,
-    BranchStep,
-    ForeachStep,
-    HumanStep,
-    LoopStep,
-    MapStep,
-    ParallelStep,
-    SetStateStep,
-    SleepStep,
-    Step,
-    ToolStep,
-    WaitStep,
-    WorkflowStepRef,
-)
-from psych_runtime.core.state import RunStateView, StepRecord
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import StepCompleted
+from psych_runtime.core.records import StepStarted
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.spec.workflow import AgentStep
+from psych_runtime.core.spec.workflow import BranchStep
+from psych_runtime.core.spec.workflow import ForeachStep
+from psych_runtime.core.spec.workflow import HumanStep
+from psych_runtime.core.spec.workflow import LoopStep
+from psych_runtime.core.spec.workflow import MapStep
+from psych_runtime.core.spec.workflow import ParallelStep
+from psych_runtime.core.spec.workflow import SetStateStep
+from psych_runtime.core.spec.workflow import SleepStep
+from psych_runtime.core.spec.workflow import Step
+from psych_runtime.core.spec.workflow import ToolStep
+from psych_runtime.core.spec.workflow import WaitStep
+from psych_runtime.core.spec.workflow import WorkflowStepRef
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.state import StepRecord
 from psych_runtime.runtime.clock import utcnow
-from psych_runtime.runtime.settlement import Ending, aborted_by_request, completed, settle
-from psych_runtime.runtime.workflow import composites, leaves
-from psych_runtime.runtime.workflow.context import (
-    StepFailed,
-    Suspend,
-    WorkflowContext,
-    failure,
-)
+from psych_runtime.runtime.settlement import Ending
+from psych_runtime.runtime.settlement import aborted_by_request
+from psych_runtime.runtime.settlement import completed
+from psych_runtime.runtime.settlement import settle
+from psych_runtime.runtime.workflow import composites
+from psych_runtime.runtime.workflow import leaves
+from psych_runtime.runtime.workflow.context import StepFailed
+from psych_runtime.runtime.workflow.context import Suspend
+from psych_runtime.runtime.workflow.context import WorkflowContext
+from psych_runtime.runtime.workflow.context import failure
 from psych_runtime.runtime.workflow.ids import step_id
-from psych_runtime.runtime.workflow.retry import backoff, will_retry
-from psych_runtime.runtime.workflow.values import Frame, StepView, holds, render
+from psych_runtime.runtime.workflow.retry import backoff
+from psych_runtime.runtime.workflow.retry import will_retry
+from psych_runtime.runtime.workflow.values import Frame
+from psych_runtime.runtime.workflow.values import StepView
+from psych_runtime.runtime.workflow.values import holds
+from psych_runtime.runtime.workflow.values import render
 
 Path = composites.Path
 

@@ -10,7 +10,8 @@ instead of running it again.
 import hashlib
 from collections.abc import Sequence
 
-from psych_runtime.core.ids import RunId, StepId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import StepId
 
 _SEPARATOR = b"\x1f"
 

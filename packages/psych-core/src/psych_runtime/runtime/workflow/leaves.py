@@ -9,29 +9,40 @@ completes.
 
 import asyncio
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
 from pydantic import JsonValue
 
-from psych_runtime.core.ids import StepId, ToolCallId
+from psych_runtime.core.ids import StepId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.json_schema import value_problems
-from psych_runtime.core.records import AskedQuestion, JsonObject, SuspendReason
-from psych_runtime.core.spec import HttpTool, SuspensionPolicy
-from psych_runtime.core.spec.workflow import (
-    HumanStep,
-    MapStep,
-    SetStateStep,
-    SleepStep,
-    ToolStep,
-    WaitStep,
-)
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import SuspensionPolicy
+from psych_runtime.core.spec.workflow import HumanStep
+from psych_runtime.core.spec.workflow import MapStep
+from psych_runtime.core.spec.workflow import SetStateStep
+from psych_runtime.core.spec.workflow import SleepStep
+from psych_runtime.core.spec.workflow import ToolStep
+from psych_runtime.core.spec.workflow import WaitStep
 from psych_runtime.core.state import StepResume
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.suspension import stage_suspension
-from psych_runtime.runtime.workflow.context import StepFailed, Suspend, WorkflowContext, failure
-from psych_runtime.runtime.workflow.values import Frame, render, resolve
-from psych_runtime.tools.approval import Verdict, classify, judge
+from psych_runtime.runtime.workflow.context import StepFailed
+from psych_runtime.runtime.workflow.context import Suspend
+from psych_runtime.runtime.workflow.context import WorkflowContext
+from psych_runtime.runtime.workflow.context import failure
+from psych_runtime.runtime.workflow.values import Frame
+from psych_runtime.runtime.workflow.values import render
+from psych_runtime.runtime.workflow.values import resolve
+from psych_runtime.tools.approval import Verdict
+from psych_runtime.tools.approval import classify
+from psych_runtime.tools.approval import judge
 from psych_runtime.tools.context import ToolContext
 from psych_runtime.tools.http.executor import call_http_tool
 from psych_runtime.tools.http.request import HttpToolFailed

@@ -9,12 +9,16 @@ A path starts at one root: ``input`` (the Run's input), ``state`` (the workflow 
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Final
 
 from pydantic import JsonValue
 
-from psych_runtime.core.spec.workflow import Condition, LiteralValue, ValuePath
+from psych_runtime.core.spec.workflow import Condition
+from psych_runtime.core.spec.workflow import LiteralValue
+from psych_runtime.core.spec.workflow import ValuePath
 
 
 class _Missing:

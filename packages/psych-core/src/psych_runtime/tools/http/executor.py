@@ -25,12 +25,10 @@ from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import HttpTool
 from psych_runtime.egress.policy import EgressDenied
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.tools.http.request import (
-    HttpToolFailed,
-    interpret_response,
-    prepare_request,
-    redact_text,
-)
+from psych_runtime.tools.http.request import HttpToolFailed
+from psych_runtime.tools.http.request import interpret_response
+from psych_runtime.tools.http.request import prepare_request
+from psych_runtime.tools.http.request import redact_text
 from psych_runtime.tools.secrets import SecretResolver
 
 if TYPE_CHECKING:

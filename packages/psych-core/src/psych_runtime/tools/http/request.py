@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
+from urllib.parse import urlencode
 
 from pydantic import JsonValue
 
@@ -26,7 +28,8 @@ from psych_runtime.core.json_schema import value_problems
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.spec import HttpTool
-from psych_runtime.tools.errors import ToolArgumentsInvalid, ToolCallFailed
+from psych_runtime.tools.errors import ToolArgumentsInvalid
+from psych_runtime.tools.errors import ToolCallFailed
 
 if TYPE_CHECKING:
     import httpx

@@ -10,10 +10,13 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from psych_runtime.blob.port import BlobKey, BlobStore
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.tools.errors import ToolCallFailed
-from psych_runtime.tools.large_results.render import render_result, result_handle
+from psych_runtime.tools.large_results.render import render_result
+from psych_runtime.tools.large_results.render import result_handle
 
 
 class ResultNotKept(ToolCallFailed):

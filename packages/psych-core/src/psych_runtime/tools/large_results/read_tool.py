@@ -12,10 +12,17 @@ the lines of successive pages, joined with ``\n``, are the text again exactly.
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Final
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Annotated
+from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import ValidationError
+from pydantic import field_validator
 
 from psych_runtime.core.messages import ToolDefinition
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT

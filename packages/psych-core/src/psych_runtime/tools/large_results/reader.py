@@ -14,17 +14,21 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from psych_runtime.blob.port import BlobKey, BlobNotFound, BlobStore, InvalidBlobKey
+from psych_runtime.blob.port import BlobKey
+from psych_runtime.blob.port import BlobNotFound
+from psych_runtime.blob.port import BlobStore
+from psych_runtime.blob.port import InvalidBlobKey
 from psych_runtime.core.errors import PsychError
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.state import RunStateView, ToolResult
-from psych_runtime.tools.large_results.read_tool import (
-    parse_read_request,
-    read_page,
-    reading_text,
-    split_lines,
-)
-from psych_runtime.tools.large_results.render import BINARY_CONTENT_TYPE, decode_stored, is_text
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.state import ToolResult
+from psych_runtime.tools.large_results.read_tool import parse_read_request
+from psych_runtime.tools.large_results.read_tool import read_page
+from psych_runtime.tools.large_results.read_tool import reading_text
+from psych_runtime.tools.large_results.read_tool import split_lines
+from psych_runtime.tools.large_results.render import BINARY_CONTENT_TYPE
+from psych_runtime.tools.large_results.render import decode_stored
+from psych_runtime.tools.large_results.render import is_text
 
 
 class ResultNotReadable(PsychError):

@@ -13,10 +13,13 @@ connection's ``GatedTransport``, because SDKs often wrap the real cause (a refus
 connection, an egress refusal) into something generic.
 """
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Protocol
+from typing import Final
+from typing import Protocol
 
 from psych_runtime.egress.gated import RedirectRefusal
 from psych_runtime.egress.policy import EgressDenied

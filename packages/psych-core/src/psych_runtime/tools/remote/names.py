@@ -12,10 +12,12 @@ tool names, and the tenant's planes cover qualified names.
 
 import re
 from collections.abc import Collection
-from typing import Final, Protocol
+from typing import Final
+from typing import Protocol
 
 from psych_runtime.core.narrowing import narrow
-from psych_runtime.core.spec.names import OWNER_SEPARATOR, TOOL_NAME_PATTERN
+from psych_runtime.core.spec.names import OWNER_SEPARATOR
+from psych_runtime.core.spec.names import TOOL_NAME_PATTERN
 
 FUNCTION_NAME: Final = re.compile(TOOL_NAME_PATTERN)
 """What providers accept as a function name: at most 64 characters, no dots."""

@@ -15,16 +15,23 @@ do with it.
 
 import hashlib
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.scope import Scope
-from psych_runtime.egress.policy import EgressDecider, EgressDenied, EgressPolicy, check_egress
+from psych_runtime.egress.policy import EgressDecider
+from psych_runtime.egress.policy import EgressDenied
+from psych_runtime.egress.policy import EgressPolicy
+from psych_runtime.egress.policy import check_egress
 from psych_runtime.egress.transport import HttpTransport
-from psych_runtime.tools.pool import ConnectionPool, Poolable
-from psych_runtime.tools.remote.failures import RemoteError, RemoteFailure
+from psych_runtime.tools.pool import ConnectionPool
+from psych_runtime.tools.pool import Poolable
+from psych_runtime.tools.remote.failures import RemoteError
+from psych_runtime.tools.remote.failures import RemoteFailure
 from psych_runtime.tools.remote.names import Endpoint
 from psych_runtime.tools.secrets import SecretResolver
 

@@ -18,9 +18,13 @@ and turn an entry into a ``SourceTool``, and how to make one call.
 
 import asyncio
 from abc import abstractmethod
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import ClassVar
 
 from pydantic import JsonValue
 
@@ -28,17 +32,20 @@ from psych_runtime._closing import ClosedOnExit
 from psych_runtime.core.records import JsonObject
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.spec import AgentSpec
-from psych_runtime.tools.access import TenantAccess, permitted_for
+from psych_runtime.tools.access import TenantAccess
+from psych_runtime.tools.access import permitted_for
 from psych_runtime.tools.context import ToolContext
-from psych_runtime.tools.remote.failures import RemoteError, RemoteFailure
-from psych_runtime.tools.remote.names import Endpoint, admitted, offerable, qualified
+from psych_runtime.tools.remote.failures import RemoteError
+from psych_runtime.tools.remote.failures import RemoteFailure
+from psych_runtime.tools.remote.names import Endpoint
+from psych_runtime.tools.remote.names import admitted
+from psych_runtime.tools.remote.names import offerable
+from psych_runtime.tools.remote.names import qualified
 from psych_runtime.tools.remote.pool import RemotePool
-from psych_runtime.tools.sources import (
-    SourceCallFailed,
-    SourceTool,
-    SourceTools,
-    ToolSourceUnavailable,
-)
+from psych_runtime.tools.sources import SourceCallFailed
+from psych_runtime.tools.sources import SourceTool
+from psych_runtime.tools.sources import SourceTools
+from psych_runtime.tools.sources import ToolSourceUnavailable
 
 
 def pool_or_own[P](pool_type: type[P], pool: P | None, **settings: object) -> P:

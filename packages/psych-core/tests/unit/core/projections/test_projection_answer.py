@@ -1,9 +1,15 @@
 import pytest
 
 from psych_runtime.core.ids import RunId
-from psych_runtime.core.projections.answer import AnswerView, WorkTurn, project_answer
-from psych_runtime.core.records import QueueKind, TerminalState, ToolFailure, ToolOutcome
-from psych_runtime.testing.log_builder import LOG_START, LogBuilder
+from psych_runtime.core.projections.answer import AnswerView
+from psych_runtime.core.projections.answer import WorkTurn
+from psych_runtime.core.projections.answer import project_answer
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.testing.log_builder import LOG_START
+from psych_runtime.testing.log_builder import LogBuilder
 
 from .conftest import asking_for
 

@@ -1,19 +1,22 @@
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.metering import Cost, CostSource, Usage
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
 from psych_runtime.core.projections.report import build_report
-from psych_runtime.core.records import (
-    ModelTimings,
-    SuspendReason,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.testing.log_builder import LOG_START, LogBuilder
+from psych_runtime.core.records import ModelTimings
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.testing.log_builder import LOG_START
+from psych_runtime.testing.log_builder import LogBuilder
 
 from .conftest import asking_for
 

@@ -3,23 +3,20 @@ from datetime import timedelta
 import pytest
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.projections.status import (
-    PendingApproval,
-    RunStatus,
-    project_status,
-)
-from psych_runtime.core.records import (
-    AskedQuestion,
-    Component,
-    QuestionOption,
-    SuspendReason,
-    Task,
-    TerminalState,
-    ToolFailure,
-)
+from psych_runtime.core.projections.status import PendingApproval
+from psych_runtime.core.projections.status import RunStatus
+from psych_runtime.core.projections.status import project_status
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import QuestionOption
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.state import Lifecycle
-from psych_runtime.testing.log_builder import LOG_START, LogBuilder
+from psych_runtime.testing.log_builder import LOG_START
+from psych_runtime.testing.log_builder import LogBuilder
 
 from .conftest import asking_for
 

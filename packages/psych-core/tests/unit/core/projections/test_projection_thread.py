@@ -1,25 +1,22 @@
-from psych_runtime.core.projections.thread import (
-    MessageView,
-    ThreadView,
-    combine_thread,
-    project_thread,
-    thread_messages,
-)
-from psych_runtime.core.projections.tool_text import (
-    ABORTED_TEXT,
-    UNKNOWN_OUTCOME_TEXT,
-    tool_result_text,
-)
-from psych_runtime.core.records import (
-    QueueKind,
-    TerminalState,
-    ToolCallFinished,
-    ToolFailure,
-    ToolOutcome,
-)
+from psych_runtime.core.projections.thread import MessageView
+from psych_runtime.core.projections.thread import ThreadView
+from psych_runtime.core.projections.thread import combine_thread
+from psych_runtime.core.projections.thread import project_thread
+from psych_runtime.core.projections.thread import thread_messages
+from psych_runtime.core.projections.tool_text import ABORTED_TEXT
+from psych_runtime.core.projections.tool_text import UNKNOWN_OUTCOME_TEXT
+from psych_runtime.core.projections.tool_text import tool_result_text
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.testing.log_builder import LogBuilder
 
-from ....support.logs import FIRST_SUMMARY, SECOND_SUMMARY, cut_short_turn, twice_compacted
+from ....support.logs import FIRST_SUMMARY
+from ....support.logs import SECOND_SUMMARY
+from ....support.logs import cut_short_turn
+from ....support.logs import twice_compacted
 
 
 def roles_and_content(messages: tuple[MessageView, ...]) -> list[tuple[str, str]]:

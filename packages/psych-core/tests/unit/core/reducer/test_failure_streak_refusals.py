@@ -3,8 +3,11 @@
 import pytest
 
 from psych_runtime.core.projections.report_rows import failure_streak_trips
-from psych_runtime.core.records import ToolFailure, ToolOutcome
-from psych_runtime.core.reducer import REFUSED_CALL_KINDS, counts_toward_streak, reduce
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.reducer import REFUSED_CALL_KINDS
+from psych_runtime.core.reducer import counts_toward_streak
+from psych_runtime.core.reducer import reduce
 from psych_runtime.testing import LogBuilder
 
 

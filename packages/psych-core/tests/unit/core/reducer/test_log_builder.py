@@ -1,22 +1,22 @@
 """LogBuilder fills the envelope, stamps turns and attempts, and never validates the log."""
 
 import textwrap
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 
 import pytest
 
 import psych_runtime.testing
 from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.metering import Usage
-from psych_runtime.core.records import (
-    AbortRequested,
-    QueueKind,
-    RunAdmitted,
-    SuspendReason,
-    ToolCallFinished,
-    ToolOutcome,
-    TurnStarted,
-)
+from psych_runtime.core.records import AbortRequested
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.records import TurnStarted
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.testing import LogBuilder

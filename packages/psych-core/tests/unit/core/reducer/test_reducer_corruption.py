@@ -10,23 +10,25 @@ from decimal import Decimal
 
 import pytest
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
 from psych_runtime.core.ids import RunId
 from psych_runtime.core.metering import Cost
-from psych_runtime.core.records import (
-    AttemptStarted,
-    QueueKind,
-    ResultAttachment,
-    SuspendReason,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import ResultAttachment
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.reducer import reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.testing import LogBuilder
 
-from .shared import PINNED, base, in_turn
+from .shared import PINNED
+from .shared import base
+from .shared import in_turn
 
 R = CorruptionReason
 Build = Callable[[], LogBuilder]

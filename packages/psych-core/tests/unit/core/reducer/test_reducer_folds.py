@@ -3,30 +3,39 @@
 import hashlib
 import json
 from dataclasses import fields
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.digest import call_digest, json_digest
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import (
-    AskedQuestion,
-    Component,
-    QueueKind,
-    ResultAttachment,
-    SuspendReason,
-    Task,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.core.reducer import fold_into, reduce
-from psych_runtime.core.state import Lifecycle, RunStateView, StepResume
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.digest import call_digest
+from psych_runtime.core.digest import json_digest
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import AskedQuestion
+from psych_runtime.core.records import Component
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import ResultAttachment
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import Task
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.reducer import reduce
+from psych_runtime.core.state import Lifecycle
+from psych_runtime.core.state import RunStateView
+from psych_runtime.core.state import StepResume
 from psych_runtime.testing import LogBuilder
 
-from .shared import PINNED, base, in_turn
+from .shared import PINNED
+from .shared import base
+from .shared import in_turn
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

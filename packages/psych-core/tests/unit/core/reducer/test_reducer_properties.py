@@ -7,24 +7,30 @@ suspensions and resumes, steps with retries, subagents, compactions, settlement)
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
-from psych_runtime.core.corruption import CorruptionReason, CorruptLog
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import (
-    QueueKind,
-    Record,
-    ResultAttachment,
-    SuspendReason,
-    TerminalState,
-    ToolFailure,
-    ToolOutcome,
-)
-from psych_runtime.core.reducer import fold_into, reduce
+from psych_runtime.core.corruption import CorruptionReason
+from psych_runtime.core.corruption import CorruptLog
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import ResultAttachment
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.reducer import fold_into
+from psych_runtime.core.reducer import reduce
 from psych_runtime.core.scope import Scope
 from psych_runtime.core.state import RunStateView
 from psych_runtime.testing import LogBuilder

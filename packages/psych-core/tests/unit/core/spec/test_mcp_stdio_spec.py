@@ -8,10 +8,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from psych_runtime import Scope, SpecValidationError, publish
+from psych_runtime import Scope
+from psych_runtime import SpecValidationError
+from psych_runtime import publish
 from psych_runtime.adapters import InMemoryStore
-from psych_runtime.core.version import canonical_json, spec_hash
-from psych_runtime.spec import AgentSpec, McpEnv, McpServer
+from psych_runtime.core.version import canonical_json
+from psych_runtime.core.version import spec_hash
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import McpEnv
+from psych_runtime.spec import McpServer
 
 
 def test_an_http_server_hashes_exactly_as_before() -> None:

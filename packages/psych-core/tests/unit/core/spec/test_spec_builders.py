@@ -3,23 +3,22 @@
 import pytest
 from pydantic import ValidationError
 
-from psych_runtime import AgentBuilder, WorkflowBuilder
-from psych_runtime.spec import (
-    AgentSpec,
-    AgentStep,
-    CodeTool,
-    Limits,
-    LiteralValue,
-    ModelRef,
-    SetStateStep,
-    Skill,
-    SubagentRef,
-    SuspensionPolicy,
-    ToolStep,
-    ValuePath,
-    WorkflowSpec,
-    spec_hash,
-)
+from psych_runtime import AgentBuilder
+from psych_runtime import WorkflowBuilder
+from psych_runtime.spec import AgentSpec
+from psych_runtime.spec import AgentStep
+from psych_runtime.spec import CodeTool
+from psych_runtime.spec import Limits
+from psych_runtime.spec import LiteralValue
+from psych_runtime.spec import ModelRef
+from psych_runtime.spec import SetStateStep
+from psych_runtime.spec import Skill
+from psych_runtime.spec import SubagentRef
+from psych_runtime.spec import SuspensionPolicy
+from psych_runtime.spec import ToolStep
+from psych_runtime.spec import ValuePath
+from psych_runtime.spec import WorkflowSpec
+from psych_runtime.spec import spec_hash
 
 
 def _hash(spec: AgentSpec | WorkflowSpec) -> str:

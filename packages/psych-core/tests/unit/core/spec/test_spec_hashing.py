@@ -2,34 +2,40 @@
 
 import hashlib
 import json
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from psych_runtime.core.spec import (
-    RESERVED_TOOL_NAMES,
-    SPEC_ADAPTER,
-    AgentSpec,
-    CodeTool,
-    Condition,
-    HttpTool,
-    Limits,
-    LiteralValue,
-    LoopStep,
-    MapStep,
-    ModelRef,
-    ParallelStep,
-    SetStateStep,
-    Skill,
-    SleepStep,
-    ToolStep,
-    ValuePath,
-    WorkflowSpec,
-)
-from psych_runtime.core.version import Version, VersionHashMismatch, canonical_json, spec_hash
+from psych_runtime.core.spec import RESERVED_TOOL_NAMES
+from psych_runtime.core.spec import SPEC_ADAPTER
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import Condition
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import LiteralValue
+from psych_runtime.core.spec import LoopStep
+from psych_runtime.core.spec import MapStep
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import ParallelStep
+from psych_runtime.core.spec import SetStateStep
+from psych_runtime.core.spec import Skill
+from psych_runtime.core.spec import SleepStep
+from psych_runtime.core.spec import ToolStep
+from psych_runtime.core.spec import ValuePath
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.version import Version
+from psych_runtime.core.version import VersionHashMismatch
+from psych_runtime.core.version import canonical_json
+from psych_runtime.core.version import spec_hash
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 

@@ -7,49 +7,47 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from psych_runtime.core.spec import (
-    BINDABLE_BUILTINS,
-    RESERVED_TOOL_NAMES,
-    SPEC_ADAPTER,
-    STEP_KINDS,
-    A2APeer,
-    AgentSpec,
-    AgentStep,
-    ArtifactPolicy,
-    BranchCase,
-    BranchStep,
-    CodeExecution,
-    CodeTool,
-    CompactionPolicy,
-    Condition,
-    ForeachStep,
-    HttpTool,
-    HumanStep,
-    Limits,
-    LiteralValue,
-    LoopStep,
-    MapStep,
-    McpOAuth,
-    McpServer,
-    ModelRef,
-    OutputPolicy,
-    ParallelStep,
-    RetryPolicy,
-    SetStateStep,
-    Skill,
-    SleepStep,
-    SpawnEnvelope,
-    SpawnRequest,
-    Step,
-    SubagentRef,
-    SuspensionPolicy,
-    ToolStep,
-    ValuePath,
-    WaitStep,
-    WorkflowSpec,
-    WorkflowStepRef,
-    derive_step_id,
-)
+from psych_runtime.core.spec import BINDABLE_BUILTINS
+from psych_runtime.core.spec import RESERVED_TOOL_NAMES
+from psych_runtime.core.spec import SPEC_ADAPTER
+from psych_runtime.core.spec import STEP_KINDS
+from psych_runtime.core.spec import A2APeer
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import AgentStep
+from psych_runtime.core.spec import ArtifactPolicy
+from psych_runtime.core.spec import BranchCase
+from psych_runtime.core.spec import BranchStep
+from psych_runtime.core.spec import CodeExecution
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import CompactionPolicy
+from psych_runtime.core.spec import Condition
+from psych_runtime.core.spec import ForeachStep
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import HumanStep
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import LiteralValue
+from psych_runtime.core.spec import LoopStep
+from psych_runtime.core.spec import MapStep
+from psych_runtime.core.spec import McpOAuth
+from psych_runtime.core.spec import McpServer
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import OutputPolicy
+from psych_runtime.core.spec import ParallelStep
+from psych_runtime.core.spec import RetryPolicy
+from psych_runtime.core.spec import SetStateStep
+from psych_runtime.core.spec import Skill
+from psych_runtime.core.spec import SleepStep
+from psych_runtime.core.spec import SpawnEnvelope
+from psych_runtime.core.spec import SpawnRequest
+from psych_runtime.core.spec import Step
+from psych_runtime.core.spec import SubagentRef
+from psych_runtime.core.spec import SuspensionPolicy
+from psych_runtime.core.spec import ToolStep
+from psych_runtime.core.spec import ValuePath
+from psych_runtime.core.spec import WaitStep
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.spec import WorkflowStepRef
+from psych_runtime.core.spec import derive_step_id
 
 MODEL = ModelRef(model="m")
 DESCRIPTION = "handles refunds for the shop"

@@ -4,24 +4,24 @@ The shorthand exists only at the door: what is stored, dumped and hashed is alwa
 spelled-out model, so a Spec written either way is the same Version.
 """
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
 
-from psych_runtime.core.spec import (
-    SPEC_ADAPTER,
-    AgentSpec,
-    CodeTool,
-    HttpTool,
-    LiteralValue,
-    MapStep,
-    ModelRef,
-    WorkflowSpec,
-)
+from psych_runtime.core.spec import SPEC_ADAPTER
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import LiteralValue
+from psych_runtime.core.spec import MapStep
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import WorkflowSpec
 from psych_runtime.core.spec.agent import AgentSettings
 from psych_runtime.core.spec.models import ModelSettings
-from psych_runtime.core.validation import SpecValidationError, validate
+from psych_runtime.core.validation import SpecValidationError
+from psych_runtime.core.validation import validate
 from psych_runtime.core.version import Version
 
 WHEN = datetime(2025, 1, 1, tzinfo=UTC)

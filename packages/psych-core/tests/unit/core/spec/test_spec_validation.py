@@ -1,44 +1,41 @@
 """Publish-time validation: one test per check, plus how issues are reported."""
 
-from datetime import UTC, datetime
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import pytest
 
-from psych_runtime.core.spec import (
-    A2APeer,
-    AgentSpec,
-    AgentStep,
-    BranchCase,
-    BranchStep,
-    CodeExecution,
-    CodeTool,
-    CompactionPolicy,
-    Condition,
-    HttpTool,
-    Limits,
-    LiteralValue,
-    LoopStep,
-    MapStep,
-    McpServer,
-    ModelRef,
-    ParallelStep,
-    Skill,
-    SpawnEnvelope,
-    SubagentRef,
-    SuspensionPolicy,
-    ToolStep,
-    WorkflowSpec,
-    WorkflowStepRef,
-)
-from psych_runtime.core.validation import (
-    MAX_NESTING,
-    SpecValidationError,
-    ValidationContext,
-    ValidationIssue,
-    collect_issues,
-    validate,
-)
+from psych_runtime.core.spec import A2APeer
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import AgentStep
+from psych_runtime.core.spec import BranchCase
+from psych_runtime.core.spec import BranchStep
+from psych_runtime.core.spec import CodeExecution
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import CompactionPolicy
+from psych_runtime.core.spec import Condition
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import LiteralValue
+from psych_runtime.core.spec import LoopStep
+from psych_runtime.core.spec import MapStep
+from psych_runtime.core.spec import McpServer
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import ParallelStep
+from psych_runtime.core.spec import Skill
+from psych_runtime.core.spec import SpawnEnvelope
+from psych_runtime.core.spec import SubagentRef
+from psych_runtime.core.spec import SuspensionPolicy
+from psych_runtime.core.spec import ToolStep
+from psych_runtime.core.spec import WorkflowSpec
+from psych_runtime.core.spec import WorkflowStepRef
+from psych_runtime.core.validation import MAX_NESTING
+from psych_runtime.core.validation import SpecValidationError
+from psych_runtime.core.validation import ValidationContext
+from psych_runtime.core.validation import ValidationIssue
+from psych_runtime.core.validation import collect_issues
+from psych_runtime.core.validation import validate
 from psych_runtime.core.version import Version
 
 DESCRIPTION = "does one careful thing for its parent"

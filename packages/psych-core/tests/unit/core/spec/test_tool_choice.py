@@ -6,18 +6,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from psych_runtime.core.spec import (
-    A2APeer,
-    AgentSpec,
-    CodeTool,
-    McpServer,
-    ModelRef,
-    NamedToolChoice,
-    Skill,
-    SubagentRef,
-)
-from psych_runtime.core.validation import SpecValidationError, collect_issues, validate
-from psych_runtime.core.version import Version, canonical_json, spec_hash
+from psych_runtime.core.spec import A2APeer
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import McpServer
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.core.spec import NamedToolChoice
+from psych_runtime.core.spec import Skill
+from psych_runtime.core.spec import SubagentRef
+from psych_runtime.core.validation import SpecValidationError
+from psych_runtime.core.validation import collect_issues
+from psych_runtime.core.validation import validate
+from psych_runtime.core.version import Version
+from psych_runtime.core.version import canonical_json
+from psych_runtime.core.version import spec_hash
 
 
 def agent(**model: Any) -> AgentSpec:
@@ -74,7 +76,8 @@ def test_each_choice_changes_the_hash() -> None:
 
 
 def test_a_choice_survives_export_and_import() -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC
+    from datetime import datetime
 
     version = Version.of(agent(tool_choice="lookup"), datetime(2026, 1, 1, tzinfo=UTC))
     again = Version.import_json(version.export_json())

@@ -8,30 +8,32 @@ what it staged on the Journal (``Attempt.new``) or wrote to the store
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from pydantic import JsonValue
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.metering import Cost, CostSource
-from psych_runtime.core.records import (
-    Record,
-    RunAdmitted,
-    RunSettled,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolFailure,
-)
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import RunSettled
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolFailure
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.spec import AgentSpec
 from psych_runtime.core.state import RunStateView
 from psych_runtime.models import ModelPrice
 from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.built_ins import BUILT_INS
-from psych_runtime.runtime.agent.context import AttemptContext, Execute
+from psych_runtime.runtime.agent.context import AttemptContext
+from psych_runtime.runtime.agent.context import Execute
 from psych_runtime.runtime.agent.deps import AgentDeps
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.loop import AgentLoop
@@ -39,8 +41,11 @@ from psych_runtime.runtime.agent.model_turn import Answer
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.runtime.model_call import AssembledCall
 from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.store.port import RunHeader, RunState, Store
-from psych_runtime.testing import FakeModel, LogBuilder
+from psych_runtime.store.port import RunHeader
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import LogBuilder
 from psych_runtime.tools.large_results.render import DEFAULT_OFFLOAD_BYTES
 from psych_runtime.tools.registry import ToolRegistry
 

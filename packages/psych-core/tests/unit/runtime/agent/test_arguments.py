@@ -3,7 +3,8 @@
 import pytest
 
 from psych_runtime.core.storable import MAX_JSON_DEPTH
-from psych_runtime.runtime.agent.arguments import parse_arguments, read_arguments
+from psych_runtime.runtime.agent.arguments import parse_arguments
+from psych_runtime.runtime.agent.arguments import read_arguments
 
 
 @pytest.mark.parametrize("raw", ["", "   ", "\n\t", "{}"])

@@ -5,37 +5,44 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.ids import AttemptId, RunId, ToolCallId, WorkerId
-from psych_runtime.core.records import (
-    AttemptStarted,
-    QueueKind,
-    Record,
-    Resumed,
-    SubagentFinished,
-    SubagentMessaged,
-    SubagentSpawned,
-    SuspendReason,
-    TerminalState,
-)
+from psych_runtime.core.ids import AttemptId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
+from psych_runtime.core.ids import WorkerId
+from psych_runtime.core.records import AttemptStarted
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import Record
+from psych_runtime.core.records import Resumed
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentMessaged
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
 from psych_runtime.core.spec import SpawnEnvelope
-from psych_runtime.runtime.agent.background import (
-    check_child,
-    message_child,
-    spawn_child,
-    wait_for_children,
-)
+from psych_runtime.runtime.agent.background import check_child
+from psych_runtime.runtime.agent.background import message_child
+from psych_runtime.runtime.agent.background import spawn_child
+from psych_runtime.runtime.agent.background import wait_for_children
 from psych_runtime.runtime.agent.context import Next
 from psych_runtime.runtime.agent.subagent_calls import SubagentRefused
-from psych_runtime.runtime.children import WOKEN_BY_CHILDREN, report_to_parent
+from psych_runtime.runtime.children import WOKEN_BY_CHILDREN
+from psych_runtime.runtime.children import report_to_parent
 from psych_runtime.runtime.clock import utcnow
 from psych_runtime.runtime.journal import Journal
-from psych_runtime.runtime.settlement import Ending, settle
+from psych_runtime.runtime.settlement import Ending
+from psych_runtime.runtime.settlement import settle
 from psych_runtime.store.memory import InMemoryStore
-from psych_runtime.store.port import RunState, Store
-from psych_runtime.testing import ForwardingStore, LogBuilder
+from psych_runtime.store.port import RunState
+from psych_runtime.store.port import Store
+from psych_runtime.testing import ForwardingStore
+from psych_runtime.testing import LogBuilder
 from psych_runtime.tools.subagents import SPAWN_SUBAGENT
 
-from .conftest import Attempt, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 SPAWNING = agent(tools=(), spawn=SpawnEnvelope(max_alive=2, max_depth=2))
 

@@ -12,11 +12,13 @@ import pytest
 import psych_runtime
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import ToolDefinition
-from psych_runtime.core.records import JsonObject, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import Skill
 from psych_runtime.core.spec.names import RESERVED_TOOL_NAMES
 from psych_runtime.runtime.agent import built_ins
-from psych_runtime.runtime.agent.built_in import BuiltIn, TurnView
+from psych_runtime.runtime.agent.built_in import BuiltIn
+from psych_runtime.runtime.agent.built_in import TurnView
 from psych_runtime.runtime.agent.catalog import ToolCatalog
 from psych_runtime.runtime.agent.context import AttemptContext
 from psych_runtime.runtime.agent.finish import Executed
@@ -26,7 +28,11 @@ from psych_runtime.testing import FakeModel
 from psych_runtime.tools.approval import ToolClass
 
 from ....e2e.test_tool_sources import ServerRoom
-from .conftest import Attempt, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 
 def test_every_built_in_name_is_reserved_and_every_reserved_name_is_a_built_in() -> None:

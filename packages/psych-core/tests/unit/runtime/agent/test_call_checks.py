@@ -7,17 +7,22 @@ from pydantic import JsonValue
 from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
-from psych_runtime.core.spec import CodeTool, Limits
-from psych_runtime.runtime.agent.call_checks import (
-    UNISSUED_HANDLE_ARGUMENT,
-    Refused,
-    check_call,
-    close_unexecuted,
-)
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import Limits
+from psych_runtime.runtime.agent.call_checks import UNISSUED_HANDLE_ARGUMENT
+from psych_runtime.runtime.agent.call_checks import Refused
+from psych_runtime.runtime.agent.call_checks import check_call
+from psych_runtime.runtime.agent.call_checks import close_unexecuted
 from psych_runtime.runtime.model_call import AssembledCall
 from psych_runtime.testing import LogBuilder
 
-from .conftest import Attempt, Orders, agent, calls, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import calls
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 OFFERED = frozenset({"lookup", "refund"})
 SPEC = agent(tools=("lookup", CodeTool(name="refund", interruptible=False)))

@@ -4,15 +4,23 @@ from collections.abc import Collection
 from typing import Any
 
 from psych_runtime.core.records import ToolOutcome
-from psych_runtime.core.reducer import READ_TOOL_OUTPUT, reduce
-from psych_runtime.core.spec import CodeExecution, CodeTool, HttpTool, Skill, SuspensionPolicy
+from psych_runtime.core.reducer import READ_TOOL_OUTPUT
+from psych_runtime.core.reducer import reduce
+from psych_runtime.core.spec import CodeExecution
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import HttpTool
+from psych_runtime.core.spec import Skill
+from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.core.state import RunStateView
 from psych_runtime.runtime.agent.built_ins import BUILT_INS
 from psych_runtime.runtime.agent.catalog import ToolCatalog
 from psych_runtime.testing import LogBuilder
 from psych_runtime.tools.approval import ToolClass
 
-from .conftest import Orders, agent, started, tool_turn
+from .conftest import Orders
+from .conftest import agent
+from .conftest import started
+from .conftest import tool_turn
 
 FRESH = reduce(started().build())
 

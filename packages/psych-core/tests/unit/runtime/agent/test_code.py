@@ -12,17 +12,29 @@ from typing import Any
 from psych_runtime.blob.memory import InMemoryBlobStore
 from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, ToolCallStarted, ToolOutcome
-from psych_runtime.core.spec import CodeExecution, Limits
-from psych_runtime.core.spec.code_execution import Isolation, OutputPolicy, OutputPreservation
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.spec import CodeExecution
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec.code_execution import Isolation
+from psych_runtime.core.spec.code_execution import OutputPolicy
+from psych_runtime.core.spec.code_execution import OutputPreservation
 from psych_runtime.runtime.agent.code import run_code
 from psych_runtime.runtime.agent.finish import Executed
-from psych_runtime.sandbox.port import Binding, Execution, Program
+from psych_runtime.sandbox.port import Binding
+from psych_runtime.sandbox.port import Execution
+from psych_runtime.sandbox.port import Program
 from psych_runtime.tools.approval import ApprovalRules
 from psych_runtime.tools.code import CodeSandboxes
 
 from ....e2e.test_run_code import ScriptedSandbox
-from .conftest import Attempt, Orders, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 C1 = ToolCallId("c1")
 OFFERED = frozenset({"lookup", "refund", "ask_question"})

@@ -1,14 +1,24 @@
 """``compact.py``: when the oldest turns are summarised, and what the summary records."""
 
-from psych_runtime.core.metering import Cost, Usage
-from psych_runtime.core.records import CompactionApplied, CompactionReason, TerminalState
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import TerminalState
 from psych_runtime.core.spec import CompactionPolicy
 from psych_runtime.model.pricing import StaticPriceTable
-from psych_runtime.runtime.agent.compact import compact, compaction_due, next_cut
+from psych_runtime.runtime.agent.compact import compact
+from psych_runtime.runtime.agent.compact import compaction_due
+from psych_runtime.runtime.agent.compact import next_cut
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.testing import FakeModel, LogBuilder
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import LogBuilder
 
-from .conftest import EURO_PRICE, ONE_DOLLAR, agent, open_attempt, started
+from .conftest import EURO_PRICE
+from .conftest import ONE_DOLLAR
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
 
 POLICY = CompactionPolicy(trigger_tokens=1_000, keep_recent_turns=2)
 SPEC = agent(compaction=POLICY)

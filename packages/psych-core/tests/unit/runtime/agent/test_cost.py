@@ -2,15 +2,21 @@
 
 from decimal import Decimal
 
-from psych_runtime.core.metering import Cost, CostSource, Usage
-from psych_runtime.core.records import ModelTimings, TerminalState
-from psych_runtime.model.pricing import ModelPrice, StaticPriceTable
+from psych_runtime.core.metering import Cost
+from psych_runtime.core.metering import CostSource
+from psych_runtime.core.metering import Usage
+from psych_runtime.core.records import ModelTimings
+from psych_runtime.core.records import TerminalState
+from psych_runtime.model.pricing import ModelPrice
+from psych_runtime.model.pricing import StaticPriceTable
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.runtime.agent.cost import call_cost, refuse_cost
+from psych_runtime.runtime.agent.cost import call_cost
+from psych_runtime.runtime.agent.cost import refuse_cost
 from psych_runtime.runtime.model_call import ModelAnswer
 from psych_runtime.testing import LogBuilder
 
-from .conftest import open_attempt, started
+from .conftest import open_attempt
+from .conftest import started
 
 PRICES = StaticPriceTable(
     {

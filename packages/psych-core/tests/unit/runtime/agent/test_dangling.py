@@ -1,15 +1,23 @@
 """``dangling.settle_dangling``: what becomes of each call an earlier Attempt left open."""
 
-from psych_runtime.core.records import SuspendReason, TerminalState, ToolOutcome
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import SuspensionPolicy
-from psych_runtime.runtime.agent.dangling import UNDECIDED, settle_dangling
+from psych_runtime.runtime.agent.dangling import UNDECIDED
+from psych_runtime.runtime.agent.dangling import settle_dangling
 from psych_runtime.runtime.open_calls import ORPHANED_MESSAGE
 from psych_runtime.spec import McpServer
 from psych_runtime.testing import LogBuilder
 from psych_runtime.tools.ask_question import ASK_QUESTION
 
 from ....e2e.test_tool_sources import ServerRoom
-from .conftest import Attempt, Orders, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 ORDERS = agent(tools=("lookup", "refund"))
 

@@ -2,26 +2,35 @@
 
 from typing import Any
 
-from psych_runtime.core.ids import RunId, ToolCallId
+from psych_runtime.core.ids import RunId
+from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.messages import SystemMessage
-from psych_runtime.core.records import (
-    JsonObject,
-    RunAdmitted,
-    SubagentFinished,
-    SubagentSpawned,
-    TerminalState,
-    ToolCallStarted,
-    ToolOutcome,
-)
-from psych_runtime.core.spec import Limits, SubagentRef, SuspensionPolicy
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import RunAdmitted
+from psych_runtime.core.records import SubagentFinished
+from psych_runtime.core.records import SubagentSpawned
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolCallStarted
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import SubagentRef
+from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.core.spec.agent import AgentSpec
-from psych_runtime.runtime.agent.delegation import SUSPENDED_CHILD_MESSAGE, run_subagent_tool
+from psych_runtime.runtime.agent.delegation import SUSPENDED_CHILD_MESSAGE
+from psych_runtime.runtime.agent.delegation import run_subagent_tool
 from psych_runtime.runtime.journal import Journal
 from psych_runtime.store.port import RunState
-from psych_runtime.testing import FakeModel, LogBuilder
-from psych_runtime.tools.subagents import CHECK_SUBAGENT, DELEGATE
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import LogBuilder
+from psych_runtime.tools.subagents import CHECK_SUBAGENT
+from psych_runtime.tools.subagents import DELEGATE
 
-from .conftest import Attempt, agent, asked, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import asked
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 C1 = ToolCallId("c1")
 TASK: JsonObject = {"agent": "researcher", "task": "Find out when order A1 shipped."}

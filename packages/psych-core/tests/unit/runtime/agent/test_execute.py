@@ -7,8 +7,12 @@ from typing import Any
 import pytest
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, TaskListUpdated, ToolCallFinished, ToolOutcome
-from psych_runtime.core.spec import CodeTool, HttpTool
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import TaskListUpdated
+from psych_runtime.core.records import ToolCallFinished
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.spec import CodeTool
+from psych_runtime.core.spec import HttpTool
 from psych_runtime.runtime.agent.execute import execute
 from psych_runtime.runtime.agent.remote import refresh_remote
 from psych_runtime.spec import McpServer
@@ -16,7 +20,12 @@ from psych_runtime.tools.deferred import CALL_TOOL
 from psych_runtime.tools.registry import ToolRegistry
 
 from ....e2e.test_tool_sources import ServerRoom
-from .conftest import Attempt, Orders, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 C1 = ToolCallId("c1")
 A1: JsonObject = {"order_id": "A1"}

@@ -6,22 +6,30 @@ from typing import Any
 import pytest
 
 import psych_runtime
-from psych_runtime.core.records import (
-    CompactionApplied,
-    CompactionReason,
-    ModelCallFailed,
-    TerminalState,
-    ToolFailure,
-)
-from psych_runtime.core.spec import CompactionPolicy, Limits, ModelRef
-from psych_runtime.model.port import ContextOverflow, ModelError
-from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.core.records import CompactionApplied
+from psych_runtime.core.records import CompactionReason
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.spec import CompactionPolicy
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import ModelRef
+from psych_runtime.model.port import ContextOverflow
+from psych_runtime.model.port import ModelError
+from psych_runtime.runtime.abort import AbortReason
+from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.runtime.agent.failover import model_failed, model_for_turn
-from psych_runtime.testing import FakeModel, LogBuilder
-from psych_runtime.testing.fake_model import FakePermanentFailure, FakeTransientFailure
+from psych_runtime.runtime.agent.failover import model_failed
+from psych_runtime.runtime.agent.failover import model_for_turn
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import LogBuilder
+from psych_runtime.testing.fake_model import FakePermanentFailure
+from psych_runtime.testing.fake_model import FakeTransientFailure
 
-from .conftest import Attempt, agent, open_attempt, started
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
 
 CHAIN = agent(model=ModelRef(model="primary", fallbacks=("second", "third")))
 ALONE = agent(model="primary")

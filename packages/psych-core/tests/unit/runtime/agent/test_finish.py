@@ -8,12 +8,18 @@ from pydantic import JsonValue
 from psych_runtime.blob.memory import InMemoryBlobStore
 from psych_runtime.blob.port import BlobKey
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import ToolFailure, ToolOutcome
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.reducer import READ_TOOL_OUTPUT
 from psych_runtime.core.spec import Limits
-from psych_runtime.runtime.agent.finish import Executed, finish
+from psych_runtime.runtime.agent.finish import Executed
+from psych_runtime.runtime.agent.finish import finish
 
-from .conftest import Attempt, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 C1 = ToolCallId("c1")
 

@@ -3,17 +3,30 @@
 from typing import Any
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import JsonObject, Suspended, SuspendReason, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.scope import Scope
-from psych_runtime.runtime.agent.gate import approved_now, denied, judge_call, suspend_for_approval
+from psych_runtime.runtime.agent.gate import approved_now
+from psych_runtime.runtime.agent.gate import denied
+from psych_runtime.runtime.agent.gate import judge_call
+from psych_runtime.runtime.agent.gate import suspend_for_approval
 from psych_runtime.runtime.agent.remote import refresh_remote
 from psych_runtime.spec import McpServer
 from psych_runtime.testing import LogBuilder
-from psych_runtime.tools.approval import ApprovalRules, Decision, Verdict
+from psych_runtime.tools.approval import ApprovalRules
+from psych_runtime.tools.approval import Decision
+from psych_runtime.tools.approval import Verdict
 from psych_runtime.tools.deferred import CALL_TOOL
 
 from ....e2e.test_tool_sources import ServerRoom
-from .conftest import Attempt, Orders, agent, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 C1 = ToolCallId("c1")
 

@@ -5,14 +5,19 @@ from typing import Any
 
 import pytest
 
-from psych_runtime.core.records import JsonObject, ToolOutcome
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.memory.local import InMemoryMemoryStore
-from psych_runtime.memory.port import Memory, MemoryKey
-from psych_runtime.runtime.agent.memory import recall, run_memory_tool
+from psych_runtime.memory.port import Memory
+from psych_runtime.memory.port import MemoryKey
+from psych_runtime.runtime.agent.memory import recall
+from psych_runtime.runtime.agent.memory import run_memory_tool
 from psych_runtime.testing import LogBuilder
-from psych_runtime.tools.memory import FORGET, REMEMBER
+from psych_runtime.tools.memory import FORGET
+from psych_runtime.tools.memory import REMEMBER
 
-from .conftest import Attempt, open_attempt
+from .conftest import Attempt
+from .conftest import open_attempt
 
 SHARED = ("The shop closes at six.",)
 

@@ -2,32 +2,34 @@
 
 from typing import Any
 
-from psych_runtime.core.messages import SystemMessage, ToolResultMessage, UserMessage
-from psych_runtime.core.records import (
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallStarted,
-    QueueConsumed,
-    QueueKind,
-    TerminalState,
-    ToolOutcome,
-)
+from psych_runtime.core.messages import SystemMessage
+from psych_runtime.core.messages import ToolResultMessage
+from psych_runtime.core.messages import UserMessage
+from psych_runtime.core.records import ModelCallFailed
+from psych_runtime.core.records import ModelCallFinished
+from psych_runtime.core.records import ModelCallStarted
+from psych_runtime.core.records import QueueConsumed
+from psych_runtime.core.records import QueueKind
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import ModelRef
 from psych_runtime.model.pricing import StaticPriceTable
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.runtime.agent.model_turn import Answer, answered, model_turn
-from psych_runtime.testing import FakeModel, LogBuilder, ToolCallScript
+from psych_runtime.runtime.agent.model_turn import Answer
+from psych_runtime.runtime.agent.model_turn import answered
+from psych_runtime.runtime.agent.model_turn import model_turn
+from psych_runtime.testing import FakeModel
+from psych_runtime.testing import LogBuilder
+from psych_runtime.testing import ToolCallScript
 
-from .conftest import (
-    EURO_PRICE,
-    ONE_DOLLAR,
-    Attempt,
-    Orders,
-    agent,
-    open_attempt,
-    started,
-    tool_turn,
-)
+from .conftest import EURO_PRICE
+from .conftest import ONE_DOLLAR
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 SPEC = agent(instructions="You help with orders.", tools=("lookup", "refund"))
 

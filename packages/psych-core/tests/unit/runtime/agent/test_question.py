@@ -1,19 +1,26 @@
 """``question.py``: putting the model's questions to a person, and closing them later."""
 
 from psych_runtime.core.ids import ToolCallId
-from psych_runtime.core.records import Suspended, SuspendReason, ToolOutcome
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.runtime.agent.question import (
-    UNANSWERED_MESSAGE,
-    WAITING_MESSAGE,
-    ask,
-    close_answered,
-)
+from psych_runtime.runtime.agent.question import UNANSWERED_MESSAGE
+from psych_runtime.runtime.agent.question import WAITING_MESSAGE
+from psych_runtime.runtime.agent.question import ask
+from psych_runtime.runtime.agent.question import close_answered
 from psych_runtime.testing import LogBuilder
-from psych_runtime.tools.ask_question import ASK_QUESTION, NO_ANSWER
+from psych_runtime.tools.ask_question import ASK_QUESTION
+from psych_runtime.tools.ask_question import NO_ANSWER
 
-from .conftest import Attempt, agent, asked, calls, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import asked
+from .conftest import calls
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 ASKING = agent(suspension=SuspensionPolicy(may_ask_questions=True))
 

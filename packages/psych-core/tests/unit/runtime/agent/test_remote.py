@@ -4,12 +4,15 @@ from typing import Any
 
 from psych_runtime.core.records import TerminalState
 from psych_runtime.runtime.agent.context import Next
-from psych_runtime.runtime.agent.remote import refresh_remote, resolve_remote
+from psych_runtime.runtime.agent.remote import refresh_remote
+from psych_runtime.runtime.agent.remote import resolve_remote
 from psych_runtime.spec import McpServer
 from psych_runtime.tools.sources import ToolSourceUnavailable
 
 from ....e2e.test_tool_sources import ServerRoom
-from .conftest import Attempt, agent, open_attempt
+from .conftest import Attempt
+from .conftest import agent
+from .conftest import open_attempt
 
 FILES = McpServer(name="files", url="https://files.example/mcp")
 DOCS = McpServer(name="docs", url="https://docs.example/mcp", optional=True)

@@ -1,13 +1,19 @@
 """``stops.stop_reason``: the checks before every turn, each read from the log and limits."""
 
-from psych_runtime.core.records import TerminalState, ToolFailure, ToolOutcome
+from psych_runtime.core.records import TerminalState
+from psych_runtime.core.records import ToolFailure
+from psych_runtime.core.records import ToolOutcome
 from psych_runtime.core.spec import Limits
-from psych_runtime.runtime.abort import AbortReason, AbortSignal
+from psych_runtime.runtime.abort import AbortReason
+from psych_runtime.runtime.abort import AbortSignal
 from psych_runtime.runtime.agent.context import Next
 from psych_runtime.runtime.agent.stops import stop_reason
 from psych_runtime.testing import LogBuilder
 
-from .conftest import agent, open_attempt, started, tool_turn
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 
 def _finished_calls(log: LogBuilder, count: int, kind: str | None, tool: str = "lookup") -> None:

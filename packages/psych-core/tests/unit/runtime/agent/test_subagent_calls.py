@@ -6,19 +6,20 @@ from psych_runtime.core.ids import ToolCallId
 from psych_runtime.core.reducer import reduce
 from psych_runtime.core.spec import Limits
 from psych_runtime.core.state import RunStateView
-from psych_runtime.runtime.agent.subagent_calls import (
-    SubagentRefused,
-    alive,
-    check_depth,
-    check_fanout,
-    child_input,
-    child_of_call,
-    named_child,
-    stored_version,
-)
+from psych_runtime.runtime.agent.subagent_calls import SubagentRefused
+from psych_runtime.runtime.agent.subagent_calls import alive
+from psych_runtime.runtime.agent.subagent_calls import check_depth
+from psych_runtime.runtime.agent.subagent_calls import check_fanout
+from psych_runtime.runtime.agent.subagent_calls import child_input
+from psych_runtime.runtime.agent.subagent_calls import child_of_call
+from psych_runtime.runtime.agent.subagent_calls import named_child
+from psych_runtime.runtime.agent.subagent_calls import stored_version
 from psych_runtime.testing import LogBuilder
 
-from .conftest import agent, open_attempt, started, tool_turn
+from .conftest import agent
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 
 def _state(log: LogBuilder) -> RunStateView:

@@ -3,8 +3,13 @@
 from typing import Any
 
 import psych_runtime
-from psych_runtime.core.records import JsonObject, Suspended, SuspendReason, ToolOutcome
-from psych_runtime.core.spec import AgentSpec, Limits, SuspensionPolicy
+from psych_runtime.core.records import JsonObject
+from psych_runtime.core.records import Suspended
+from psych_runtime.core.records import SuspendReason
+from psych_runtime.core.records import ToolOutcome
+from psych_runtime.core.spec import AgentSpec
+from psych_runtime.core.spec import Limits
+from psych_runtime.core.spec import SuspensionPolicy
 from psych_runtime.runtime.agent.context import Next
 from psych_runtime.runtime.agent.gate import WAITING_MESSAGE
 from psych_runtime.runtime.agent.tool_calls import run_calls
@@ -13,7 +18,14 @@ from psych_runtime.tools.approval import ApprovalRules
 from psych_runtime.tools.ask_question import ASK_QUESTION
 from psych_runtime.tools.registry import ToolRegistry
 
-from .conftest import Attempt, Orders, agent, answer, asked, open_attempt, started, tool_turn
+from .conftest import Attempt
+from .conftest import Orders
+from .conftest import agent
+from .conftest import answer
+from .conftest import asked
+from .conftest import open_attempt
+from .conftest import started
+from .conftest import tool_turn
 
 SPEC = agent(tools=("lookup", "refund"))
 A1: JsonObject = {"order_id": "A1"}

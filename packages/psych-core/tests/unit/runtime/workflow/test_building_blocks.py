@@ -3,21 +3,24 @@
 import hashlib
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from psych_runtime.records import RunId
 from psych_runtime.runtime.workflow.ids import step_id
-from psych_runtime.runtime.workflow.retry import backoff, will_retry
-from psych_runtime.runtime.workflow.values import (
-    MISSING,
-    Frame,
-    StepView,
-    holds,
-    render,
-    resolve,
-    value_of,
-)
-from psych_runtime.spec import Condition, LiteralValue, RetryPolicy, ValuePath
+from psych_runtime.runtime.workflow.retry import backoff
+from psych_runtime.runtime.workflow.retry import will_retry
+from psych_runtime.runtime.workflow.values import MISSING
+from psych_runtime.runtime.workflow.values import Frame
+from psych_runtime.runtime.workflow.values import StepView
+from psych_runtime.runtime.workflow.values import holds
+from psych_runtime.runtime.workflow.values import render
+from psych_runtime.runtime.workflow.values import resolve
+from psych_runtime.runtime.workflow.values import value_of
+from psych_runtime.spec import Condition
+from psych_runtime.spec import LiteralValue
+from psych_runtime.spec import RetryPolicy
+from psych_runtime.spec import ValuePath
 
 RUN = RunId("run_1")
 
