@@ -48,12 +48,12 @@ from psych_runtime.plugins.manager import register_plugin
 from psych_runtime.plugins.manager import registrations
 from psych_runtime.plugins.manager import reset_plugin_manager
 from psych_runtime.plugins.manager import unloaded_plugins
-from psych_runtime.plugins.urls import SchemeConflict
+from psych_runtime.plugins.schemes import SchemeConflict
+from psych_runtime.plugins.schemes import scheme_conflicts
 from psych_runtime.plugins.urls import blob_store_backends
 from psych_runtime.plugins.urls import blob_store_scheme
 from psych_runtime.plugins.urls import open_blob_store
 from psych_runtime.plugins.urls import open_store
-from psych_runtime.plugins.urls import scheme_conflicts
 from psych_runtime.plugins.urls import store_backends
 from psych_runtime.plugins.urls import store_scheme
 

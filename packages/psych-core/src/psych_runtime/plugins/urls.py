@@ -14,14 +14,10 @@ from psych_runtime.plugins.backends import BlobStoreBackend
 from psych_runtime.plugins.backends import MemoryStoreBackend
 from psych_runtime.plugins.backends import StoreBackend
 from psych_runtime.plugins.schemes import BLOB_STORES
-from psych_runtime.plugins.schemes import FIRST_PARTY_BLOB_PACKAGES
-from psych_runtime.plugins.schemes import FIRST_PARTY_STORE_PACKAGES
 from psych_runtime.plugins.schemes import MEMORY_STORES
 from psych_runtime.plugins.schemes import STORES
-from psych_runtime.plugins.schemes import SchemeConflict
 from psych_runtime.plugins.schemes import backend_for
 from psych_runtime.plugins.schemes import backends
-from psych_runtime.plugins.schemes import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
 from psych_runtime.store.port import Migratable
 from psych_runtime.store.port import Store
@@ -185,16 +181,12 @@ async def _migrated[S: (Store, MemoryStore)](opened: S, migrate: bool) -> S:
 
 
 __all__ = [
-    "FIRST_PARTY_BLOB_PACKAGES",
-    "FIRST_PARTY_STORE_PACKAGES",
-    "SchemeConflict",
     "blob_store_backends",
     "blob_store_scheme",
     "memory_store_backends",
     "open_blob_store",
     "open_memory_store",
     "open_store",
-    "scheme_conflicts",
     "store_backends",
     "store_scheme",
 ]

@@ -168,9 +168,9 @@ async def test_one_broken_plugin_leaves_the_others_working(fake_dist):
 
 
 async def test_a_broken_first_party_package_is_named_as_the_provider(fake_dist, monkeypatch):
-    from psych_runtime.plugins import urls
+    from psych_runtime.plugins import schemes
 
-    monkeypatch.setitem(urls.FIRST_PARTY_STORE_PACKAGES, "fake", "fake-psych-store")
+    monkeypatch.setitem(schemes.FIRST_PARTY_STORE_PACKAGES, "fake", "fake-psych-store")
     fake_dist(module="fake_first_party_plugin", source="import nowhere_to_be_found\n")
 
     with pytest.raises(UnknownStoreScheme) as caught:

@@ -20,7 +20,7 @@ from psych_runtime.plugins import open_store
 from psych_runtime.plugins import register_plugin
 from psych_runtime.plugins import store_backends
 from psych_runtime.plugins import store_scheme
-from psych_runtime.plugins.urls import scheme_conflicts
+from psych_runtime.plugins.schemes import scheme_conflicts
 from psych_runtime.store.errors import InvalidStoreUrl
 
 # Installed plugins must not change these answers, so only hand-registered ones count.
