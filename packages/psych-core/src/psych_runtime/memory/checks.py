@@ -100,7 +100,7 @@ def mint_memory(key: MemoryKey, content: str) -> Memory:
 
 
 def newest_facts(facts: list[Memory], limit: int | None) -> tuple[Memory, ...]:
-    """Facts already in oldest-first order, cut to the newest_facts ``limit`` (all if None)."""
+    """Facts already in oldest-first order, cut to the newest ``limit`` (all if None)."""
     kept = facts if limit is None else facts[-limit:] if limit < len(facts) else facts
     return tuple(kept)
 
